@@ -1,0 +1,131 @@
+//! Provisions CasADi 3.8.2 and IPOPT 3.14 (both from the pinned PyPI wheel `casadi==3.8.2`),
+//! compiles the cxx bridge against CasADi's headers and links both libraries with an rpath.
+//!
+//! Where the libraries come from, in order (ARCHITECTURE.md, "Provisioning CasADi and IPOPT"):
+//! 1. `LOAM_CASADI_DIR`: a folder holding `libcasadi.so` and `include/`;
+//! 2. a `casadi` 3.8.2 Python package importable by `python3`;
+//! 3. the per-user cache `$XDG_CACHE_HOME` (or `~/.cache`)`/loam/casadi-3.8.2`;
+//! 4. otherwise `python3 -m pip install --no-deps --target <cache> casadi==3.8.2`, once.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const CASADI_VERSION: &str = "3.8.2";
+
+fn main() {
+    println!("cargo:rerun-if-env-changed=LOAM_CASADI_DIR");
+    println!("cargo:rerun-if-env-changed=XDG_CACHE_HOME");
+    for file in [
+        "src/symbolic/ffi.rs",
+        "src/symbolic/casadi_shim.h",
+        "src/symbolic/casadi_shim.cc",
+    ] {
+        println!("cargo:rerun-if-changed={file}");
+    }
+
+    let dir = match locate_casadi() {
+        Ok(dir) => dir,
+        Err(message) => {
+            // A panic in build.rs is how cargo reports a failed build script; the message is
+            // what the user needs to fix it.
+            panic!("\n\nloam could not provision CasADi {CASADI_VERSION}: {message}\n\n")
+        }
+    };
+
+    cxx_build::bridge("src/symbolic/ffi.rs")
+        .file("src/symbolic/casadi_shim.cc")
+        .include(dir.join("include"))
+        .include("src/symbolic")
+        .std("c++17")
+        .flag_if_supported("-O2")
+        // CasADi's own headers warn under g++ 12; loam's shim is small enough to read.
+        .warnings(false)
+        .flag_if_supported("-w")
+        .compile("loam_casadi_shim");
+
+    println!("cargo:rustc-link-search=native={}", dir.display());
+    println!("cargo:rustc-link-lib=dylib=casadi");
+    println!("cargo:rustc-link-lib=dylib=ipopt");
+    println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir.display());
+    println!("cargo:rustc-env=LOAM_CASADI_DIR={}", dir.display());
+}
+
+fn has_casadi(dir: &Path) -> bool {
+    dir.join("libcasadi.so").exists()
+        && dir.join("libipopt.so").exists()
+        && dir.join("include/casadi/casadi.hpp").exists()
+}
+
+fn locate_casadi() -> Result<PathBuf, String> {
+    if let Ok(dir) = env::var("LOAM_CASADI_DIR") {
+        let dir = PathBuf::from(dir);
+        return if has_casadi(&dir) {
+            Ok(dir)
+        } else {
+            Err(format!(
+                "LOAM_CASADI_DIR={} holds no libcasadi.so, libipopt.so and include/casadi/casadi.hpp",
+                dir.display()
+            ))
+        };
+    }
+
+    if let Some(dir) = python_casadi() {
+        return Ok(dir);
+    }
+
+    let cache = cache_root().join(format!("casadi-{CASADI_VERSION}"));
+    let dir = cache.join("casadi");
+    if has_casadi(&dir) {
+        return Ok(dir);
+    }
+
+    println!("cargo:warning=loam: installing casadi=={CASADI_VERSION} into {} (once)", cache.display());
+    let status = Command::new("python3")
+        .args(["-m", "pip", "install", "--quiet", "--no-deps", "--target"])
+        .arg(&cache)
+        .arg(format!("casadi=={CASADI_VERSION}"))
+        .status()
+        .map_err(|e| format!("could not run `python3 -m pip`: {e}"))?;
+    if !status.success() {
+        return Err(format!(
+            "`python3 -m pip install --target {} casadi=={CASADI_VERSION}` failed ({status}); \
+             set LOAM_CASADI_DIR to a folder with libcasadi.so and include/",
+            cache.display()
+        ));
+    }
+    if has_casadi(&dir) {
+        Ok(dir)
+    } else {
+        Err(format!("pip installed casadi into {} but libcasadi.so is not there", cache.display()))
+    }
+}
+
+/// A `casadi` package importable by `python3`, if it is exactly the pinned version.
+fn python_casadi() -> Option<PathBuf> {
+    let output = Command::new("python3")
+        .args([
+            "-c",
+            "import casadi, os; print(casadi.__version__); print(os.path.dirname(casadi.__file__))",
+        ])
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let text = String::from_utf8(output.stdout).ok()?;
+    let mut lines = text.lines();
+    let version = lines.next()?.trim();
+    let dir = PathBuf::from(lines.next()?.trim());
+    (version == CASADI_VERSION && has_casadi(&dir)).then_some(dir)
+}
+
+fn cache_root() -> PathBuf {
+    if let Ok(xdg) = env::var("XDG_CACHE_HOME") {
+        if !xdg.is_empty() {
+            return PathBuf::from(xdg).join("loam");
+        }
+    }
+    let home = env::var("HOME").unwrap_or_else(|_| "/tmp".into());
+    PathBuf::from(home).join(".cache").join("loam")
+}

@@ -1,0 +1,4 @@
+//! loam: plan robot motions on soft and granular ground, and check the plans in simulation.
+
+pub mod scalar;
+pub mod symbolic;
