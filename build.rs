@@ -80,7 +80,10 @@ fn locate_casadi() -> Result<PathBuf, String> {
         return Ok(dir);
     }
 
-    println!("cargo:warning=loam: installing casadi=={CASADI_VERSION} into {} (once)", cache.display());
+    println!(
+        "cargo:warning=loam: installing casadi=={CASADI_VERSION} into {} (once)",
+        cache.display()
+    );
     let status = Command::new("python3")
         .args(["-m", "pip", "install", "--quiet", "--no-deps", "--target"])
         .arg(&cache)
@@ -97,7 +100,10 @@ fn locate_casadi() -> Result<PathBuf, String> {
     if has_casadi(&dir) {
         Ok(dir)
     } else {
-        Err(format!("pip installed casadi into {} but libcasadi.so is not there", cache.display()))
+        Err(format!(
+            "pip installed casadi into {} but libcasadi.so is not there",
+            cache.display()
+        ))
     }
 }
 

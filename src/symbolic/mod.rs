@@ -22,7 +22,12 @@ pub enum SymbolicError {
     #[error("CasADi failed: {0}")]
     Casadi(String),
     #[error("function `{name}` takes {expected} numbers in `{what}`, got {got}")]
-    Length { name: String, what: &'static str, expected: usize, got: usize },
+    Length {
+        name: String,
+        what: &'static str,
+        expected: usize,
+        got: usize,
+    },
 }
 
 /// An SX expression: a matrix of scalar expression nodes (here almost always a scalar or a
@@ -112,16 +117,22 @@ impl Sx {
     }
 
     pub fn jacobian(&self, x: &Sx) -> Result<Sx, SymbolicError> {
-        bridge::sx_jacobian(&self.0, &x.0).map(Sx).map_err(casadi_error)
+        bridge::sx_jacobian(&self.0, &x.0)
+            .map(Sx)
+            .map_err(casadi_error)
     }
 
     pub fn gradient(&self, x: &Sx) -> Result<Sx, SymbolicError> {
-        bridge::sx_gradient(&self.0, &x.0).map(Sx).map_err(casadi_error)
+        bridge::sx_gradient(&self.0, &x.0)
+            .map(Sx)
+            .map_err(casadi_error)
     }
 
     /// The lower triangle (diagonal included) of the Hessian of a scalar expression.
     pub fn hessian_lower(&self, x: &Sx) -> Result<Sx, SymbolicError> {
-        bridge::sx_hessian_lower(&self.0, &x.0).map(Sx).map_err(casadi_error)
+        bridge::sx_hessian_lower(&self.0, &x.0)
+            .map(Sx)
+            .map_err(casadi_error)
     }
 
     pub fn dot(&self, other: &Sx) -> Sx {
@@ -131,8 +142,14 @@ impl Sx {
     /// Row and column of every structural nonzero, in CasADi's (column-major) nonzero order,
     /// which is the order a [`Function`] writes the expression's values in.
     pub fn sparsity(&self) -> (Vec<usize>, Vec<usize>) {
-        let rows = bridge::sx_triplet_rows(&self.0).into_iter().map(|r| r as usize).collect();
-        let cols = bridge::sx_triplet_cols(&self.0).into_iter().map(|c| c as usize).collect();
+        let rows = bridge::sx_triplet_rows(&self.0)
+            .into_iter()
+            .map(|r| r as usize)
+            .collect();
+        let cols = bridge::sx_triplet_cols(&self.0)
+            .into_iter()
+            .map(|c| c as usize)
+            .collect();
         (rows, cols)
     }
 
@@ -243,7 +260,11 @@ impl Scalar for Sx {
         self.binary(BinaryOp::Gt, other)
     }
     fn if_else(condition: &Self, if_true: &Self, if_false: &Self) -> Self {
-        Sx(must(bridge::sx_if_else(&condition.0, &if_true.0, &if_false.0)))
+        Sx(must(bridge::sx_if_else(
+            &condition.0,
+            &if_true.0,
+            &if_false.0,
+        )))
     }
 }
 
@@ -268,11 +289,17 @@ impl Function {
             bridge::sxlist_push(output_list.pin_mut(), &y.0);
         }
         let inner = bridge::func_new(name, &input_list, &output_list).map_err(|e| {
-            SymbolicError::Build { name: name.to_string(), message: e.what().to_string() }
+            SymbolicError::Build {
+                name: name.to_string(),
+                message: e.what().to_string(),
+            }
         })?;
-        let input_len = (0..bridge::func_n_in(&inner)).map(|i| bridge::func_nnz_in(&inner, i)).sum();
-        let output_nnz: Vec<usize> =
-            (0..bridge::func_n_out(&inner)).map(|i| bridge::func_nnz_out(&inner, i)).collect();
+        let input_len = (0..bridge::func_n_in(&inner))
+            .map(|i| bridge::func_nnz_in(&inner, i))
+            .sum();
+        let output_nnz: Vec<usize> = (0..bridge::func_n_out(&inner))
+            .map(|i| bridge::func_nnz_out(&inner, i))
+            .collect();
         Ok(Function {
             name: name.to_string(),
             inner,
@@ -312,7 +339,12 @@ impl Function {
     }
 
     fn length_error(&self, what: &'static str, expected: usize, got: usize) -> SymbolicError {
-        SymbolicError::Length { name: self.name.clone(), what, expected, got }
+        SymbolicError::Length {
+            name: self.name.clone(),
+            what,
+            expected,
+            got,
+        }
     }
 }
 
@@ -335,7 +367,10 @@ mod tests {
         let hess = f.hessian_lower(&x).unwrap();
         let mut fun = Function::new("f", &[&x], &[&f, &grad, &hess]).unwrap();
         let (rows, cols) = hess.sparsity();
-        assert!(rows.iter().zip(&cols).all(|(r, c)| r >= c), "lower triangle only");
+        assert!(
+            rows.iter().zip(&cols).all(|(r, c)| r >= c),
+            "lower triangle only"
+        );
         let mut out = vec![0.0; fun.output_len()];
         let (a, b) = (1.5_f64, 0.3_f64);
         fun.eval(&[a, b], &mut out).unwrap();
@@ -375,6 +410,9 @@ mod tests {
         let x = Sx::symbol("x", 3);
         let mut fun = Function::new("id", &[&x], &[&x]).unwrap();
         let mut out = [0.0; 3];
-        assert!(matches!(fun.eval(&[1.0], &mut out), Err(SymbolicError::Length { .. })));
+        assert!(matches!(
+            fun.eval(&[1.0], &mut out),
+            Err(SymbolicError::Length { .. })
+        ));
     }
 }
