@@ -21,6 +21,7 @@ struct ElementKind {
     con_names: Vec<String>,
     con_lower: Vec<f64>,
     con_upper: Vec<f64>,
+    con_nominal: Vec<f64>,
     /// z -> [objective, constraints]
     value: Function,
     /// z -> [gradient of objective (sparse), Jacobian of constraints (sparse)]
@@ -46,6 +47,7 @@ impl ElementKind {
         let con_names = cons.iter().map(|c| c.name.clone()).collect();
         let con_lower = cons.iter().map(|c| c.lower).collect();
         let con_upper = cons.iter().map(|c| c.upper).collect();
+        let con_nominal = cons.iter().map(|c| c.nominal).collect();
         let exprs: Vec<Sx> = cons.into_iter().map(|c| c.expr).collect();
         let con = Sx::vertcat(&exprs);
         let obj = cost.unwrap_or_else(|| Sx::from(0.0));
@@ -69,6 +71,7 @@ impl ElementKind {
             con_names,
             con_lower,
             con_upper,
+            con_nominal,
             value,
             first,
             grad_index,
@@ -274,7 +277,8 @@ impl Nlp {
             let cons = defects
                 .into_iter()
                 .zip(names)
-                .map(|(expr, name)| Bounded::equal(name, expr, 0.0))
+                .zip(&nominal)
+                .map(|((expr, name), &scale)| Bounded::equal(name, expr, 0.0).nominal(scale))
                 .collect();
             let kind = nlp.add_kind(ElementKind::build(
                 &format!("interval_{}", phase.name),
@@ -296,7 +300,6 @@ impl Nlp {
                     kind,
                     format!("{} interval {k}", layout.name),
                     vars,
-                    &nominal,
                     &mut hess_slots,
                 );
             }
@@ -305,7 +308,6 @@ impl Nlp {
                 let z = Sx::symbol(&format!("node_{}", phase.name), w);
                 let zs: Vec<Sx> = (0..w).map(|i| z.get(i)).collect();
                 let cons = path(&zs[..n_x], &zs[n_x..]);
-                let n_con = cons.len();
                 let kind = nlp.add_kind(ElementKind::build(
                     &format!("path_{}", phase.name),
                     w,
@@ -319,7 +321,6 @@ impl Nlp {
                         kind,
                         format!("{} node {k}", layout.name),
                         vars,
-                        &vec![1.0; n_con],
                         &mut hess_slots,
                     );
                 }
@@ -331,7 +332,6 @@ impl Nlp {
                             kind,
                             format!("{} midpoint {k}", layout.name),
                             vars,
-                            &vec![1.0; n_con],
                             &mut hess_slots,
                         );
                     }
@@ -351,16 +351,19 @@ impl Nlp {
                     } else {
                         &ocp.control_names[i - n_x]
                     };
+                    let scale = if i < n_x {
+                        ocp.state_nominal[i]
+                    } else {
+                        ocp.control_nominal[i - n_x]
+                    };
                     Bounded::equal(
                         format!("continuity {name}"),
                         zs[w + i].clone() - zs[i].clone(),
                         0.0,
                     )
+                    .nominal(scale)
                 })
                 .collect();
-            let mut nominal = ocp.state_nominal.clone();
-            nominal.extend_from_slice(&ocp.control_nominal);
-            nominal.truncate(count);
             let kind = nlp.add_kind(ElementKind::build("link", 2 * w, &z, None, cons)?);
             for p in 0..ocp.phases.len() - 1 {
                 let a = nlp.point_start(Point {
@@ -373,7 +376,7 @@ impl Nlp {
                 });
                 let vars = (a..a + w).chain(b..b + w).collect();
                 let label = format!("{} -> {}", nlp.phases[p].name, nlp.phases[p + 1].name);
-                nlp.add_element(kind, label, vars, &nominal, &mut hess_slots);
+                nlp.add_element(kind, label, vars, &mut hess_slots);
             }
         }
 
@@ -388,7 +391,6 @@ impl Nlp {
                 .map(|q| (0..w).map(|i| z.get(q * w + i)).collect())
                 .collect();
             let cons = (constraint.f)(&points);
-            let n_con = cons.len();
             let kind = nlp.add_kind(ElementKind::build(
                 &constraint.name.replace(' ', "_"),
                 n_points * w,
@@ -407,7 +409,7 @@ impl Nlp {
                 } else {
                     format!("{} {i}", constraint.name)
                 };
-                nlp.add_element(kind, label, vars, &vec![1.0; n_con], &mut hess_slots);
+                nlp.add_element(kind, label, vars, &mut hess_slots);
             }
         }
 
@@ -447,7 +449,6 @@ impl Nlp {
         kind: usize,
         label: String,
         vars: Vec<usize>,
-        nominal: &[f64],
         hess_slots: &mut HashMap<(usize, usize), usize>,
     ) {
         let k = &self.kinds[kind];
@@ -455,7 +456,7 @@ impl Nlp {
         let row = self.g_lower.len();
         self.g_lower.extend_from_slice(&k.con_lower);
         self.g_upper.extend_from_slice(&k.con_upper);
-        self.g_nominal.extend_from_slice(&nominal[..k.n_con]);
+        self.g_nominal.extend_from_slice(&k.con_nominal);
         let jac_start = self.jac_rows.len();
         for (&r, &c) in k.jac_rows.iter().zip(&k.jac_cols) {
             self.jac_rows.push(row + r);

@@ -9,6 +9,8 @@ pub struct Bounded {
     pub expr: Sx,
     pub lower: f64,
     pub upper: f64,
+    /// Typical magnitude of the expression, used to scale its row.
+    pub nominal: f64,
 }
 
 impl Bounded {
@@ -18,6 +20,7 @@ impl Bounded {
             expr,
             lower: value,
             upper: value,
+            nominal: 1.0,
         }
     }
     pub fn between(name: impl Into<String>, expr: Sx, lower: f64, upper: f64) -> Self {
@@ -26,6 +29,7 @@ impl Bounded {
             expr,
             lower,
             upper,
+            nominal: 1.0,
         }
     }
     pub fn at_least(name: impl Into<String>, expr: Sx, lower: f64) -> Self {
@@ -34,7 +38,12 @@ impl Bounded {
             expr,
             lower,
             upper: f64::INFINITY,
+            nominal: 1.0,
         }
+    }
+    pub fn nominal(mut self, nominal: f64) -> Self {
+        self.nominal = nominal;
+        self
     }
     pub fn at_most(name: impl Into<String>, expr: Sx, upper: f64) -> Self {
         Bounded {
@@ -42,6 +51,7 @@ impl Bounded {
             expr,
             lower: f64::NEG_INFINITY,
             upper,
+            nominal: 1.0,
         }
     }
 }

@@ -1,0 +1,4 @@
+//! Robot models. Each declares its domains and writes its dynamics once, generic over the
+//! scalar.
+
+pub mod hopper;

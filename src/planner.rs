@@ -1,0 +1,482 @@
+//! The jump planner: a resolved [`Problem`] becomes the hopper's optimal control problem
+//! (MODEL.md section 1), which is transcribed and solved.
+//!
+//! The NLP (per phase p with N_p nodes and duration T_p, node k at t = k T_p / (N_p − 1)):
+//!
+//! ```text
+//! minimise   Σ_intervals quadrature of ½ u²                     (the scheme's own weights)
+//! over       x_k = (z_m, ż_m, z_r, ż_r, z_f, ż_f, e, z_d), u_k = ż_d, T_p
+//! subject to collocation defects of ẋ = f_domain(x, u)         (every interval)
+//!            −F_max ≤ F_m ≤ F_max, |z_m − z_r| ≤ stroke, z_r − z_f ≥ gap   (every node)
+//!            stance on rigid ground: F_s + m_f g ≥ 0;  on a bed: ż_f ≤ 0
+//!            rest at the start (velocities 0, foot at rest height, e holding the motor,
+//!            z_d = z_m − z_r, actuator position free or fixed)
+//!            takeoff: rigid F_s + m_f g = 0;  bed ż_f = 0 and −F_s − m_f g ≥ 0
+//!            flight: z_f ≥ its takeoff height;  ends at the apex, Σ m_i ż_i = 0
+//!            z_r(apex) − z_r(start) = apex height;  x and u continuous at takeoff
+//! ```
+
+use std::time::Instant;
+
+use crate::model::hopper::{self, state, Domain, Hopper};
+use crate::problem::{self, InitialGuess, Problem, StartPosition};
+use crate::scalar::Scalar;
+use crate::solver::{self, IterationInfo, SolveReport, SolveSettings};
+use crate::symbolic::{Sx, SymbolicError};
+use crate::terrain::{AddedMass, Terrain};
+use crate::transcription::{
+    Bounded, Nlp, Node, Ocp, Phase, PhaseTrajectory, Point, PointBounds, PointConstraint, Scheme,
+    Trajectory,
+};
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("loam plans one stance followed by one flight; the problem has phases {0}")]
+    Schedule(String),
+    #[error(transparent)]
+    Symbolic(#[from] SymbolicError),
+    #[error(transparent)]
+    Solve(#[from] solver::SolveError),
+}
+
+/// The jump as the planner sees it: robot, terrain, schedule and task, in model types.
+#[derive(Clone, Debug)]
+pub struct Jump {
+    pub robot: Hopper,
+    pub terrain: Terrain,
+    /// Per phase: domain, node count, duration bounds.
+    pub phases: Vec<(Domain, usize, (f64, f64))>,
+    pub task: problem::Task,
+    pub scheme: Scheme,
+}
+
+impl Jump {
+    pub fn from_problem(problem: &Problem) -> Result<Jump, PlanError> {
+        let r = &problem.robot;
+        let robot = Hopper {
+            motor_mass: r.motor_mass,
+            rod_mass: r.rod_mass,
+            foot_mass: r.foot_mass,
+            spring_stiffness: r.spring_stiffness,
+            spring_damping: r.spring_damping,
+            spring_rest_length: r.spring_rest_length,
+            force_constant: r.force_constant,
+            position_gain: r.position_gain,
+            velocity_feedforward: r.velocity_feedforward,
+            velocity_gain: r.velocity_gain,
+            integral_gain: r.integral_gain,
+            gravity: problem.gravity,
+        };
+        let terrain = terrain_of(&problem.terrain, r.foot_radius);
+        let domains: Vec<Domain> = problem.phases.iter().map(|p| domain_of(p.domain)).collect();
+        if domains != [Domain::Stance, Domain::Flight] {
+            let names: Vec<&str> = domains.iter().map(|d| d.name()).collect();
+            return Err(PlanError::Schedule(format!("[{}]", names.join(", "))));
+        }
+        let phases = problem
+            .phases
+            .iter()
+            .map(|p| {
+                let [lo, hi] = p.duration_bounds();
+                (domain_of(p.domain), p.nodes, (lo, hi))
+            })
+            .collect();
+        let scheme = match problem.transcription.scheme {
+            problem::Scheme::Trapezoidal => Scheme::Trapezoidal,
+            problem::Scheme::HermiteSimpson => Scheme::HermiteSimpson,
+        };
+        Ok(Jump {
+            robot,
+            terrain,
+            phases,
+            task: problem.task.clone(),
+            scheme,
+        })
+    }
+
+    fn granular(&self) -> bool {
+        matches!(self.terrain, Terrain::AddedMass(_))
+    }
+
+    /// The state at rest before the jump with the actuator at `position`.
+    pub fn rest_state(&self, position: f64) -> [f64; state::COUNT] {
+        self.robot.rest_state(&self.terrain, position)
+    }
+
+    /// The hopper's optimal control problem.
+    pub fn ocp(&self) -> Ocp {
+        use state::*;
+        let inf = f64::INFINITY;
+        let task = self.task.clone();
+        let path = {
+            let (robot, terrain) = (self.robot.clone(), self.terrain.clone());
+            move |domain: Domain| -> Box<dyn Fn(&[Sx], &[Sx]) -> Vec<Bounded>> {
+                let (robot, terrain, task) = (robot.clone(), terrain.clone(), task.clone());
+                Box::new(move |x: &[Sx], u: &[Sx]| {
+                    let mut c = vec![
+                        Bounded::between(
+                            "motor force",
+                            robot.motor_force(x, &u[0]),
+                            -task.max_motor_force,
+                            task.max_motor_force,
+                        )
+                        .nominal(10.0),
+                        Bounded::between(
+                            "stroke",
+                            x[Z_M].clone() - x[Z_R].clone(),
+                            -task.stroke,
+                            task.stroke,
+                        )
+                        .nominal(0.01),
+                        Bounded::at_least(
+                            "rod-foot gap",
+                            x[Z_R].clone() - x[Z_F].clone(),
+                            task.min_rod_foot_gap,
+                        )
+                        .nominal(0.01),
+                    ];
+                    if domain == Domain::Stance && terrain == Terrain::Rigid {
+                        c.push(
+                            Bounded::at_least("ground reaction", robot.ground_load(x), 0.0)
+                                .nominal(10.0),
+                        );
+                    }
+                    c
+                })
+            }
+        };
+
+        let mut phases = Vec::new();
+        for &(domain, nodes, duration) in &self.phases {
+            let mut state_bounds = vec![(-inf, inf); COUNT];
+            match (domain, self.granular()) {
+                (Domain::Stance, true) => state_bounds[V_F] = (-inf, 0.0),
+                (Domain::Flight, false) => state_bounds[Z_F] = (0.0, inf),
+                _ => {}
+            }
+            let (robot, terrain) = (self.robot.clone(), self.terrain.clone());
+            phases.push(Phase {
+                name: domain.name().into(),
+                nodes,
+                duration,
+                dynamics: Box::new(move |x: &[Sx], u: &[Sx]| {
+                    robot.derivatives(domain, &terrain, x, &u[0])
+                }),
+                running_cost: Some(Box::new(|_x: &[Sx], u: &[Sx]| u[0].square() * 0.5)),
+                path: Some(path(domain)),
+                state_bounds,
+                control_bounds: vec![(-inf, inf)],
+            });
+        }
+
+        let start = Point {
+            phase: 0,
+            node: Node::First,
+        };
+        let takeoff = Point {
+            phase: 0,
+            node: Node::Last,
+        };
+        let apex = Point {
+            phase: 1,
+            node: Node::Last,
+        };
+        let rest = self.rest_state(0.0);
+        let fixed = |v: f64| Some((v, v));
+        let position = match self.task.start_position {
+            StartPosition::Free => (rest[Z_R] - self.task.stroke, rest[Z_R] + self.task.stroke),
+            StartPosition::Fixed(a) => (rest[Z_R] + a, rest[Z_R] + a),
+        };
+        let mut start_bounds = vec![
+            Some(position),
+            fixed(0.0),
+            fixed(rest[Z_R]),
+            fixed(0.0),
+            fixed(rest[Z_F]),
+            fixed(0.0),
+            fixed(rest[E]),
+            None,
+        ];
+        if let StartPosition::Fixed(a) = self.task.start_position {
+            start_bounds[Z_D] = fixed(a);
+        }
+        let mut point_bounds = vec![PointBounds {
+            point: start,
+            state_bounds: start_bounds,
+        }];
+
+        let mut point_constraints = vec![PointConstraint {
+            name: "start at rest".into(),
+            f: Box::new(|p: &[Vec<Sx>]| {
+                let x = &p[0];
+                vec![Bounded::equal(
+                    "command equals actuator position",
+                    x[Z_D].clone() - (x[Z_M].clone() - x[Z_R].clone()),
+                    0.0,
+                )
+                .nominal(0.01)]
+            }),
+            instances: vec![vec![start]],
+        }];
+        let robot = self.robot.clone();
+        if self.granular() {
+            let mut takeoff_bounds = vec![None; COUNT];
+            takeoff_bounds[V_F] = fixed(0.0);
+            point_bounds.push(PointBounds {
+                point: takeoff,
+                state_bounds: takeoff_bounds,
+            });
+            point_constraints.push(PointConstraint {
+                name: "takeoff".into(),
+                f: Box::new(move |p: &[Vec<Sx>]| {
+                    vec![Bounded::at_most(
+                        "spring pulls the foot up",
+                        robot.ground_load(&p[0]),
+                        0.0,
+                    )
+                    .nominal(10.0)]
+                }),
+                instances: vec![vec![takeoff]],
+            });
+            let flight_nodes = self.phases[1].1;
+            point_constraints.push(PointConstraint {
+                name: "flight clearance".into(),
+                f: Box::new(|p: &[Vec<Sx>]| {
+                    vec![Bounded::at_least(
+                        "foot above its takeoff height",
+                        p[1][Z_F].clone() - p[0][Z_F].clone(),
+                        0.0,
+                    )
+                    .nominal(0.01)]
+                }),
+                instances: (1..flight_nodes)
+                    .map(|k| {
+                        vec![
+                            takeoff,
+                            Point {
+                                phase: 1,
+                                node: Node::Index(k),
+                            },
+                        ]
+                    })
+                    .collect(),
+            });
+        } else {
+            point_constraints.push(PointConstraint {
+                name: "takeoff".into(),
+                f: Box::new(move |p: &[Vec<Sx>]| {
+                    vec![
+                        Bounded::equal("ground reaction", robot.ground_load(&p[0]), 0.0)
+                            .nominal(10.0),
+                    ]
+                }),
+                instances: vec![vec![takeoff]],
+            });
+        }
+        let robot = self.robot.clone();
+        point_constraints.push(PointConstraint {
+            name: "apex".into(),
+            f: Box::new(move |p: &[Vec<Sx>]| {
+                vec![Bounded::equal("momentum", robot.momentum(&p[0]), 0.0)]
+            }),
+            instances: vec![vec![apex]],
+        });
+        let height = self.task.apex_height;
+        point_constraints.push(PointConstraint {
+            name: "task".into(),
+            f: Box::new(move |p: &[Vec<Sx>]| {
+                vec![
+                    Bounded::equal("apex rise", p[1][Z_R].clone() - p[0][Z_R].clone(), height)
+                        .nominal(0.01),
+                ]
+            }),
+            instances: vec![vec![start, apex]],
+        });
+
+        Ocp {
+            state_names: hopper::STATE_NAMES.iter().map(|s| s.to_string()).collect(),
+            control_names: hopper::CONTROL_NAMES
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            state_nominal: vec![0.1, 1.0, 0.1, 1.0, 0.01, 0.1, 0.05, 0.01],
+            control_nominal: vec![1.0],
+            phases,
+            control_continuity: true,
+            point_constraints,
+            point_bounds,
+        }
+    }
+
+    /// The starting point of the optimiser.
+    ///
+    /// `Zero` is the paper's all-zero guess. `Auto` is loam's: the robot at rest crouched at
+    /// the bottom of the stroke, extending through the stance to take off with the velocity
+    /// a ballistic flight to the target needs, then that flight.
+    pub fn initial_guess(&self, kind: InitialGuess, nlp: &Nlp) -> Vec<f64> {
+        match kind {
+            InitialGuess::Zero => vec![0.0; nlp.n_variables()],
+            InitialGuess::Auto => nlp.pack(&self.auto_guess()),
+        }
+    }
+
+    fn auto_guess(&self) -> Trajectory {
+        use state::*;
+        let g = self.robot.gravity;
+        let (_, n_stance, stance_bounds) = self.phases[0];
+        let (_, n_flight, flight_bounds) = self.phases[1];
+        let v0 = (2.0 * g * self.task.apex_height).sqrt();
+        let t_flight = (v0 / g).clamp(flight_bounds.0, flight_bounds.1);
+        let t_stance = 0.1_f64.clamp(stance_bounds.0, stance_bounds.1);
+        let (a0, a1) = match self.task.start_position {
+            StartPosition::Free => (-0.8 * self.task.stroke, 0.8 * self.task.stroke),
+            StartPosition::Fixed(a) => (a, 0.8 * self.task.stroke),
+        };
+        let mut stance = PhaseTrajectory {
+            name: "stance".into(),
+            duration: t_stance,
+            ..Default::default()
+        };
+        for k in 0..n_stance {
+            let s = k as f64 / (n_stance - 1) as f64;
+            // Smooth extension a(s) from a0 to a1; the whole body rises with the rod.
+            let shape = s * s * (3.0 - 2.0 * s);
+            let rate = 6.0 * s * (1.0 - s) / t_stance;
+            let a = a0 + (a1 - a0) * shape;
+            let mut x = self.rest_state(a);
+            x[V_M] = (a1 - a0) * rate;
+            x[V_R] = v0 * s;
+            x[V_M] += v0 * s;
+            x[Z_R] += 0.5 * v0 * s * s * t_stance;
+            x[Z_M] += 0.5 * v0 * s * s * t_stance;
+            stance.states.push(x.to_vec());
+            stance.controls.push(vec![(a1 - a0) * rate]);
+        }
+        let last = stance.states.last().unwrap().clone();
+        let mut flight = PhaseTrajectory {
+            name: "flight".into(),
+            duration: t_flight,
+            ..Default::default()
+        };
+        for k in 0..n_flight {
+            let t = t_flight * k as f64 / (n_flight - 1) as f64;
+            let mut x = last.clone();
+            for (z, v) in [(Z_M, V_M), (Z_R, V_R), (Z_F, V_F)] {
+                x[z] += v0 * t - 0.5 * g * t * t;
+                x[v] = v0 - g * t;
+            }
+            flight.states.push(x);
+            flight.controls.push(vec![0.0]);
+        }
+        Trajectory {
+            phases: vec![stance, flight],
+        }
+    }
+}
+
+fn domain_of(domain: problem::Domain) -> Domain {
+    match domain {
+        problem::Domain::Stance => Domain::Stance,
+        problem::Domain::Flight => Domain::Flight,
+    }
+}
+
+/// The model terrain of a problem's terrain section.
+pub fn terrain_of(terrain: &problem::Terrain, foot_radius: f64) -> Terrain {
+    match terrain.model {
+        problem::TerrainModel::Rigid => Terrain::Rigid,
+        problem::TerrainModel::AddedMass => {
+            let m = terrain.medium_parameters();
+            Terrain::AddedMass(AddedMass {
+                foot_radius,
+                recruitment_rate: m.recruitment_rate,
+                shear_band_angle: m.shear_band_angle(),
+                surrounding_mass_scaling: m.surrounding_mass_scaling,
+                volume_fraction: m.volume_fraction,
+                grain_density: m.grain_density,
+                penetration_stiffness: m.penetration_stiffness,
+                resistive_stress: m.resistive_stress,
+                drag_scaling: m.drag_scaling,
+            })
+        }
+    }
+}
+
+/// A solved (or attempted) plan.
+pub struct Plan {
+    pub jump: Jump,
+    pub report: SolveReport,
+    pub trajectory: Trajectory,
+    /// z_r at the apex minus z_r at the start.
+    pub apex_rise: f64,
+    pub setup_seconds: f64,
+    pub n_variables: usize,
+    pub n_constraints: usize,
+}
+
+/// Transcribes the problem, ready to solve: set-up is timed by the caller.
+pub fn transcribe(problem: &Problem) -> Result<(Jump, Nlp), PlanError> {
+    let jump = Jump::from_problem(problem)?;
+    let nlp = Nlp::build(&jump.ocp(), jump.scheme)?;
+    Ok((jump, nlp))
+}
+
+/// IPOPT options of a problem file, in the solver's type.
+pub fn solver_options(problem: &Problem) -> Vec<(String, solver::OptionValue)> {
+    problem
+        .solver
+        .iter()
+        .map(|(name, value)| {
+            let v = match value {
+                problem::OptionValue::Int(i) => solver::OptionValue::Int(*i),
+                problem::OptionValue::Num(x) => solver::OptionValue::Num(*x),
+                problem::OptionValue::Str(s) => solver::OptionValue::Str(s.clone()),
+            };
+            (name.clone(), v)
+        })
+        .collect()
+}
+
+/// Plans the jump: transcribe, guess, solve.
+pub fn plan(
+    problem: &Problem,
+    settings: &SolveSettings,
+    start: Option<(&[f64], &solver::Multipliers)>,
+    on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
+) -> Result<Plan, PlanError> {
+    let started = Instant::now();
+    let (jump, mut nlp) = transcribe(problem)?;
+    let x0 = match start {
+        Some((x, _)) if x.len() == nlp.n_variables() => x.to_vec(),
+        _ => jump.initial_guess(problem.initial_guess, &nlp),
+    };
+    let warm = start.and_then(|(x, m)| (x.len() == nlp.n_variables()).then_some(m));
+    let setup_seconds = started.elapsed().as_secs_f64();
+    let report = solver::solve(&mut nlp, &x0, settings, warm, on_iteration)?;
+    let trajectory = nlp.unpack(&report.x);
+    let first = &trajectory.phases[0].states[0];
+    let last = trajectory.phases.last().unwrap().states.last().unwrap();
+    let apex_rise = last[state::Z_R] - first[state::Z_R];
+    Ok(Plan {
+        jump,
+        apex_rise,
+        trajectory,
+        setup_seconds,
+        n_variables: nlp.n_variables(),
+        n_constraints: nlp.n_constraints(),
+        report,
+    })
+}
+
+impl Plan {
+    /// Per node: motor force, spring force and terrain force, from the f64 model.
+    pub fn node_forces(&self, phase: usize, k: usize) -> (f64, f64, f64) {
+        let p = &self.trajectory.phases[phase];
+        let domain = self.jump.phases[phase].0;
+        let f = self
+            .jump
+            .robot
+            .forces(domain, &self.jump.terrain, &p.states[k], &p.controls[k][0]);
+        (f.motor, f.spring, f.terrain)
+    }
+}

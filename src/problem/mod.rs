@@ -1,0 +1,200 @@
+//! Problem files: the YAML schema, its defaults and presets, validation, `--set` overrides,
+//! and errors that name the file, line, field and what would be accepted.
+//!
+//! Loading goes: text → YAML tree ([`load_yaml`]) → `--set` overrides applied to the tree →
+//! [`Problem`] (serde, unknown fields refused) → [`Problem::resolve`] → [`Problem::validate`] →
+//! name from the file stem. The first error stops it; errors found in the tree are placed back
+//! in the text by serde_yaml's own position or, failing that, by the locator in `locate.rs`.
+//! This module never solves, simulates or prints.
+
+mod diagnose;
+mod error;
+mod field_path;
+mod fields;
+mod locate;
+mod overrides;
+mod presets;
+mod schema;
+mod validate;
+mod yaml;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::Path;
+
+pub use error::{ProblemError, ValueSource};
+pub use presets::{Medium, MediumPreset};
+pub use schema::{
+    default_solver_options, Domain, InitialGuess, OptionValue, Phase, Problem, Robot, Scheme,
+    SolverOptions, StartPosition, Task, Terrain, TerrainModel, Transcription,
+};
+pub use validate::Violation;
+pub use yaml::{load_yaml, YamlError};
+
+use diagnose::explain;
+use field_path::FieldPath;
+use locate::locate;
+use overrides::{apply, parse_override, Override};
+use yaml::{from_tree, to_tree, Tree};
+
+/// Reads the problem file at `path`, applies the `--set` overrides (`path.to.field=value`),
+/// validates and resolves it. See [`parse`].
+pub fn load(path: &Path, overrides: &[String]) -> Result<Problem, ProblemError> {
+    let text = std::fs::read_to_string(path).map_err(|error| ProblemError {
+        file: path.to_owned(),
+        line: None,
+        column: None,
+        field: None,
+        message: format!("cannot read the problem file: {error}"),
+        source_of_value: ValueSource::File,
+    })?;
+    parse(&text, path, overrides)
+}
+
+/// Reads problem text that came from `origin` (used in errors and for the default name),
+/// applies the `--set` overrides in order, then validates and resolves the problem: every
+/// implied value is filled in and `name` defaults to `origin`'s file stem.
+pub fn parse(text: &str, origin: &Path, overrides: &[String]) -> Result<Problem, ProblemError> {
+    let mut report = Report {
+        origin,
+        text,
+        changes: Vec::new(),
+    };
+    let mut tree: Tree = load_yaml(text).map_err(|error| ProblemError {
+        line: error.line,
+        column: error.column,
+        field: error.field,
+        ..report.file_error(None, format!("not valid YAML: {}", error.message))
+    })?;
+    if tree.is_null() {
+        // An empty file, or one of comments only: every field takes its default.
+        tree = Tree::Mapping(Default::default());
+    }
+    for text in overrides {
+        let change = parse_override(text)
+            .map_err(|(field, message)| report.override_error(text, field, message))?;
+        report.changes.push(change);
+    }
+    if tree.is_mapping() {
+        let defaults = to_tree(&Problem::default());
+        for change in &report.changes {
+            apply(&mut tree, change, &defaults)
+                .map_err(|(field, message)| report.override_error(&change.text, field, message))?;
+        }
+    }
+    let mut problem: Problem =
+        from_tree(tree).map_err(|(field, message)| report.read_error(field, &message))?;
+    problem.resolve();
+    if let Err(violations) = problem.validate() {
+        let errors = violations
+            .into_iter()
+            .map(|violation| report.violation_error(violation));
+        let first = errors.min_by_key(|error| (error.line.is_none(), error.line, error.column));
+        return Err(first.expect("validate returns Err only with violations"));
+    }
+    if problem.name.is_none() {
+        let stem = origin
+            .file_stem()
+            .and_then(|stem| stem.to_str())
+            .unwrap_or("problem");
+        problem.name = Some(stem.to_owned());
+    }
+    Ok(problem)
+}
+
+/// What an error report needs to place a complaint: the file, its text and the overrides.
+struct Report<'a> {
+    origin: &'a Path,
+    text: &'a str,
+    changes: Vec<Override>,
+}
+
+impl Report<'_> {
+    fn file_error(&self, field: Option<&FieldPath>, message: String) -> ProblemError {
+        ProblemError {
+            file: self.origin.to_owned(),
+            line: None,
+            column: None,
+            field: field
+                .filter(|field| !field.is_root())
+                .map(FieldPath::to_string),
+            message,
+            source_of_value: ValueSource::File,
+        }
+    }
+
+    fn override_error(
+        &self,
+        text: &str,
+        field: Option<FieldPath>,
+        message: String,
+    ) -> ProblemError {
+        ProblemError {
+            source_of_value: ValueSource::Override(text.to_owned()),
+            ..self.file_error(field.as_ref(), message)
+        }
+    }
+
+    /// The last override that set `field` or something inside or around it.
+    fn override_of(&self, field: &FieldPath) -> Option<&Override> {
+        if field.is_root() {
+            return None;
+        }
+        self.changes
+            .iter()
+            .rev()
+            .find(|change| change.path.overlaps(field))
+    }
+
+    /// An error from reading the tree into the schema.
+    fn read_error(&self, field: FieldPath, message: &str) -> ProblemError {
+        let message = explain(&field, message);
+        if let Some(change) = self.override_of(&field) {
+            return self.override_error(&change.text, Some(field), message);
+        }
+        // serde_yaml reading the text itself knows the exact position of the same complaint;
+        // the locator is the fallback when overrides make the two readings differ.
+        let position = match load_yaml::<Problem>(self.text) {
+            Err(error)
+                if error.field.as_deref().unwrap_or("") == field.to_string()
+                    && error.line.is_some() =>
+            {
+                Some((error.line, error.column))
+            }
+            _ => locate(self.text, &field)
+                .map(|location| (Some(location.line), Some(location.column))),
+        };
+        let (line, column) = position.unwrap_or((None, None));
+        ProblemError {
+            line,
+            column,
+            ..self.file_error(Some(&field), message)
+        }
+    }
+
+    /// An error from [`Problem::validate`].
+    fn violation_error(&self, violation: Violation) -> ProblemError {
+        let field = FieldPath::parse(&violation.field).unwrap_or_default();
+        if let Some(change) = self.override_of(&field) {
+            return self.override_error(&change.text, Some(field), violation.message);
+        }
+        match locate(self.text, &field) {
+            Some(location) => ProblemError {
+                line: Some(location.line),
+                column: Some(location.column),
+                ..self.file_error(Some(&field), violation.message)
+            },
+            None => {
+                let message = format!(
+                    "{} (the file does not set it, so this is the default)",
+                    violation.message
+                );
+                ProblemError {
+                    field: Some(violation.field),
+                    ..self.file_error(None, message)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,460 @@
+//! The problem file's schema: one struct per section, each with the documented defaults
+//! (MODEL.md sections 1 and 2), and [`Problem::resolve`] that writes every implied value out.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+
+use super::presets::{Medium, MediumPreset};
+
+/// A jump-planning problem: everything `loam solve` needs, as read from a problem file.
+///
+/// After [`super::parse`] or [`super::load`] the problem is validated and resolved: `name`,
+/// every phase's `duration`, every medium field and the default solver options are filled in,
+/// so serializing it records the complete problem that was solved.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Problem {
+    /// Name of the problem, used to name its results. Default: the problem file's stem.
+    pub name: Option<String>,
+    /// Gravitational acceleration g [m/s²]. Default 9.81.
+    pub gravity: f64,
+    /// The spring-legged hopper (MODEL.md section 1).
+    pub robot: Robot,
+    /// The ground the hopper stands on.
+    pub terrain: Terrain,
+    /// The jump's phases in order: a stance first, a flight last. Default: stance then flight,
+    /// 31 nodes each.
+    pub phases: Vec<Phase>,
+    /// What the jump must achieve and the actuator's limits.
+    pub task: Task,
+    /// How the dynamics are discretised.
+    pub transcription: Transcription,
+    /// Where the optimiser starts. Default `auto`.
+    pub initial_guess: InitialGuess,
+    /// Options handed to IPOPT unchanged, option name to value. Default: `tol: 1.0e-8` and
+    /// `max_iter: 3000` (IPOPT's own defaults, written out so results record them); options a
+    /// file sets are added to these, not substituted for them.
+    pub solver: SolverOptions,
+}
+
+impl Default for Problem {
+    fn default() -> Self {
+        Problem {
+            name: None,
+            gravity: 9.81,
+            robot: Robot::default(),
+            terrain: Terrain::default(),
+            phases: vec![Phase::new(Domain::Stance), Phase::new(Domain::Flight)],
+            task: Task::default(),
+            transcription: Transcription::default(),
+            initial_guess: InitialGuess::default(),
+            solver: default_solver_options(),
+        }
+    }
+}
+
+impl Problem {
+    /// Fills every value the file left implied: each phase's duration from its domain, each
+    /// medium field from the preset, the default solver options. Leaves `name` alone (only
+    /// the loader knows the file's stem). Resolving twice changes nothing.
+    pub fn resolve(&mut self) {
+        self.terrain.resolve();
+        for phase in &mut self.phases {
+            let bounds = phase.duration_bounds();
+            phase.duration = Some(bounds);
+        }
+        for (option, value) in default_solver_options() {
+            self.solver.entry(option).or_insert(value);
+        }
+    }
+
+    /// The problem's name; empty only for a problem that was never loaded from a file.
+    pub fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or("")
+    }
+}
+
+/// The hopper of MODEL.md section 1: motor block, thrust rod and foot disc on a vertical rail,
+/// a spring between rod and foot, a linear actuator between motor and rod under a PI drive.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Robot {
+    /// m_m: motor block mass [kg]. Default 0.948 (paper).
+    pub motor_mass: f64,
+    /// m_r: thrust rod mass [kg]. Default 0.165 (paper).
+    pub rod_mass: f64,
+    /// m_f: foot mass [kg]. Default 0.044 (paper).
+    pub foot_mass: f64,
+    /// R: foot disc radius [m]. Default 0.038 (paper: a 7.6 cm disc).
+    pub foot_radius: f64,
+    /// k_s: leg spring stiffness [N/m]. Default 2730 (paper).
+    pub spring_stiffness: f64,
+    /// c_s: leg spring viscous damping [N s/m]. Default 2.0 (loam's; the paper gives none).
+    pub spring_damping: f64,
+    /// l_0: spring rest length, the rod–foot gap at zero spring force [m]. Default 0.060 (loam's).
+    pub spring_rest_length: f64,
+    /// K_m: actuator force constant [N/A]. Default 3.81 (paper).
+    pub force_constant: f64,
+    /// P_p: drive's position gain [1/s]. Default 100 (loam's).
+    pub position_gain: f64,
+    /// V_f: drive's velocity feedforward [-]. Default 1 (loam's).
+    pub velocity_feedforward: f64,
+    /// V_p: drive's proportional velocity gain [A/(m/s)]. Default 10 (loam's).
+    pub velocity_gain: f64,
+    /// V_i: drive's integral velocity gain [A/m]. Default 40 (loam's).
+    pub integral_gain: f64,
+}
+
+impl Default for Robot {
+    fn default() -> Self {
+        Robot {
+            motor_mass: 0.948,
+            rod_mass: 0.165,
+            foot_mass: 0.044,
+            foot_radius: 0.038,
+            spring_stiffness: 2730.0,
+            spring_damping: 2.0,
+            spring_rest_length: 0.060,
+            force_constant: 3.81,
+            position_gain: 100.0,
+            velocity_feedforward: 1.0,
+            velocity_gain: 10.0,
+            integral_gain: 40.0,
+        }
+    }
+}
+
+/// The ground: a terrain model and, for granular models, the medium's parameters.
+///
+/// Each medium field is `None` unless the file sets it; `None` takes the preset's value (see
+/// [`Terrain::medium_parameters`]). The fields matter only to granular models but are always
+/// validated, so a typo is caught even while planning on rigid ground.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Terrain {
+    /// The terrain model. Default `added_mass`.
+    pub model: TerrainModel,
+    /// The named medium the fields below default to. Default `poppy_seeds`.
+    pub medium: MediumPreset,
+    /// μ: recruitment rate [-].
+    pub recruitment_rate: Option<f64>,
+    /// θ: shear-band angle from the horizontal [deg].
+    pub shear_band_angle_deg: Option<f64>,
+    /// c_g: surrounding-mass scaling [-].
+    pub surrounding_mass_scaling: Option<f64>,
+    /// φ: volume fraction [-].
+    pub volume_fraction: Option<f64>,
+    /// ρ: grain density [kg/m³].
+    pub grain_density: Option<f64>,
+    /// k_sh: penetration stiffness [N/m].
+    pub penetration_stiffness: Option<f64>,
+    /// σ_rft: depth-dependent resistive stress [N/m³].
+    pub resistive_stress: Option<f64>,
+    /// b: inertial drag scaling [-].
+    pub drag_scaling: Option<f64>,
+}
+
+impl Terrain {
+    /// The medium's parameters: the preset's, replaced by each field the problem sets.
+    pub fn medium_parameters(&self) -> Medium {
+        let preset = self.medium.parameters();
+        Medium {
+            recruitment_rate: self.recruitment_rate.unwrap_or(preset.recruitment_rate),
+            shear_band_angle_deg: self
+                .shear_band_angle_deg
+                .unwrap_or(preset.shear_band_angle_deg),
+            surrounding_mass_scaling: self
+                .surrounding_mass_scaling
+                .unwrap_or(preset.surrounding_mass_scaling),
+            volume_fraction: self.volume_fraction.unwrap_or(preset.volume_fraction),
+            grain_density: self.grain_density.unwrap_or(preset.grain_density),
+            penetration_stiffness: self
+                .penetration_stiffness
+                .unwrap_or(preset.penetration_stiffness),
+            resistive_stress: self.resistive_stress.unwrap_or(preset.resistive_stress),
+            drag_scaling: self.drag_scaling.unwrap_or(preset.drag_scaling),
+        }
+    }
+
+    fn resolve(&mut self) {
+        let medium = self.medium_parameters();
+        self.recruitment_rate = Some(medium.recruitment_rate);
+        self.shear_band_angle_deg = Some(medium.shear_band_angle_deg);
+        self.surrounding_mass_scaling = Some(medium.surrounding_mass_scaling);
+        self.volume_fraction = Some(medium.volume_fraction);
+        self.grain_density = Some(medium.grain_density);
+        self.penetration_stiffness = Some(medium.penetration_stiffness);
+        self.resistive_stress = Some(medium.resistive_stress);
+        self.drag_scaling = Some(medium.drag_scaling);
+    }
+}
+
+/// How the ground responds to the foot.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TerrainModel {
+    /// Rigid ground: the foot stays at z = 0 during stance.
+    Rigid,
+    /// The added-mass granular model of MODEL.md section 2.
+    #[default]
+    AddedMass,
+}
+
+/// One phase of the jump: a domain of the hybrid dynamics with its own collocation grid.
+///
+/// `domain` is required: a phase whose kind is guessed would plan a different jump.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Phase {
+    /// Which dynamics hold during the phase.
+    pub domain: Domain,
+    /// Collocation nodes in the phase, at least 3. Default 31 (the paper's N).
+    #[serde(default = "Phase::default_nodes")]
+    pub nodes: usize,
+    /// [min, max] bounds on the phase's duration [s]. Default: stance [0.01, 0.2],
+    /// flight [0.01, 0.6]; filled in by [`Problem::resolve`].
+    #[serde(default)]
+    pub duration: Option<[f64; 2]>,
+}
+
+impl Phase {
+    /// A phase of `domain` with the default nodes and duration bounds.
+    pub fn new(domain: Domain) -> Self {
+        Phase {
+            domain,
+            nodes: Phase::default_nodes(),
+            duration: None,
+        }
+    }
+
+    fn default_nodes() -> usize {
+        31
+    }
+
+    /// The duration bounds [min, max] in seconds: the file's, or the domain's default.
+    pub fn duration_bounds(&self) -> [f64; 2] {
+        self.duration
+            .unwrap_or_else(|| self.domain.default_duration())
+    }
+}
+
+/// The hybrid domains a hopper phase can be in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Domain {
+    /// The foot is on (or in) the ground.
+    Stance,
+    /// The hopper is in the air.
+    Flight,
+}
+
+impl Domain {
+    /// Default duration bounds [min, max] in seconds (MODEL.md section 1).
+    pub fn default_duration(self) -> [f64; 2] {
+        match self {
+            Domain::Stance => [0.01, 0.2],
+            Domain::Flight => [0.01, 0.6],
+        }
+    }
+
+    /// The name a problem file uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Domain::Stance => "stance",
+            Domain::Flight => "flight",
+        }
+    }
+}
+
+impl fmt::Display for Domain {
+    fn fmt(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
+/// The jump's target and the actuator's limits (MODEL.md section 1, task constraints).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Task {
+    /// Target rise of the rod from the start of the jump to the apex [m]. Default 0.06.
+    pub apex_height: f64,
+    /// Bound on the actuator force |F_m| [N]. Default 46.
+    pub max_motor_force: f64,
+    /// Bound on the actuator position |z_m − z_r| [m]. Default 0.0275.
+    pub stroke: f64,
+    /// Lower bound on the rod–foot gap z_r − z_f [m]. Default 0.0325.
+    pub min_rod_foot_gap: f64,
+    /// The actuator's initial position z_m − z_r. Default `free`.
+    pub start_position: StartPosition,
+}
+
+impl Default for Task {
+    fn default() -> Self {
+        Task {
+            apex_height: 0.06,
+            max_motor_force: 46.0,
+            stroke: 0.0275,
+            min_rod_foot_gap: 0.0325,
+            start_position: StartPosition::Free,
+        }
+    }
+}
+
+/// The actuator's position z_m − z_r at the start of the jump.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum StartPosition {
+    /// A decision variable anywhere within the stroke (`free` in a file).
+    #[default]
+    Free,
+    /// Fixed at this position [m], within [−stroke, stroke] (a number in a file).
+    Fixed(f64),
+}
+
+impl Serialize for StartPosition {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            StartPosition::Free => serializer.serialize_str("free"),
+            StartPosition::Fixed(position) => serializer.serialize_f64(*position),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for StartPosition {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct StartPositionVisitor;
+
+        impl Visitor<'_> for StartPositionVisitor {
+            type Value = StartPosition;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("`free` or a number in metres")
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<StartPosition, E> {
+                if text == "free" {
+                    Ok(StartPosition::Free)
+                } else {
+                    Err(E::custom(format_args!(
+                        "expected `free` or a number in metres, got `{text}`"
+                    )))
+                }
+            }
+
+            fn visit_f64<E: de::Error>(self, position: f64) -> Result<StartPosition, E> {
+                Ok(StartPosition::Fixed(position))
+            }
+
+            fn visit_i64<E: de::Error>(self, position: i64) -> Result<StartPosition, E> {
+                Ok(StartPosition::Fixed(position as f64))
+            }
+
+            fn visit_u64<E: de::Error>(self, position: u64) -> Result<StartPosition, E> {
+                Ok(StartPosition::Fixed(position as f64))
+            }
+        }
+
+        deserializer.deserialize_any(StartPositionVisitor)
+    }
+}
+
+/// How the dynamics are discretised into NLP constraints.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Transcription {
+    /// The collocation scheme. Default `trapezoidal` (the paper's).
+    pub scheme: Scheme,
+}
+
+/// Collocation schemes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scheme {
+    /// Trapezoidal defects between neighbouring nodes.
+    #[default]
+    Trapezoidal,
+    /// Hermite–Simpson defects with a midpoint per interval.
+    HermiteSimpson,
+}
+
+/// Where the optimiser starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InitialGuess {
+    /// Every variable zero, as in the paper.
+    Zero,
+    /// A guess loam builds from the problem (the static equilibrium and default durations).
+    #[default]
+    Auto,
+}
+
+/// IPOPT options, option name to value, in name order.
+pub type SolverOptions = BTreeMap<String, OptionValue>;
+
+/// The value of one IPOPT option. In a file: an integer, a number or text; `true`/`false`
+/// are read as IPOPT's `yes`/`no`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum OptionValue {
+    Int(i64),
+    Num(f64),
+    Str(String),
+}
+
+impl<'de> Deserialize<'de> for OptionValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct OptionValueVisitor;
+
+        impl Visitor<'_> for OptionValueVisitor {
+            type Value = OptionValue;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("an integer, a number or text (an IPOPT option value)")
+            }
+
+            fn visit_bool<E: de::Error>(self, value: bool) -> Result<OptionValue, E> {
+                Ok(OptionValue::Str(
+                    if value { "yes" } else { "no" }.to_owned(),
+                ))
+            }
+
+            fn visit_i64<E: de::Error>(self, value: i64) -> Result<OptionValue, E> {
+                Ok(OptionValue::Int(value))
+            }
+
+            fn visit_u64<E: de::Error>(self, value: u64) -> Result<OptionValue, E> {
+                Ok(i64::try_from(value).map_or(OptionValue::Num(value as f64), OptionValue::Int))
+            }
+
+            fn visit_f64<E: de::Error>(self, value: f64) -> Result<OptionValue, E> {
+                Ok(OptionValue::Num(value))
+            }
+
+            fn visit_str<E: de::Error>(self, value: &str) -> Result<OptionValue, E> {
+                Ok(OptionValue::Str(value.to_owned()))
+            }
+        }
+
+        deserializer.deserialize_any(OptionValueVisitor)
+    }
+}
+
+impl fmt::Display for OptionValue {
+    fn fmt(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            OptionValue::Int(value) => write!(formatter, "{value}"),
+            OptionValue::Num(value) => write!(formatter, "{value:?}"),
+            OptionValue::Str(value) => formatter.write_str(value),
+        }
+    }
+}
+
+/// The solver options every problem starts from.
+pub fn default_solver_options() -> SolverOptions {
+    SolverOptions::from([
+        ("tol".to_owned(), OptionValue::Num(1.0e-8)),
+        ("max_iter".to_owned(), OptionValue::Int(3000)),
+    ])
+}

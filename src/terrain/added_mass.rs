@@ -1,0 +1,147 @@
+//! The added-mass granular model (MODEL.md section 2; Aguilar & Goldman 2016 as used by the
+//! jumping-on-granular-media paper).
+
+use serde::{Deserialize, Serialize};
+
+use crate::scalar::Scalar;
+
+/// A granular medium under a flat circular foot of radius `foot_radius`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AddedMass {
+    pub foot_radius: f64,
+    /// μ: how fast the jammed cone grows with depth.
+    pub recruitment_rate: f64,
+    /// θ: shear-band angle from the horizontal [rad].
+    pub shear_band_angle: f64,
+    pub surrounding_mass_scaling: f64,
+    pub volume_fraction: f64,
+    pub grain_density: f64,
+    /// k_sh [N/m].
+    pub penetration_stiffness: f64,
+    /// σ_rft [N/m³].
+    pub resistive_stress: f64,
+    /// b: inertial drag scaling.
+    pub drag_scaling: f64,
+}
+
+/// The bed's response at one foot state.
+pub struct Resistance<S> {
+    /// m_a: mass of the jammed grains moving with the foot.
+    pub added_mass: S,
+    /// F_hyd + b c_g φ ρ μ A_flat ż_f²: the bed's force on the foot before the added-mass
+    /// inertia term −m_a z̈_f.
+    pub force: S,
+}
+
+impl AddedMass {
+    /// d_c: the depth at which the jammed cone is complete.
+    pub fn cone_depth(&self) -> f64 {
+        self.foot_radius * self.shear_band_angle.tan() / self.recruitment_rate
+    }
+
+    fn area(&self) -> f64 {
+        std::f64::consts::PI * self.foot_radius * self.foot_radius
+    }
+
+    /// c_g φ ρ μ: added mass per unit of I_flat.
+    fn mass_density(&self) -> f64 {
+        self.surrounding_mass_scaling
+            * self.volume_fraction
+            * self.grain_density
+            * self.recruitment_rate
+    }
+
+    /// Resistance at foot height `z_f` (the surface is z = 0) and velocity `v_f`.
+    ///
+    /// Above the surface the depth is 0 and so is every term. The drag term is written for
+    /// a sinking foot (ż_f ≤ 0), the only case the model describes.
+    pub fn resistance<S: Scalar>(&self, z_f: &S, v_f: &S) -> Resistance<S> {
+        let area = self.area();
+        let d_c = self.cone_depth();
+        let depth = (-z_f.clone()).max_f(0.0);
+        let s = (depth.clone() / d_c).min_f(1.0);
+        let uncovered = -s + 1.0;
+        let a_flat = uncovered.square() * area;
+        let i_flat = (-(uncovered.square() * uncovered) + 1.0) * (area * d_c / 3.0);
+        let i_cone = (depth * area - i_flat.clone()) / self.shear_band_angle.cos();
+        let f_hyd =
+            i_flat.clone() * (self.penetration_stiffness / area) + i_cone * self.resistive_stress;
+        let drag = a_flat * v_f.square() * (self.drag_scaling * self.mass_density());
+        Resistance {
+            added_mass: i_flat * self.mass_density(),
+            force: f_hyd + drag,
+        }
+    }
+
+    /// F_hyd(d): the static resistance at depth d ≥ 0.
+    pub fn static_resistance(&self, depth: f64) -> f64 {
+        self.resistance(&-depth, &0.0).force
+    }
+
+    /// The depth at which the static resistance carries `load` (the robot at rest).
+    pub fn equilibrium_depth(&self, load: f64) -> f64 {
+        // F_hyd grows monotonically with depth (at least σ_rft π R² tan-free slope past d_c),
+        // so bisection on a bracket that is doubled until it holds the load is enough.
+        let mut high = self.cone_depth();
+        while self.static_resistance(high) < load {
+            high *= 2.0;
+        }
+        let mut low = 0.0;
+        for _ in 0..200 {
+            let mid = 0.5 * (low + high);
+            if self.static_resistance(mid) < load {
+                low = mid;
+            } else {
+                high = mid;
+            }
+        }
+        0.5 * (low + high)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub fn poppy_seeds() -> AddedMass {
+        AddedMass {
+            foot_radius: 0.038,
+            recruitment_rate: 2.0,
+            shear_band_angle: 60f64.to_radians(),
+            surrounding_mass_scaling: 2.7,
+            volume_fraction: 0.57,
+            grain_density: 1000.0,
+            penetration_stiffness: 1600.0,
+            resistive_stress: 1.2e5,
+            drag_scaling: 17.2,
+        }
+    }
+
+    #[test]
+    fn the_robot_rests_about_7_6_mm_deep_in_poppy_seeds() {
+        // MODEL.md: the static depth is about 7.6 mm for the 1.157 kg robot.
+        let weight = (0.948 + 0.165 + 0.044) * 9.81;
+        let depth = poppy_seeds().equilibrium_depth(weight);
+        assert!((depth - 0.0076).abs() < 0.0002, "depth {depth}");
+    }
+
+    #[test]
+    fn past_the_cone_depth_the_resistance_grows_linearly_and_the_added_mass_is_constant() {
+        let bed = poppy_seeds();
+        let d_c = bed.cone_depth();
+        let area = std::f64::consts::PI * 0.038 * 0.038;
+        let slope = (bed.static_resistance(d_c + 0.02) - bed.static_resistance(d_c + 0.01)) / 0.01;
+        // Past d_c: dF/dd = σ_rft π R² / cos θ, and I_flat stays at π R² d_c / 3.
+        assert!((slope - 1.2e5 * area / 0.5).abs() < 1e-6 * slope);
+        let m1 = bed.resistance(&-(d_c + 0.01), &0.0).added_mass;
+        let m2 = bed.resistance(&-(d_c + 0.03), &0.0).added_mass;
+        assert_eq!(m1, m2);
+        assert!((m1 - 2.7 * 0.57 * 1000.0 * 2.0 * area * d_c / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn above_the_surface_the_bed_does_nothing() {
+        let r = poppy_seeds().resistance(&0.01, &-1.0);
+        assert_eq!((r.added_mass, r.force), (0.0, 0.0));
+    }
+}
