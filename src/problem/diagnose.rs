@@ -33,9 +33,11 @@ pub(crate) fn explain(path: &FieldPath, message: &str) -> String {
     let serde_complaint = ["invalid type", "invalid value", "invalid length"]
         .iter()
         .any(|start| message.starts_with(start));
+    // serde_yaml's name for an enum given as a map or list means nothing to a user.
+    let message = message.replace("expected a Value::Tagged enum", "expected a name");
     match accepted(path) {
         Some(accepted) if serde_complaint => format!("{message}; accepted: {accepted}"),
-        _ => message.to_owned(),
+        _ => message,
     }
 }
 

@@ -48,13 +48,15 @@ impl FieldPath {
     /// The path serde_path_to_error recorded for a deserialization error.
     pub(crate) fn from_serde(path: &serde_path_to_error::Path) -> FieldPath {
         use serde_path_to_error::Segment as Serde;
+        // A segment serde could not name (a non-text key, a parse that broke off) ends what
+        // can be said about the path.
         let segments = path
             .iter()
-            .map(|segment| match segment {
-                Serde::Seq { index } => Segment::Index(*index),
-                Serde::Map { key } => Segment::Key(key.clone()),
-                Serde::Enum { variant } => Segment::Key(variant.clone()),
-                Serde::Unknown => Segment::Key("?".to_owned()),
+            .map_while(|segment| match segment {
+                Serde::Seq { index } => Some(Segment::Index(*index)),
+                Serde::Map { key } => Some(Segment::Key(key.clone())),
+                Serde::Enum { variant } => Some(Segment::Key(variant.clone())),
+                Serde::Unknown => None,
             })
             .collect();
         FieldPath(segments)
@@ -71,6 +73,12 @@ impl FieldPath {
     pub(crate) fn child(&self, key: &str) -> FieldPath {
         let mut segments = self.0.clone();
         segments.push(Segment::Key(key.to_owned()));
+        FieldPath(segments)
+    }
+
+    pub(crate) fn index(&self, index: usize) -> FieldPath {
+        let mut segments = self.0.clone();
+        segments.push(Segment::Index(index));
         FieldPath(segments)
     }
 

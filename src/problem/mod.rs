@@ -40,6 +40,9 @@ use yaml::{from_tree, to_tree, Tree};
 
 /// Reads the problem file at `path`, applies the `--set` overrides (`path.to.field=value`),
 /// validates and resolves it. See [`parse`].
+// ProblemError is large for an `Err` (clippy::result_large_err), but it is built at most once
+// per run and the callers want its fields, not a box.
+#[allow(clippy::result_large_err)]
 pub fn load(path: &Path, overrides: &[String]) -> Result<Problem, ProblemError> {
     let text = std::fs::read_to_string(path).map_err(|error| ProblemError {
         file: path.to_owned(),
@@ -55,6 +58,7 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<Problem, ProblemError> 
 /// Reads problem text that came from `origin` (used in errors and for the default name),
 /// applies the `--set` overrides in order, then validates and resolves the problem: every
 /// implied value is filled in and `name` defaults to `origin`'s file stem.
+#[allow(clippy::result_large_err)]
 pub fn parse(text: &str, origin: &Path, overrides: &[String]) -> Result<Problem, ProblemError> {
     let mut report = Report {
         origin,
@@ -65,15 +69,22 @@ pub fn parse(text: &str, origin: &Path, overrides: &[String]) -> Result<Problem,
         line: error.line,
         column: error.column,
         field: error.field,
-        ..report.file_error(None, format!("not valid YAML: {}", error.message))
+        ..report.file_error(
+            None,
+            format!(
+                "not valid YAML: {}{}",
+                error.message,
+                tab_hint(text, error.line)
+            ),
+        )
     })?;
     if tree.is_null() {
         // An empty file, or one of comments only: every field takes its default.
         tree = Tree::Mapping(Default::default());
     }
-    for text in overrides {
-        let change = parse_override(text)
-            .map_err(|(field, message)| report.override_error(text, field, message))?;
+    for set in overrides {
+        let change = parse_override(set)
+            .map_err(|(field, message)| report.override_error(set, field, message))?;
         report.changes.push(change);
     }
     if tree.is_mapping() {
@@ -101,6 +112,19 @@ pub fn parse(text: &str, origin: &Path, overrides: &[String]) -> Result<Problem,
         problem.name = Some(stem.to_owned());
     }
     Ok(problem)
+}
+
+/// libyaml says "found character that cannot start any token" for a tab in the indentation.
+fn tab_hint(text: &str, line: Option<usize>) -> &'static str {
+    let indented_with_tab = |number: usize| {
+        let line = text.lines().nth(number.saturating_sub(1)).unwrap_or("");
+        line[..line.len() - line.trim_start().len()].contains('\t')
+    };
+    if line.is_some_and(indented_with_tab) {
+        " (YAML indents with spaces; this line is indented with a tab)"
+    } else {
+        ""
+    }
 }
 
 /// What an error report needs to place a complaint: the file, its text and the overrides.

@@ -60,8 +60,10 @@ pub(crate) fn apply(
         let here = change.path.prefix(depth);
         let is_last = depth + 1 == segments.len();
         if node.is_null() {
-            *node = match (default, segment) {
-                (Some(default @ Tree::Sequence(_)), Segment::Index(_)) => default.clone(),
+            // What the file leaves out is its default: a list to index into, a section to
+            // add to, or a plain value that has nothing inside it.
+            *node = match default {
+                Some(default) if !default.is_null() => default.clone(),
                 _ => Tree::Mapping(Default::default()),
             };
         }
@@ -97,7 +99,9 @@ pub(crate) fn apply(
             }
             (Tree::Sequence(_), Segment::Key(key)) => {
                 let message = format!(
-                    "`{here}` is a list; pick an entry by index, e.g. {here}.0.{key} or {here}[0].{key}"
+                    "`{here}` is a list, not a section with `{key}`; pick an entry by its index, \
+                     e.g. {here}.0.FIELD or {}.FIELD",
+                    here.index(0)
                 );
                 return Err((Some(here), message));
             }
@@ -172,6 +176,21 @@ mod tests {
     fn missing_sections_are_created() {
         let value = set("{}", "robot.motor_mass=1.5", "{}").unwrap();
         assert_eq!(value, tree("robot: {motor_mass: 1.5}"));
+        let value = set("{}", "robot.motor_mass=1.5", "robot: {rod_mass: 0.1}").unwrap();
+        assert_eq!(value, tree("robot: {rod_mass: 0.1, motor_mass: 1.5}"));
+    }
+
+    #[test]
+    fn defaults_left_out_of_the_file_keep_their_shape() {
+        let defaults = "{gravity: 9.81, phases: [{domain: stance}]}";
+        let (field, message) = set("{}", "phases.stance.nodes=3", defaults).unwrap_err();
+        assert_eq!(field.unwrap().to_string(), "phases");
+        assert!(message.contains("is a list"), "{message}");
+        let (_, message) = set("{}", "gravity.x=3", defaults).unwrap_err();
+        assert!(
+            message.contains("`gravity` holds the value 9.81, not a section"),
+            "{message}"
+        );
     }
 
     #[test]
@@ -196,7 +215,10 @@ mod tests {
             "{message}"
         );
         let (_, message) = set(base, "phases.nodes=3", "{}").unwrap_err();
-        assert!(message.contains("phases.0.nodes"), "{message}");
+        assert!(
+            message.contains("e.g. phases.0.FIELD or phases[0].FIELD"),
+            "{message}"
+        );
         let (field, message) =
             set("robot: {motor_mass: 1}", "robot.motor_mass.x=3", "{}").unwrap_err();
         assert_eq!(field.unwrap().to_string(), "robot.motor_mass");

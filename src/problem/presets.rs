@@ -34,21 +34,21 @@ impl MediumPreset {
 /// The added-mass model's medium parameters, every one resolved (MODEL.md section 2).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Medium {
-    /// μ: how fast the cone of jammed grains grows with depth [-].
+    /// μ: how fast the cone of jammed grains grows with depth \[-\].
     pub recruitment_rate: f64,
-    /// θ: the shear band's angle from the horizontal [deg].
+    /// θ: the shear band's angle from the horizontal \[deg\].
     pub shear_band_angle_deg: f64,
-    /// c_g: scaling of the surrounding grains' mass [-].
+    /// c_g: scaling of the surrounding grains' mass \[-\].
     pub surrounding_mass_scaling: f64,
-    /// φ: volume fraction of the packing [-].
+    /// φ: volume fraction of the packing \[-\].
     pub volume_fraction: f64,
-    /// ρ: grain density [kg/m³].
+    /// ρ: grain density \[kg/m³\].
     pub grain_density: f64,
-    /// k_sh: penetration stiffness [N/m].
+    /// k_sh: penetration stiffness \[N/m\].
     pub penetration_stiffness: f64,
-    /// σ_rft: depth-dependent resistive stress [N/m³].
+    /// σ_rft: depth-dependent resistive stress \[N/m³\].
     pub resistive_stress: f64,
-    /// b: inertial drag scaling [-].
+    /// b: inertial drag scaling \[-\].
     pub drag_scaling: f64,
 }
 

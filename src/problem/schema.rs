@@ -19,7 +19,7 @@ use super::presets::{Medium, MediumPreset};
 pub struct Problem {
     /// Name of the problem, used to name its results. Default: the problem file's stem.
     pub name: Option<String>,
-    /// Gravitational acceleration g [m/s²]. Default 9.81.
+    /// Gravitational acceleration g \[m/s²\]. Default 9.81.
     pub gravity: f64,
     /// The spring-legged hopper (MODEL.md section 1).
     pub robot: Robot,
@@ -82,29 +82,29 @@ impl Problem {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Robot {
-    /// m_m: motor block mass [kg]. Default 0.948 (paper).
+    /// m_m: motor block mass \[kg\]. Default 0.948 (paper).
     pub motor_mass: f64,
-    /// m_r: thrust rod mass [kg]. Default 0.165 (paper).
+    /// m_r: thrust rod mass \[kg\]. Default 0.165 (paper).
     pub rod_mass: f64,
-    /// m_f: foot mass [kg]. Default 0.044 (paper).
+    /// m_f: foot mass \[kg\]. Default 0.044 (paper).
     pub foot_mass: f64,
-    /// R: foot disc radius [m]. Default 0.038 (paper: a 7.6 cm disc).
+    /// R: foot disc radius \[m\]. Default 0.038 (paper: a 7.6 cm disc).
     pub foot_radius: f64,
-    /// k_s: leg spring stiffness [N/m]. Default 2730 (paper).
+    /// k_s: leg spring stiffness \[N/m\]. Default 2730 (paper).
     pub spring_stiffness: f64,
-    /// c_s: leg spring viscous damping [N s/m]. Default 2.0 (loam's; the paper gives none).
+    /// c_s: leg spring viscous damping \[N s/m\]. Default 2.0 (loam's; the paper gives none).
     pub spring_damping: f64,
-    /// l_0: spring rest length, the rod–foot gap at zero spring force [m]. Default 0.060 (loam's).
+    /// l_0: spring rest length, the rod–foot gap at zero spring force \[m\]. Default 0.060 (loam's).
     pub spring_rest_length: f64,
-    /// K_m: actuator force constant [N/A]. Default 3.81 (paper).
+    /// K_m: actuator force constant \[N/A\]. Default 3.81 (paper).
     pub force_constant: f64,
-    /// P_p: drive's position gain [1/s]. Default 100 (loam's).
+    /// P_p: drive's position gain \[1/s\]. Default 100 (loam's).
     pub position_gain: f64,
-    /// V_f: drive's velocity feedforward [-]. Default 1 (loam's).
+    /// V_f: drive's velocity feedforward \[-\]. Default 1 (loam's).
     pub velocity_feedforward: f64,
-    /// V_p: drive's proportional velocity gain [A/(m/s)]. Default 10 (loam's).
+    /// V_p: drive's proportional velocity gain \[A/(m/s)\]. Default 10 (loam's).
     pub velocity_gain: f64,
-    /// V_i: drive's integral velocity gain [A/m]. Default 40 (loam's).
+    /// V_i: drive's integral velocity gain \[A/m\]. Default 40 (loam's).
     pub integral_gain: f64,
 }
 
@@ -139,21 +139,21 @@ pub struct Terrain {
     pub model: TerrainModel,
     /// The named medium the fields below default to. Default `poppy_seeds`.
     pub medium: MediumPreset,
-    /// μ: recruitment rate [-].
+    /// μ: recruitment rate \[-\].
     pub recruitment_rate: Option<f64>,
-    /// θ: shear-band angle from the horizontal [deg].
+    /// θ: shear-band angle from the horizontal \[deg\].
     pub shear_band_angle_deg: Option<f64>,
-    /// c_g: surrounding-mass scaling [-].
+    /// c_g: surrounding-mass scaling \[-\].
     pub surrounding_mass_scaling: Option<f64>,
-    /// φ: volume fraction [-].
+    /// φ: volume fraction \[-\].
     pub volume_fraction: Option<f64>,
-    /// ρ: grain density [kg/m³].
+    /// ρ: grain density \[kg/m³\].
     pub grain_density: Option<f64>,
-    /// k_sh: penetration stiffness [N/m].
+    /// k_sh: penetration stiffness \[N/m\].
     pub penetration_stiffness: Option<f64>,
-    /// σ_rft: depth-dependent resistive stress [N/m³].
+    /// σ_rft: depth-dependent resistive stress \[N/m³\].
     pub resistive_stress: Option<f64>,
-    /// b: inertial drag scaling [-].
+    /// b: inertial drag scaling \[-\].
     pub drag_scaling: Option<f64>,
 }
 
@@ -214,7 +214,7 @@ pub struct Phase {
     /// Collocation nodes in the phase, at least 3. Default 31 (the paper's N).
     #[serde(default = "Phase::default_nodes")]
     pub nodes: usize,
-    /// [min, max] bounds on the phase's duration [s]. Default: stance [0.01, 0.2],
+    /// [min, max] bounds on the phase's duration \[s\]. Default: stance [0.01, 0.2],
     /// flight [0.01, 0.6]; filled in by [`Problem::resolve`].
     #[serde(default)]
     pub duration: Option<[f64; 2]>,
@@ -279,13 +279,13 @@ impl fmt::Display for Domain {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Task {
-    /// Target rise of the rod from the start of the jump to the apex [m]. Default 0.06.
+    /// Target rise of the rod from the start of the jump to the apex \[m\]. Default 0.06.
     pub apex_height: f64,
-    /// Bound on the actuator force |F_m| [N]. Default 46.
+    /// Bound on the actuator force |F_m| \[N\]. Default 46.
     pub max_motor_force: f64,
-    /// Bound on the actuator position |z_m − z_r| [m]. Default 0.0275.
+    /// Bound on the actuator position |z_m − z_r| \[m\]. Default 0.0275.
     pub stroke: f64,
-    /// Lower bound on the rod–foot gap z_r − z_f [m]. Default 0.0325.
+    /// Lower bound on the rod–foot gap z_r − z_f \[m\]. Default 0.0325.
     pub min_rod_foot_gap: f64,
     /// The actuator's initial position z_m − z_r. Default `free`.
     pub start_position: StartPosition,
@@ -309,7 +309,7 @@ pub enum StartPosition {
     /// A decision variable anywhere within the stroke (`free` in a file).
     #[default]
     Free,
-    /// Fixed at this position [m], within [−stroke, stroke] (a number in a file).
+    /// Fixed at this position \[m\], within [−stroke, stroke] (a number in a file).
     Fixed(f64),
 }
 

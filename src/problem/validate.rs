@@ -311,8 +311,10 @@ mod tests {
 
     #[test]
     fn the_schedule_is_stance_then_flight() {
-        let mut problem = Problem::default();
-        problem.phases = vec![Phase::new(Domain::Flight), Phase::new(Domain::Stance)];
+        let mut problem = Problem {
+            phases: vec![Phase::new(Domain::Flight), Phase::new(Domain::Stance)],
+            ..Problem::default()
+        };
         let violations = broken(&problem);
         assert_eq!(violations[0].field, "phases[0].domain");
         assert!(violations[0].message.contains("stance-then-flight"));
