@@ -1,6 +1,105 @@
-#[derive(clap::Args)]
-pub struct Args {}
+//! `loam bench`: solve each shipped problem several times with loam's defaults and with a
+//! baseline in the same run (the paper's set-up: all-zero initial guess, IPOPT's default
+//! monotone barrier), and print medians, spreads and their ratio.
 
-pub fn run(_args: Args) -> anyhow::Result<u8> {
-    anyhow::bail!("not yet")
+use std::path::PathBuf;
+use std::time::Instant;
+
+use loam::planner;
+use loam::problem::{self, InitialGuess, Problem};
+use loam::solver::{OptionValue, SolveSettings};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Problem files (default: every problems/*.yaml).
+    files: Vec<PathBuf>,
+    /// Solves per configuration.
+    #[arg(long, default_value_t = 5)]
+    repeat: usize,
+}
+
+struct Sample {
+    setup: f64,
+    solve: f64,
+    iterations: usize,
+    converged: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    let files = if args.files.is_empty() { shipped_problems()? } else { args.files };
+    println!(
+        "{:<22} {:<9} {:>5} {:>18} {:>22} {:>10}",
+        "problem", "config", "runs", "set-up ms (range)", "solve ms (range)", "iterations"
+    );
+    for file in files {
+        let problem = problem::load(&file, &[])?;
+        let name = file.file_stem().unwrap_or_default().to_string_lossy().to_string();
+        let loam = measure(&problem, args.repeat, false)?;
+        let baseline = measure(&problem, args.repeat, true)?;
+        for (config, samples) in [("loam", &loam), ("baseline", &baseline)] {
+            print_row(&name, config, samples);
+        }
+        let total = |s: &[Sample]| median(s.iter().map(|x| x.setup + x.solve).collect());
+        println!("{:<22} loam is {:.2}x faster than the baseline (median total)", "", total(&baseline) / total(&loam));
+    }
+    println!("baseline: all-zero initial guess and IPOPT's default barrier strategy, as in the paper;");
+    println!("the paper reports 6.4 ± 3.8 s per solve.");
+    Ok(0)
+}
+
+fn measure(problem: &Problem, repeat: usize, baseline: bool) -> anyhow::Result<Vec<Sample>> {
+    let mut problem = problem.clone();
+    let mut settings = SolveSettings { options: planner::solver_options(&problem), ..SolveSettings::default() };
+    if baseline {
+        problem.initial_guess = InitialGuess::Zero;
+        settings.options.push(("mu_strategy".into(), OptionValue::Str("monotone".into())));
+    }
+    (0..repeat.max(1))
+        .map(|_| {
+            let started = Instant::now();
+            let (jump, mut nlp) = planner::transcribe(&problem)?;
+            let x0 = jump.initial_guess(problem.initial_guess, &nlp);
+            let setup = started.elapsed().as_secs_f64();
+            let report = loam::solver::solve(&mut nlp, &x0, &settings, None, None)?;
+            Ok(Sample { setup, solve: report.solve_seconds, iterations: report.iterations, converged: report.converged })
+        })
+        .collect()
+}
+
+fn print_row(name: &str, config: &str, samples: &[Sample]) {
+    let ms = |f: fn(&Sample) -> f64| -> (f64, f64, f64) {
+        let v: Vec<f64> = samples.iter().map(|s| f(s) * 1e3).collect();
+        let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().cloned().fold(0.0, f64::max);
+        (median(v), lo, hi)
+    };
+    let (s, s_lo, s_hi) = ms(|s| s.setup);
+    let (v, v_lo, v_hi) = ms(|s| s.solve);
+    let iterations = median(samples.iter().map(|s| s.iterations as f64).collect());
+    let failed = samples.iter().filter(|s| !s.converged).count();
+    println!(
+        "{name:<22} {config:<9} {:>5} {s:>7.1} ({s_lo:.1}-{s_hi:.1}) {v:>9.1} ({v_lo:.1}-{v_hi:.1}) {iterations:>10.0}{}",
+        samples.len(),
+        if failed > 0 { format!("  {failed} NOT CONVERGED") } else { String::new() }
+    );
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+fn shipped_problems() -> anyhow::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir("problems")
+        .map_err(|e| super::BadInput(format!("cannot read problems/ ({e}); run from the repository root or name files")))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    files.sort();
+    Ok(files)
 }

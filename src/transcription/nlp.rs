@@ -92,6 +92,11 @@ struct Element {
     row: usize,
     jac_start: usize,
     hess_slots: Vec<usize>,
+    /// Per local Hessian entry: 2 where an off-diagonal local entry lands on the global
+    /// diagonal (the element reads one variable twice, e.g. a point constraint over the last
+    /// node and node N−1 of the same phase), since the local lower triangle holds that
+    /// mixed derivative once but the global diagonal needs both halves; 1 elsewhere.
+    hess_weights: Vec<f64>,
 }
 
 /// The transcribed NLP, ready for IPOPT.
@@ -215,7 +220,11 @@ impl Nlp {
                 }
             }
             (x_lower[layout.duration], x_upper[layout.duration]) = phase.duration;
-            x_nominal[layout.duration] = 0.5 * (phase.duration.0 + phase.duration.1);
+            x_nominal[layout.duration] = match phase.duration {
+                (lo, hi) if lo.is_finite() && hi.is_finite() => 0.5 * (lo + hi).abs().max(1e-3),
+                (lo, _) if lo > 0.0 && lo.is_finite() => lo,
+                _ => 1.0,
+            };
         }
         let mut nlp = Nlp {
             scheme,
@@ -462,7 +471,7 @@ impl Nlp {
             self.jac_rows.push(row + r);
             self.jac_cols.push(vars[c]);
         }
-        let hess_slots = k
+        let (hess_slots, hess_weights) = k
             .hess_rows
             .iter()
             .zip(&k.hess_cols)
@@ -470,9 +479,10 @@ impl Nlp {
                 let (a, b) = (vars[r], vars[c]);
                 let key = (a.max(b), a.min(b));
                 let next = hess_slots.len();
-                *hess_slots.entry(key).or_insert(next)
+                let weight = if r != c && a == b { 2.0 } else { 1.0 };
+                (*hess_slots.entry(key).or_insert(next), weight)
             })
-            .collect();
+            .unzip();
         self.elements.push(Element {
             kind,
             label,
@@ -480,6 +490,7 @@ impl Nlp {
             row,
             jac_start,
             hess_slots,
+            hess_weights,
         });
     }
 
@@ -575,8 +586,8 @@ impl Nlp {
             z[kind.n_z + 1..].copy_from_slice(&lambda[element.row..element.row + kind.n_con]);
             let out = &mut self.out[..kind.hess_rows.len()];
             kind.second.eval(z, out)?;
-            for (&slot, v) in element.hess_slots.iter().zip(out.iter()) {
-                hess[slot] += v;
+            for ((&slot, &weight), v) in element.hess_slots.iter().zip(&element.hess_weights).zip(out.iter()) {
+                hess[slot] += weight * v;
             }
         }
         Ok(())
