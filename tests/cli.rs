@@ -339,7 +339,7 @@ fn unknown_ipopt_option_is_refused_with_ipopts_message() {
 }
 
 #[test]
-#[ignore = "bug: src/cli/mod.rs exit_code misses IpoptError::Option behind #[error(transparent)] PlanError::Solve/SolveError::Ipopt; exits 1"]
+
 fn unknown_ipopt_option_exits_2() {
     let dir = TempDir::new("ipopt-option-code");
     dir.write("bad.yaml", UNKNOWN_IPOPT_OPTION);
@@ -348,7 +348,7 @@ fn unknown_ipopt_option_exits_2() {
 }
 
 #[test]
-#[ignore = "bug: src/cli/solve.rs creates --out before IPOPT checks the options; an empty folder is left"]
+
 fn unknown_ipopt_option_creates_no_folder() {
     let dir = TempDir::new("ipopt-option-folder");
     dir.write("bad.yaml", UNKNOWN_IPOPT_OPTION);
@@ -359,7 +359,7 @@ fn unknown_ipopt_option_creates_no_folder() {
 }
 
 #[test]
-#[ignore = "gap: src/cli/check.rs never hands `solver:` options to IPOPT, so check says ok to a file solve refuses"]
+
 fn check_refuses_unknown_ipopt_option() {
     let dir = TempDir::new("ipopt-option-check");
     dir.write("bad.yaml", UNKNOWN_IPOPT_OPTION);

@@ -26,33 +26,52 @@ struct Sample {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let files = if args.files.is_empty() { shipped_problems()? } else { args.files };
+    let files = if args.files.is_empty() {
+        shipped_problems()?
+    } else {
+        args.files
+    };
     println!(
         "{:<22} {:<9} {:>5} {:>18} {:>22} {:>10}",
         "problem", "config", "runs", "set-up ms (range)", "solve ms (range)", "iterations"
     );
     for file in files {
         let problem = problem::load(&file, &[])?;
-        let name = file.file_stem().unwrap_or_default().to_string_lossy().to_string();
+        let name = file
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
         let loam = measure(&problem, args.repeat, false)?;
         let baseline = measure(&problem, args.repeat, true)?;
         for (config, samples) in [("loam", &loam), ("baseline", &baseline)] {
             print_row(&name, config, samples);
         }
         let total = |s: &[Sample]| median(s.iter().map(|x| x.setup + x.solve).collect());
-        println!("{:<22} loam is {:.2}x faster than the baseline (median total)", "", total(&baseline) / total(&loam));
+        println!(
+            "{:<22} loam is {:.2}x faster than the baseline (median total)",
+            "",
+            total(&baseline) / total(&loam)
+        );
     }
-    println!("baseline: all-zero initial guess and IPOPT's default barrier strategy, as in the paper;");
+    println!(
+        "baseline: all-zero initial guess and IPOPT's default barrier strategy, as in the paper;"
+    );
     println!("the paper reports 6.4 ± 3.8 s per solve.");
     Ok(0)
 }
 
 fn measure(problem: &Problem, repeat: usize, baseline: bool) -> anyhow::Result<Vec<Sample>> {
     let mut problem = problem.clone();
-    let mut settings = SolveSettings { options: planner::solver_options(&problem), ..SolveSettings::default() };
+    let mut settings = SolveSettings {
+        options: planner::solver_options(&problem),
+        ..SolveSettings::default()
+    };
     if baseline {
         problem.initial_guess = InitialGuess::Zero;
-        settings.options.push(("mu_strategy".into(), OptionValue::Str("monotone".into())));
+        settings
+            .options
+            .push(("mu_strategy".into(), OptionValue::Str("monotone".into())));
     }
     (0..repeat.max(1))
         .map(|_| {
@@ -61,7 +80,12 @@ fn measure(problem: &Problem, repeat: usize, baseline: bool) -> anyhow::Result<V
             let x0 = jump.initial_guess(problem.initial_guess, &nlp);
             let setup = started.elapsed().as_secs_f64();
             let report = loam::solver::solve(&mut nlp, &x0, &settings, None, None)?;
-            Ok(Sample { setup, solve: report.solve_seconds, iterations: report.iterations, converged: report.converged })
+            Ok(Sample {
+                setup,
+                solve: report.solve_seconds,
+                iterations: report.iterations,
+                converged: report.converged,
+            })
         })
         .collect()
 }
@@ -96,7 +120,11 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn shipped_problems() -> anyhow::Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir("problems")
-        .map_err(|e| super::BadInput(format!("cannot read problems/ ({e}); run from the repository root or name files")))?
+        .map_err(|e| {
+            super::BadInput(format!(
+                "cannot read problems/ ({e}); run from the repository root or name files"
+            ))
+        })?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
         .collect();

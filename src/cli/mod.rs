@@ -70,7 +70,11 @@ pub struct ProblemArgs {
 }
 
 impl ProblemArgs {
+    /// Loads and validates the problem, IPOPT options included, before any work starts.
     pub fn load(&self) -> anyhow::Result<loam::problem::Problem> {
-        Ok(loam::problem::load(&self.file, &self.overrides)?)
+        let problem = loam::problem::load(&self.file, &self.overrides)?;
+        loam::solver::check_options(&loam::planner::solver_options(&problem))
+            .map_err(|e| BadInput(format!("{}: solver: {e}", self.file.display())))?;
+        Ok(problem)
     }
 }

@@ -97,6 +97,19 @@ fn print_summary(plan: &Plan, out: &std::path::Path) {
         .collect();
     println!("  phases         {}", phases.join(", "));
     println!("  max violation  {:.2e}", r.max_violation);
+    let binding: Vec<String> = r
+        .binding
+        .iter()
+        .map(|(name, n)| format!("{name} ({n})"))
+        .collect();
+    println!(
+        "  binding        {}",
+        if binding.is_empty() {
+            "none".to_string()
+        } else {
+            binding.join(", ")
+        }
+    );
     println!(
         "  time           {:.1} ms set-up + {:.1} ms solve",
         plan.setup_seconds * 1e3,

@@ -69,6 +69,8 @@ pub struct SolutionFile<'a> {
     pub n_variables: usize,
     pub n_constraints: usize,
     pub phases: Vec<PhaseSummary>,
+    /// Inequality constraints on a bound: name and number of rows.
+    pub binding_constraints: Vec<(String, usize)>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub worst_violations: Vec<Violation>,
 }
@@ -104,6 +106,7 @@ impl<'a> SolutionFile<'a> {
                     duration_s: p.duration,
                 })
                 .collect(),
+            binding_constraints: report.binding.clone(),
             worst_violations: report.violations.iter().take(10).cloned().collect(),
         }
     }

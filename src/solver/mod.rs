@@ -59,8 +59,26 @@ pub fn default_options() -> Vec<(String, OptionValue)> {
         ("constr_viol_tol".into(), OptionValue::Num(1e-8)),
         ("max_iter".into(), OptionValue::Int(3000)),
         ("mu_strategy".into(), OptionValue::Str("adaptive".into())),
-        ("nlp_scaling_method".into(), OptionValue::Str("gradient-based".into())),
+        (
+            "nlp_scaling_method".into(),
+            OptionValue::Str("gradient-based".into()),
+        ),
     ]
+}
+
+/// Checks IPOPT options without solving anything (on a one-variable problem), so that a
+/// bad option is reported before any result is written.
+pub fn check_options(options: &[(String, OptionValue)]) -> Result<(), IpoptError> {
+    let structure = ipopt::NlpStructure {
+        x_lower: vec![-1.0],
+        x_upper: vec![1.0],
+        hess_rows: vec![0],
+        hess_cols: vec![0],
+        ..Default::default()
+    };
+    let mut probe = ipopt::Ipopt::new(&structure)?;
+    probe.set_options(&default_options())?;
+    probe.set_options(options)
 }
 
 /// What a solve produced. Not converging is a status here, not an error.
@@ -76,6 +94,8 @@ pub struct SolveReport {
     pub max_violation: f64,
     /// Rows violated by more than the tolerance, worst first (empty when converged).
     pub violations: Vec<Violation>,
+    /// Inequality constraints on a bound at the reported point, by name, with row counts.
+    pub binding: Vec<(String, usize)>,
     pub multipliers: Multipliers,
     pub history: Vec<IterationInfo>,
     pub solve_seconds: f64,
@@ -187,7 +207,13 @@ pub fn solve(
     };
     let mut solver = ipopt::Ipopt::new(&structure)?;
     if settings.nominal_scaling {
-        let inverse = |v: &f64| if v.is_finite() && *v > 0.0 { 1.0 / v } else { 1.0 };
+        let inverse = |v: &f64| {
+            if v.is_finite() && *v > 0.0 {
+                1.0 / v
+            } else {
+                1.0
+            }
+        };
         let x_scaling: Vec<f64> = nlp.x_nominal.iter().map(inverse).collect();
         let g_scaling: Vec<f64> = nlp.g_nominal.iter().map(inverse).collect();
         solver.set_scaling(1.0, Some(&x_scaling), Some(&g_scaling))?;
@@ -242,6 +268,7 @@ pub fn solve(
         objective = evaluated;
     }
     let max_violation = nlp.max_violation(&x, &g);
+    let binding = nlp.binding(&g);
     let violations = if converged {
         Vec::new()
     } else {
@@ -256,6 +283,7 @@ pub fn solve(
         g,
         max_violation,
         violations,
+        binding,
         multipliers: result.multipliers,
         history: result.history,
         solve_seconds,

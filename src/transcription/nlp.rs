@@ -586,7 +586,12 @@ impl Nlp {
             z[kind.n_z + 1..].copy_from_slice(&lambda[element.row..element.row + kind.n_con]);
             let out = &mut self.out[..kind.hess_rows.len()];
             kind.second.eval(z, out)?;
-            for ((&slot, &weight), v) in element.hess_slots.iter().zip(&element.hess_weights).zip(out.iter()) {
+            for ((&slot, &weight), v) in element
+                .hess_slots
+                .iter()
+                .zip(&element.hess_weights)
+                .zip(out.iter())
+            {
                 hess[slot] += weight * v;
             }
         }
@@ -612,6 +617,30 @@ impl Nlp {
             .collect();
         rows.sort_by(|a, b| b.violation.total_cmp(&a.violation));
         rows
+    }
+
+    /// Inequality rows that sit on a bound, grouped by what they constrain (e.g. "motor
+    /// force", "stroke"), with how many rows of each: the constraints that limit the plan.
+    pub fn binding(&self, g: &[f64]) -> Vec<(String, usize)> {
+        let mut counts: Vec<(String, usize)> = Vec::new();
+        for element in &self.elements {
+            let kind = &self.kinds[element.kind];
+            for (i, name) in kind.con_names.iter().enumerate() {
+                let r = element.row + i;
+                let (lo, hi) = (self.g_lower[r], self.g_upper[r]);
+                let near = |b: f64| {
+                    b.is_finite() && (g[r] - b).abs() <= 1e-6 * b.abs().max(kind.con_nominal[i])
+                };
+                if lo < hi && (near(lo) || near(hi)) {
+                    match counts.iter_mut().find(|(n, _)| n == name) {
+                        Some((_, count)) => *count += 1,
+                        None => counts.push((name.clone(), 1)),
+                    }
+                }
+            }
+        }
+        counts.sort_by(|a, b| b.1.cmp(&a.1));
+        counts
     }
 
     /// Largest violation of any constraint row or variable bound.
