@@ -268,7 +268,8 @@ pub fn solve(
         objective = evaluated;
     }
     let max_violation = nlp.max_violation(&x, &g);
-    let binding = nlp.binding(&g);
+    // A failed solve's best iterate is only near its active set; look wider there.
+    let binding = nlp.binding(&g, if converged { 1e-6 } else { 1e-2 });
     let violations = if converged {
         Vec::new()
     } else {

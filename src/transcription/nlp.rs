@@ -619,9 +619,10 @@ impl Nlp {
         rows
     }
 
-    /// Inequality rows that sit on a bound, grouped by what they constrain (e.g. "motor
+    /// Inequality rows within `tolerance` (relative to the bound or the row's nominal
+    /// magnitude) of a bound, grouped by what they constrain (e.g. "motor
     /// force", "stroke"), with how many rows of each: the constraints that limit the plan.
-    pub fn binding(&self, g: &[f64]) -> Vec<(String, usize)> {
+    pub fn binding(&self, g: &[f64], tolerance: f64) -> Vec<(String, usize)> {
         let mut counts: Vec<(String, usize)> = Vec::new();
         for element in &self.elements {
             let kind = &self.kinds[element.kind];
@@ -629,7 +630,8 @@ impl Nlp {
                 let r = element.row + i;
                 let (lo, hi) = (self.g_lower[r], self.g_upper[r]);
                 let near = |b: f64| {
-                    b.is_finite() && (g[r] - b).abs() <= 1e-6 * b.abs().max(kind.con_nominal[i])
+                    b.is_finite()
+                        && (g[r] - b).abs() <= tolerance * b.abs().max(kind.con_nominal[i])
                 };
                 if lo < hi && (near(lo) || near(hi)) {
                     match counts.iter_mut().find(|(n, _)| n == name) {
