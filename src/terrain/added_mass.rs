@@ -66,7 +66,13 @@ impl AddedMass {
         let i_cone = (depth * area - i_flat.clone()) / self.shear_band_angle.cos();
         let f_hyd =
             i_flat.clone() * (self.penetration_stiffness / area) + i_cone * self.resistive_stress;
-        let drag = a_flat * v_f.square() * (self.drag_scaling * self.mass_density());
+        // Grains are only accelerated by a foot that is in them: no drag above the surface.
+        let in_bed = z_f.lt(&S::zero());
+        let drag = S::if_else(
+            &in_bed,
+            &(a_flat * v_f.square() * (self.drag_scaling * self.mass_density())),
+            &S::zero(),
+        );
         Resistance {
             added_mass: i_flat * self.mass_density(),
             force: f_hyd + drag,
