@@ -291,7 +291,7 @@ impl Nlp {
                 .collect();
             let kind = nlp.add_kind(ElementKind::build(
                 &format!("interval_{}", phase.name),
-                z_len(points, w),
+                points * w + 1,
                 &z,
                 Some(cost),
                 cons,
@@ -652,7 +652,7 @@ impl Nlp {
         rows.chain(vars).fold(0.0, f64::max)
     }
 
-    /// Rows of `g` whose violation exceeds `tolerance`, plus bounds of variables, by name.
+    /// The trajectory a variable vector holds: per phase, duration, node and midpoint values.
     pub fn unpack(&self, x: &[f64]) -> Trajectory {
         let w = self.n_x + self.n_u;
         let split = |start: usize| {
@@ -720,8 +720,4 @@ impl Nlp {
         }
         x
     }
-}
-
-fn z_len(points: usize, w: usize) -> usize {
-    points * w + 1
 }

@@ -17,8 +17,7 @@ pub enum Scheme {
 }
 
 impl Scheme {
-    /// Points per interval that carry variables: the two ends, plus the midpoint for
-    /// Hermite-Simpson.
+    /// Whether each interval carries its midpoint state and control as variables.
     pub fn has_midpoint(self) -> bool {
         matches!(self, Scheme::HermiteSimpson)
     }
