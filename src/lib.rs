@@ -5,6 +5,7 @@ pub mod output;
 pub mod planner;
 pub mod problem;
 pub mod scalar;
+pub mod sim;
 pub mod solver;
 pub mod symbolic;
 pub mod terrain;

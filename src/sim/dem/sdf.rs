@@ -1,0 +1,98 @@
+//! Signed distance fields of the bodies grains collide with. A grain of radius r at x touches
+//! a body when ψ = f(x) − r < 0, with f evaluated in the body's frame.
+
+use serde::{Deserialize, Serialize};
+
+pub type Vec3 = [f64; 3];
+
+/// A signed distance field in a body's own frame: negative inside, positive outside.
+pub trait Sdf: Send + Sync {
+    /// Signed distance from `p` to the surface.
+    fn distance(&self, p: Vec3) -> f64;
+
+    /// The field's gradient at `p`: the outward unit normal on and near the surface.
+    /// The default is a central difference; analytic shapes override it.
+    fn gradient(&self, p: Vec3) -> Vec3 {
+        let h = 1e-7;
+        let mut g = [0.0; 3];
+        for i in 0..3 {
+            let (mut a, mut b) = (p, p);
+            a[i] += h;
+            b[i] -= h;
+            g[i] = (self.distance(a) - self.distance(b)) / (2.0 * h);
+        }
+        normalized(g)
+    }
+}
+
+/// Analytic shapes, centred on the body's origin with z as their axis.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "shape", deny_unknown_fields)]
+pub enum Shape {
+    /// The half-space z ≤ 0.
+    Plane,
+    /// A box with the given half extents.
+    Box { half_extents: Vec3 },
+    /// A solid cylinder about z, from −half_height to +half_height.
+    Cylinder { radius: f64, half_height: f64 },
+    /// A flat disc about z: a cylinder of the given thickness (a foot).
+    Disc { radius: f64, thickness: f64 },
+}
+
+impl Sdf for Shape {
+    fn distance(&self, p: Vec3) -> f64 {
+        match *self {
+            Shape::Plane => p[2],
+            Shape::Box { half_extents: h } => {
+                let q = [p[0].abs() - h[0], p[1].abs() - h[1], p[2].abs() - h[2]];
+                let outside = norm([q[0].max(0.0), q[1].max(0.0), q[2].max(0.0)]);
+                outside + q[0].max(q[1]).max(q[2]).min(0.0)
+            }
+            Shape::Cylinder {
+                radius,
+                half_height,
+            } => cylinder_distance(p, radius, half_height),
+            Shape::Disc { radius, thickness } => cylinder_distance(p, radius, 0.5 * thickness),
+        }
+    }
+
+    fn gradient(&self, p: Vec3) -> Vec3 {
+        match *self {
+            Shape::Plane => [0.0, 0.0, 1.0],
+            _ => {
+                let h = 1e-9_f64.max(1e-7 * norm(p));
+                let mut g = [0.0; 3];
+                for i in 0..3 {
+                    let (mut a, mut b) = (p, p);
+                    a[i] += h;
+                    b[i] -= h;
+                    g[i] = (self.distance(a) - self.distance(b)) / (2.0 * h);
+                }
+                normalized(g)
+            }
+        }
+    }
+}
+
+/// Distance to a solid cylinder about z (radius r, from −h to +h).
+fn cylinder_distance(p: Vec3, radius: f64, half_height: f64) -> f64 {
+    let d = [
+        (p[0] * p[0] + p[1] * p[1]).sqrt() - radius,
+        p[2].abs() - half_height,
+    ];
+    let outside = (d[0].max(0.0).powi(2) + d[1].max(0.0).powi(2)).sqrt();
+    outside + d[0].max(d[1]).min(0.0)
+}
+
+pub fn norm(v: Vec3) -> f64 {
+    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+}
+
+pub fn normalized(v: Vec3) -> Vec3 {
+    let n = norm(v);
+    if n > 0.0 {
+        [v[0] / n, v[1] / n, v[2] / n]
+    } else {
+        [0.0, 0.0, 1.0]
+    }
+}
