@@ -23,7 +23,7 @@ use crate::problem::{self, InitialGuess, Problem, StartPosition};
 use crate::scalar::Scalar;
 use crate::solver::{self, IterationInfo, SolveReport, SolveSettings};
 use crate::symbolic::{Sx, SymbolicError};
-use crate::terrain::{AddedMass, Terrain};
+use crate::terrain::Terrain;
 use crate::transcription::{
     Bounded, Nlp, Node, Ocp, Phase, PhaseTrajectory, Point, PointBounds, PointConstraint, Scheme,
     Trajectory,
@@ -52,22 +52,8 @@ pub struct Jump {
 
 impl Jump {
     pub fn from_problem(problem: &Problem) -> Result<Jump, PlanError> {
-        let r = &problem.robot;
-        let robot = Hopper {
-            motor_mass: r.motor_mass,
-            rod_mass: r.rod_mass,
-            foot_mass: r.foot_mass,
-            spring_stiffness: r.spring_stiffness,
-            spring_damping: r.spring_damping,
-            spring_rest_length: r.spring_rest_length,
-            force_constant: r.force_constant,
-            position_gain: r.position_gain,
-            velocity_feedforward: r.velocity_feedforward,
-            velocity_gain: r.velocity_gain,
-            integral_gain: r.integral_gain,
-            gravity: problem.gravity,
-        };
-        let terrain = terrain_of(&problem.terrain, r.foot_radius);
+        let robot = Hopper::from_problem(problem);
+        let terrain = Terrain::from_problem(&problem.terrain, problem.robot.foot_radius);
         let domains: Vec<Domain> = problem.phases.iter().map(|p| domain_of(p.domain)).collect();
         if domains != [Domain::Stance, Domain::Flight] {
             let names: Vec<&str> = domains.iter().map(|d| d.name()).collect();
@@ -378,27 +364,6 @@ fn domain_of(domain: problem::Domain) -> Domain {
     match domain {
         problem::Domain::Stance => Domain::Stance,
         problem::Domain::Flight => Domain::Flight,
-    }
-}
-
-/// The model terrain of a problem's terrain section.
-pub fn terrain_of(terrain: &problem::Terrain, foot_radius: f64) -> Terrain {
-    match terrain.model {
-        problem::TerrainModel::Rigid => Terrain::Rigid,
-        problem::TerrainModel::AddedMass => {
-            let m = terrain.medium_parameters();
-            Terrain::AddedMass(AddedMass {
-                foot_radius,
-                recruitment_rate: m.recruitment_rate,
-                shear_band_angle: m.shear_band_angle(),
-                surrounding_mass_scaling: m.surrounding_mass_scaling,
-                volume_fraction: m.volume_fraction,
-                grain_density: m.grain_density,
-                penetration_stiffness: m.penetration_stiffness,
-                resistive_stress: m.resistive_stress,
-                drag_scaling: m.drag_scaling,
-            })
-        }
     }
 }
 

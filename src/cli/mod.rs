@@ -2,6 +2,7 @@
 
 mod bench;
 mod check;
+mod simulate;
 mod solve;
 
 use std::path::PathBuf;
@@ -20,6 +21,8 @@ pub struct Cli {
 enum Command {
     /// Solve a problem file: transcribe, run IPOPT, write results/<name>/.
     Solve(solve::Args),
+    /// Replay a solved plan's command in a forward simulator and compare with the plan.
+    Simulate(simulate::Args),
     /// Validate a problem file without solving it.
     Check(check::Args),
     /// Solve each shipped problem several times and report set-up and solve times.
@@ -34,6 +37,7 @@ pub struct BadInput(pub String);
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Solve(args) => solve::run(args),
+        Command::Simulate(args) => simulate::run(args),
         Command::Check(args) => check::run(args),
         Command::Bench(args) => bench::run(args),
     }

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::problem::Problem;
 use crate::scalar::Scalar;
 use crate::terrain::Terrain;
 
@@ -74,6 +75,25 @@ pub struct Forces<S> {
 }
 
 impl Hopper {
+    /// The robot of a problem file.
+    pub fn from_problem(problem: &Problem) -> Hopper {
+        let r = &problem.robot;
+        Hopper {
+            motor_mass: r.motor_mass,
+            rod_mass: r.rod_mass,
+            foot_mass: r.foot_mass,
+            spring_stiffness: r.spring_stiffness,
+            spring_damping: r.spring_damping,
+            spring_rest_length: r.spring_rest_length,
+            force_constant: r.force_constant,
+            position_gain: r.position_gain,
+            velocity_feedforward: r.velocity_feedforward,
+            velocity_gain: r.velocity_gain,
+            integral_gain: r.integral_gain,
+            gravity: problem.gravity,
+        }
+    }
+
     pub fn total_mass(&self) -> f64 {
         self.motor_mass + self.rod_mass + self.foot_mass
     }

@@ -11,6 +11,8 @@ use crate::planner::Plan;
 use crate::problem::Problem;
 use crate::transcription::Violation;
 
+pub mod run;
+
 #[derive(Debug, thiserror::Error)]
 #[error("could not write {}: {source}", path.display())]
 pub struct OutputError {

@@ -1,4 +1,8 @@
 //! Forward simulators that replay a plan's open-loop command: the reduced-order hybrid model
 //! with event location, and the discrete-element bed.
 
+pub mod command;
 pub mod dem;
+pub mod integrator;
+pub mod reduced;
+pub mod replay;

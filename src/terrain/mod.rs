@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 pub use added_mass::AddedMass;
 
+use crate::problem;
 use crate::scalar::Scalar;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -25,6 +26,27 @@ pub struct StanceFoot<S> {
 }
 
 impl Terrain {
+    /// The model terrain of a problem's terrain section, under a foot of `foot_radius`.
+    pub fn from_problem(terrain: &problem::Terrain, foot_radius: f64) -> Terrain {
+        match terrain.model {
+            problem::TerrainModel::Rigid => Terrain::Rigid,
+            problem::TerrainModel::AddedMass => {
+                let m = terrain.medium_parameters();
+                Terrain::AddedMass(AddedMass {
+                    foot_radius,
+                    recruitment_rate: m.recruitment_rate,
+                    shear_band_angle: m.shear_band_angle(),
+                    surrounding_mass_scaling: m.surrounding_mass_scaling,
+                    volume_fraction: m.volume_fraction,
+                    grain_density: m.grain_density,
+                    penetration_stiffness: m.penetration_stiffness,
+                    resistive_stress: m.resistive_stress,
+                    drag_scaling: m.drag_scaling,
+                })
+            }
+        }
+    }
+
     /// The foot in stance under `load`, the downward force the leg and the foot's weight put
     /// on the ground (F_s + m_f g), for a foot of mass `foot_mass`.
     pub fn stance<S: Scalar>(&self, z_f: &S, v_f: &S, load: &S, foot_mass: f64) -> StanceFoot<S> {

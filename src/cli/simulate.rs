@@ -1,0 +1,187 @@
+//! `loam simulate RUN_DIR`: replay a saved plan's command and compare with the plan.
+
+use std::path::{Path, PathBuf};
+
+use loam::output::{self, run::SavedPlan};
+use loam::problem;
+use loam::sim::reduced;
+use loam::sim::replay::{self, ReplaySummary};
+
+use super::BadInput;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Backend {
+    /// The reduced-order model with event detection (MODEL.md sections 1 and 2).
+    Reduced,
+    /// The discrete-element bed on the CPU.
+    DemCpu,
+    /// The discrete-element bed on a CUDA GPU.
+    DemCuda,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A folder written by `loam solve` (holding solution.json and trajectory.csv).
+    pub run_dir: PathBuf,
+    /// Replay on another terrain: a preset (`rigid`, `poppy_seeds`) or a problem file whose
+    /// `terrain` section is used. Default: the plan's own terrain.
+    #[arg(long, value_name = "PRESET|FILE")]
+    pub terrain: Option<String>,
+    #[arg(long, value_enum, default_value = "reduced")]
+    pub backend: Backend,
+    /// Relative tolerance of the integrator's error control.
+    #[arg(long, default_value_t = 1e-10)]
+    pub rtol: f64,
+    /// Absolute tolerance of the integrator's error control.
+    #[arg(long, default_value_t = 1e-12)]
+    pub atol: f64,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// A terrain section from `--terrain`: a preset name or a problem file.
+pub fn terrain_section(spec: &str) -> anyhow::Result<problem::Terrain> {
+    let path = Path::new(spec);
+    if spec == "rigid" {
+        return Ok(problem::Terrain {
+            model: problem::TerrainModel::Rigid,
+            ..Default::default()
+        });
+    }
+    if let Ok(medium) = problem::load_yaml::<problem::MediumPreset>(spec) {
+        if !path.exists() {
+            return Ok(problem::Terrain {
+                model: problem::TerrainModel::AddedMass,
+                medium,
+                ..Default::default()
+            });
+        }
+    }
+    if path.is_file() {
+        return Ok(problem::load(path, &[])?.terrain);
+    }
+    Err(BadInput(format!(
+        "--terrain {spec}: not a terrain preset (accepted: rigid, poppy_seeds) nor a problem file"
+    ))
+    .into())
+}
+
+/// Checks the tolerances, in one place for simulate and sweep.
+pub fn settings(rtol: f64, atol: f64) -> anyhow::Result<reduced::Settings> {
+    if !(rtol > 0.0 && rtol < 1.0 && atol > 0.0) {
+        return Err(BadInput(format!(
+            "--rtol {rtol} --atol {atol}: tolerances must be positive (and rtol below 1)"
+        ))
+        .into());
+    }
+    let mut settings = reduced::Settings::default();
+    settings.tolerances.rtol = rtol;
+    settings.tolerances.atol = atol;
+    Ok(settings)
+}
+
+/// Reads a plan folder; a folder that is missing or not loam's is bad input.
+pub fn read_plan(dir: &Path) -> anyhow::Result<SavedPlan> {
+    output::run::read_plan(dir).map_err(|e| BadInput(e.to_string()).into())
+}
+
+/// The replay's file stem: `replay` on the plan's own terrain, `replay-on-<terrain>` otherwise.
+pub fn replay_stem(plan: &SavedPlan, terrain: &problem::Terrain) -> String {
+    let own = plan.problem.terrain.model == terrain.model
+        && (terrain.model == problem::TerrainModel::Rigid
+            || plan.problem.terrain.medium_parameters() == terrain.medium_parameters());
+    if own {
+        "replay".into()
+    } else {
+        format!("replay-on-{}", replay::terrain_label(terrain))
+    }
+}
+
+/// Replays `plan` on `terrain` and writes `<stem>.csv` and `<stem>.json` into its folder.
+pub fn replay_and_write(
+    plan: &SavedPlan,
+    terrain: &problem::Terrain,
+    settings: reduced::Settings,
+) -> anyhow::Result<ReplaySummary> {
+    let (replay, summary) = replay::replay(plan, terrain, settings)?;
+    let stem = replay_stem(plan, terrain);
+    output::write_atomic(
+        &plan.dir.join(format!("{stem}.csv")),
+        replay::replay_csv(&replay).as_bytes(),
+    )?;
+    let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
+    output::write_atomic(&plan.dir.join(format!("{stem}.json")), json.as_bytes())?;
+    Ok(summary)
+}
+
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    let settings = settings(args.rtol, args.atol)?;
+    let plan = read_plan(&args.run_dir)?;
+    let terrain = match &args.terrain {
+        Some(spec) => terrain_section(spec)?,
+        None => plan.problem.terrain.clone(),
+    };
+    match args.backend {
+        Backend::Reduced => {}
+        other => return Err(BadInput(format!(
+            "--backend {other:?}: this build of loam has no DEM backend yet; use --backend reduced"
+        ))
+        .into()),
+    }
+    let summary = replay_and_write(&plan, &terrain, settings)?;
+    if !args.quiet {
+        print_summary(&summary, &args.run_dir.join(replay_stem(&plan, &terrain)));
+    }
+    Ok(if summary.apex_rise_m.is_some() { 0 } else { 1 })
+}
+
+fn print_summary(s: &ReplaySummary, stem: &Path) {
+    let mm = |v: f64| v * 1e3;
+    println!(
+        "replayed the {} plan on {} ({}; {} steps, {} rejected)",
+        s.plan_terrain, s.replay_terrain, s.backend, s.integration.steps, s.integration.rejected
+    );
+    if !s.plan_converged {
+        println!("  note: the plan did not converge; its command is the best iterate");
+    }
+    match (s.apex_rise_m, s.apex_error_percent) {
+        (Some(a), Some(p)) => println!(
+            "  apex rise  {:8.2} mm   planned {:8.2} mm   ({:+.2} mm, {:+.1} %)",
+            mm(a),
+            mm(s.planned_apex_rise_m),
+            mm(a - s.planned_apex_rise_m),
+            p
+        ),
+        _ => println!(
+            "  no apex reached within the time limit (planned rise {:.2} mm)",
+            mm(s.planned_apex_rise_m)
+        ),
+    }
+    match s.takeoff_s {
+        Some(t) => println!(
+            "  takeoff    {:8.4} s    planned {:8.4} s",
+            t, s.planned_takeoff_s
+        ),
+        None => println!("  the foot never left the ground"),
+    }
+    if let Some(t) = s.apex_time_s {
+        println!(
+            "  apex       {:8.4} s    planned {:8.4} s",
+            t, s.planned_apex_time_s
+        );
+    }
+    let worst = ["z_m", "z_r", "z_f"]
+        .iter()
+        .filter_map(|name| s.state_differences.iter().find(|d| d.state == *name))
+        .max_by(|a, b| a.max_abs.total_cmp(&b.max_abs));
+    if let Some(d) = worst {
+        println!(
+            "  largest position difference from the plan: {} by {:.3} mm at {:.4} s",
+            d.state,
+            mm(d.max_abs),
+            d.at_s
+        );
+    }
+    println!("  wrote {}.csv and .json", stem.display());
+}

@@ -1,0 +1,414 @@
+//! The reduced-order replay: the hopper of MODEL.md section 1 on a terrain model, driven by an
+//! open-loop command z_d(t) alone, integrated by Dormand–Prince 5(4) with event location.
+//!
+//! The simulator finds the contact switches itself; it never looks at the plan's schedule.
+//! The foot is in one of three modes:
+//!
+//! - **stick**: the foot rests on the ground and the ground holds any load
+//!   0 ≤ F_s + m_f g ≤ capacity (rigid ground: any load; a bed: F_hyd at the foot's depth,
+//!   MODEL.md section 2's stick law). The foot does not move.
+//! - **sink** (beds only): the load exceeds F_hyd and the foot sinks under the added-mass
+//!   dynamics, until ż_f returns to 0.
+//! - **flight**: the load turned negative (the spring pulls the foot up); the foot moves freely
+//!   above the floor it left (the ground on rigid terrain, the crater's floor in a bed).
+//!   Touching the floor again: on rigid ground a plastic impact (the foot stops); in a bed the
+//!   foot keeps its velocity and sinks again under the bed's dynamics.
+//!
+//! The replay stops at the first apex of the centre of mass in flight, where
+//! Σ m_i ż_i falls through 0, the plan's own end condition.
+//!
+//! Every derivative comes from [`Hopper::derivatives`], the generic code the planner
+//! differentiates: stick evaluates the stance domain on rigid ground (the foot held), sink the
+//! stance domain on the bed, flight the flight domain.
+
+use serde::Serialize;
+
+use super::command::{Command, Segment};
+use super::integrator::{self, Attempt, Tolerances};
+use crate::model::hopper::{state, Domain, Hopper};
+use crate::terrain::Terrain;
+
+pub const N: usize = state::COUNT;
+
+/// How the foot meets the ground.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Stick,
+    Sink,
+    Flight,
+}
+
+impl Mode {
+    /// The model domain the mode belongs to.
+    pub fn domain(self) -> Domain {
+        match self {
+            Mode::Stick | Mode::Sink => Domain::Stance,
+            Mode::Flight => Domain::Flight,
+        }
+    }
+}
+
+/// What happened at an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// The load exceeded the bed's static resistance: the foot starts to sink.
+    Yield,
+    /// A sinking foot came to rest.
+    Rest,
+    /// The foot left the ground.
+    Takeoff,
+    /// The foot came back down on the floor.
+    Touchdown,
+    /// The centre of mass reached its highest point in flight.
+    Apex,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Event {
+    pub t: f64,
+    pub kind: EventKind,
+    /// The mode after the event.
+    pub mode: Mode,
+}
+
+/// One output sample.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    pub t: f64,
+    pub mode: Mode,
+    pub x: [f64; N],
+    pub u: f64,
+    pub motor_force: f64,
+    pub spring_force: f64,
+    pub terrain_force: f64,
+}
+
+/// Integrator and output settings.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub tolerances: Tolerances,
+    /// Output sampling interval [s].
+    pub output_interval: f64,
+    /// The replay gives up (no apex) this long after the command ends [s].
+    pub time_after_command: f64,
+    /// Guard offsets: a switch fires when a load passes its bound by `load_margin` [N] or the
+    /// foot passes the floor by `height_margin` [m]. They keep a state that starts exactly on
+    /// a guard (the robot at rest in equilibrium) from switching at t = 0.
+    pub load_margin: f64,
+    pub height_margin: f64,
+    pub max_steps: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            tolerances: Tolerances::default(),
+            output_interval: 5e-4,
+            time_after_command: 1.0,
+            load_margin: 1e-9,
+            height_margin: 1e-12,
+            max_steps: 2_000_000,
+        }
+    }
+}
+
+/// A finished replay.
+#[derive(Clone, Debug)]
+pub struct Replay {
+    pub samples: Vec<Sample>,
+    pub events: Vec<Event>,
+    /// The state at the apex; `None` when the robot never reached one before the time limit.
+    pub apex: Option<(f64, [f64; N])>,
+    pub initial: [f64; N],
+    pub steps: usize,
+    pub rejected: usize,
+}
+
+impl Replay {
+    /// z_r at the apex minus z_r at the start (the planner's definition of the jump height).
+    pub fn apex_rise(&self) -> Option<f64> {
+        self.apex
+            .map(|(_, x)| x[state::Z_R] - self.initial[state::Z_R])
+    }
+
+    /// The first takeoff.
+    pub fn takeoff_time(&self) -> Option<f64> {
+        self.events
+            .iter()
+            .find(|e| e.kind == EventKind::Takeoff)
+            .map(|e| e.t)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("the replay took more than {0} integrator steps at t = {1} s; the dynamics are too stiff or chattering")]
+    TooManySteps(usize, f64),
+    #[error(
+        "the integrator's step fell below {h:e} s at t = {t} s (state not finite or too stiff)"
+    )]
+    StepTooSmall { t: f64, h: f64 },
+}
+
+/// The hopper on one terrain under one command.
+pub struct Simulator<'a> {
+    pub robot: &'a Hopper,
+    pub terrain: &'a Terrain,
+    pub command: &'a Command,
+    pub settings: Settings,
+}
+
+impl Simulator<'_> {
+    /// ẋ in `mode` at (t, x) with the command's piece `segment`; z_d is taken from the command,
+    /// not from the state, so the replay follows the command exactly.
+    fn derivatives(&self, mode: Mode, segment: Segment, t: f64, x: &[f64; N]) -> [f64; N] {
+        let (z_d, u) = self.command.eval(segment, t);
+        let mut x = *x;
+        x[state::Z_D] = z_d;
+        let dx = match mode {
+            Mode::Stick => self
+                .robot
+                .derivatives(Domain::Stance, &Terrain::Rigid, &x, &u),
+            Mode::Sink => self.robot.derivatives(Domain::Stance, self.terrain, &x, &u),
+            Mode::Flight => self.robot.derivatives(Domain::Flight, self.terrain, &x, &u),
+        };
+        dx.try_into().expect("the hopper has N states")
+    }
+
+    fn sample(&self, mode: Mode, t: f64, x: &[f64; N]) -> Sample {
+        let (z_d, u) = self.command.at(t);
+        let mut x = *x;
+        x[state::Z_D] = z_d;
+        let forces = match mode {
+            Mode::Stick => self.robot.forces(Domain::Stance, &Terrain::Rigid, &x, &u),
+            _ => self.robot.forces(mode.domain(), self.terrain, &x, &u),
+        };
+        Sample {
+            t,
+            mode,
+            x,
+            u,
+            motor_force: forces.motor,
+            spring_force: forces.spring,
+            terrain_force: forces.terrain,
+        }
+    }
+
+    /// The most load the ground holds with the foot at rest at height `z_f`.
+    fn capacity(&self, z_f: f64) -> f64 {
+        match self.terrain {
+            Terrain::Rigid => f64::INFINITY,
+            Terrain::AddedMass(bed) => bed.static_resistance((-z_f).max(0.0)),
+        }
+    }
+
+    /// The guards of `mode`: each event fires when its function rises through 0.
+    fn guards(&self, mode: Mode, floor: f64, x: &[f64; N]) -> [(EventKind, f64); 2] {
+        let margin = self.settings.load_margin;
+        let load = self.robot.ground_load(x.as_slice());
+        match mode {
+            Mode::Stick => [
+                (
+                    EventKind::Yield,
+                    load - self.capacity(x[state::Z_F]) - margin,
+                ),
+                (EventKind::Takeoff, -load - margin),
+            ],
+            Mode::Sink => [
+                (EventKind::Rest, x[state::V_F]),
+                (EventKind::Rest, f64::NEG_INFINITY),
+            ],
+            Mode::Flight => [
+                (
+                    EventKind::Touchdown,
+                    floor - x[state::Z_F] - self.settings.height_margin,
+                ),
+                (EventKind::Apex, -self.robot.momentum(x.as_slice())),
+            ],
+        }
+    }
+
+    /// The mode of a foot on the ground at rest or moving down: the stick law.
+    fn contact_mode(&self, x: &[f64; N]) -> Mode {
+        let load = self.robot.ground_load(x.as_slice());
+        let margin = self.settings.load_margin;
+        if x[state::V_F] < 0.0 && !matches!(self.terrain, Terrain::Rigid) {
+            Mode::Sink
+        } else if load < -margin {
+            Mode::Flight
+        } else if load > self.capacity(x[state::Z_F]) + margin {
+            Mode::Sink
+        } else {
+            Mode::Stick
+        }
+    }
+
+    /// Replays the command from `initial` (the robot at rest on the ground). `sample_times`
+    /// are extra instants to sample besides the regular output grid (e.g. the plan's nodes).
+    pub fn run(&self, initial: [f64; N], sample_times: &[f64]) -> Result<Replay, SimError> {
+        let s = &self.settings;
+        let t_end = self.command.end_time() + s.time_after_command;
+        let mut times: Vec<f64> = (1..)
+            .map(|k| k as f64 * s.output_interval)
+            .take_while(|&t| t <= t_end)
+            .chain(sample_times.iter().copied().filter(|&t| t > 0.0))
+            .collect();
+        times.sort_by(f64::total_cmp);
+        times.dedup();
+        let mut next_sample = 0;
+
+        let mut x = initial;
+        x[state::Z_D] = self.command.at(0.0).0;
+        let mut mode = self.contact_mode(&x);
+        if mode == Mode::Stick {
+            x[state::V_F] = 0.0;
+        }
+        let mut floor = x[state::Z_F];
+        let mut t = 0.0;
+        let mut h: f64 = 1e-5;
+        let mut replay = Replay {
+            samples: vec![self.sample(mode, 0.0, &x)],
+            events: Vec::new(),
+            apex: None,
+            initial: x,
+            steps: 0,
+            rejected: 0,
+        };
+        let breakpoints = self.command.breakpoints();
+        while t < t_end {
+            if replay.steps + replay.rejected >= s.max_steps {
+                return Err(SimError::TooManySteps(s.max_steps, t));
+            }
+            // Never step across a node of the command: its derivatives jump there.
+            let next_break = breakpoints
+                .iter()
+                .copied()
+                .find(|&b| b > t * (1.0 + 1e-15) + 1e-15)
+                .unwrap_or(t_end);
+            let h_try = h.min(next_break - t).min(t_end - t);
+            if h_try < 1e-14 * (1.0 + t) {
+                // Within rounding of a node: step over it.
+                if next_break - t < 1e-12 {
+                    t = next_break;
+                    continue;
+                }
+                return Err(SimError::StepTooSmall { t, h: h_try });
+            }
+            let segment = self.command.segment(t + 0.5 * h_try);
+            let mut f = |tt: f64, xx: &[f64; N]| self.derivatives(mode, segment, tt, xx);
+            let dx0 = f(t, &x);
+            let (attempt, h_next) = integrator::attempt(&mut f, t, &x, &dx0, h_try, s.tolerances);
+            let step = match attempt {
+                Attempt::Rejected { .. } => {
+                    replay.rejected += 1;
+                    h = h_next;
+                    continue;
+                }
+                Attempt::Accepted(step) => step,
+            };
+            replay.steps += 1;
+            if h_try == h {
+                h = h_next;
+            } else {
+                // A step cut short by a node says little about the step size that works.
+                h = h.max(h_next);
+            }
+
+            // The earliest guard to rise through 0 within the step.
+            let before = self.guards(mode, floor, &step.x0);
+            let after = self.guards(mode, floor, &step.x1);
+            let mut event: Option<(f64, EventKind)> = None;
+            for i in 0..2 {
+                let (kind, g0) = before[i];
+                let g1 = after[i].1;
+                if g0 < 0.0 && g1 >= 0.0 {
+                    let mut g = |tt: f64| self.guards(mode, floor, &step.interpolate(tt))[i].1;
+                    let te = integrator::locate_root(&mut g, step.t0, step.t1(), 1e-13);
+                    if event.is_none_or(|(t_best, _)| te < t_best) {
+                        event = Some((te, kind));
+                    }
+                }
+            }
+
+            let (t_new, mut x_new) = match event {
+                None => (step.t1(), step.x1),
+                Some((te, _)) if te >= step.t1() => (step.t1(), step.x1),
+                // Re-step exactly to the event so its state carries the full order.
+                Some((te, _)) => {
+                    let (exact, _) = integrator::step(
+                        &mut f,
+                        step.t0,
+                        &step.x0,
+                        &dx0,
+                        te - step.t0,
+                        s.tolerances,
+                    );
+                    (te, exact.x1)
+                }
+            };
+            while next_sample < times.len() && times[next_sample] <= t_new {
+                let ts = times[next_sample];
+                let xs = if ts >= t_new {
+                    x_new
+                } else {
+                    step.interpolate(ts)
+                };
+                replay.samples.push(self.sample(mode, ts, &xs));
+                next_sample += 1;
+            }
+            t = t_new;
+
+            if let Some((_, mut kind)) = event {
+                match kind {
+                    EventKind::Apex => {
+                        replay.apex = Some((t, x_new));
+                        replay.events.push(Event { t, kind, mode });
+                        replay.samples.push(self.sample(mode, t, &x_new));
+                        return Ok(replay);
+                    }
+                    EventKind::Takeoff => {
+                        mode = Mode::Flight;
+                        floor = x_new[state::Z_F];
+                    }
+                    EventKind::Yield => mode = Mode::Sink,
+                    EventKind::Rest | EventKind::Touchdown => {
+                        if kind == EventKind::Touchdown && matches!(self.terrain, Terrain::Rigid) {
+                            // A plastic impact: the rigid ground stops the foot.
+                            x_new[state::V_F] = 0.0;
+                            x_new[state::Z_F] = floor;
+                        }
+                        if kind == EventKind::Rest {
+                            x_new[state::V_F] = 0.0;
+                        }
+                        mode = self.contact_mode(&x_new);
+                        if mode == Mode::Flight {
+                            // The foot came to rest with the spring already pulling it up.
+                            kind = EventKind::Takeoff;
+                            floor = x_new[state::Z_F];
+                        }
+                    }
+                }
+                if mode == Mode::Stick {
+                    x_new[state::V_F] = 0.0;
+                }
+                replay.events.push(Event { t, kind, mode });
+                replay.samples.push(self.sample(mode, t, &x_new));
+                // A flight that starts with the centre of mass already falling has its apex
+                // at takeoff.
+                if mode == Mode::Flight && self.robot.momentum(x_new.as_slice()) <= 0.0 {
+                    replay.apex = Some((t, x_new));
+                    replay.events.push(Event {
+                        t,
+                        kind: EventKind::Apex,
+                        mode,
+                    });
+                    return Ok(replay);
+                }
+            }
+            x = x_new;
+        }
+        Ok(replay)
+    }
+}
