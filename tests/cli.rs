@@ -523,3 +523,68 @@ fn set_overrides_the_file_and_results_default_to_results_name() {
     let rise = number(&solution, "/apex_rise_m");
     assert!((rise - 0.05).abs() < 1e-4, "apex rise {rise}");
 }
+
+// ---------------------------------------------------------------------------
+// simulate
+// ---------------------------------------------------------------------------
+
+#[test]
+fn simulate_replays_on_the_plans_terrain_and_on_another() {
+    let dir = TempDir::new("simulate");
+    let solve = loam(
+        dir.path(),
+        &["solve", &shipped("hopper_rigid.yaml"), "--out", "run", "-q"],
+    );
+    assert_eq!(solve.code, 0, "{}", solve.dump());
+
+    let own = loam(dir.path(), &["simulate", "run"]);
+    assert_eq!(own.code, 0, "{}", own.dump());
+    assert_contains(&own.stdout, &["apex rise", "takeoff", "replay.csv"]);
+    let summary = read_json(&dir.path().join("run/replay.json"));
+    let rise = number(&summary, "/apex_rise_m");
+    assert!((rise - 0.06).abs() < 0.0006, "replayed rise {rise}");
+    let csv = std::fs::read_to_string(dir.path().join("run/replay.csv")).unwrap();
+    assert!(csv.starts_with("t,domain,z_m,v_m,z_r,v_r,z_f,v_f,e,z_d,u,F_m,F_s,F_terrain\n"));
+    assert!(csv.contains(",flight,") && csv.contains(",stance,"));
+
+    let other = loam(dir.path(), &["simulate", "run", "--terrain", "poppy_seeds"]);
+    assert_eq!(other.code, 0, "{}", other.dump());
+    let summary = read_json(&dir.path().join("run/replay-on-poppy_seeds.json"));
+    assert_eq!(summary["replay_terrain"], "poppy_seeds");
+    assert!(number(&summary, "/apex_rise_m") < 0.05, "{summary}");
+}
+
+#[test]
+fn simulate_refuses_a_missing_folder() {
+    let dir = TempDir::new("simulate-missing");
+    let out = loam(dir.path(), &["simulate", "no/such/run"]);
+    assert_eq!(out.code, 2, "{}", out.dump());
+    assert_contains(&out.stderr, &["no/such/run", "no such folder"]);
+}
+
+#[test]
+fn simulate_refuses_a_folder_that_is_not_a_loam_result() {
+    let dir = TempDir::new("simulate-foreign");
+    dir.write("notes.txt", "hello");
+    let out = loam(dir.path(), &["simulate", "."]);
+    assert_eq!(out.code, 2, "{}", out.dump());
+    assert_contains(&out.stderr, &["not a loam result", "solution.json"]);
+    dir.write("solution.json", "{\"status\": 1}");
+    let out = loam(dir.path(), &["simulate", "."]);
+    assert_eq!(out.code, 2, "{}", out.dump());
+    assert_contains(&out.stderr, &["not a loam result", "loam_version"]);
+}
+
+#[test]
+fn simulate_refuses_an_unknown_terrain_preset() {
+    let dir = TempDir::new("simulate-terrain");
+    let solve = loam(
+        dir.path(),
+        &["solve", &shipped("hopper_rigid.yaml"), "--out", "run", "-q"],
+    );
+    assert_eq!(solve.code, 0, "{}", solve.dump());
+    let out = loam(dir.path(), &["simulate", "run", "--terrain", "quicksand"]);
+    assert_eq!(out.code, 2, "{}", out.dump());
+    assert_contains(&out.stderr, &["quicksand", "rigid, poppy_seeds"]);
+    assert!(!dir.path().join("run/replay-on-quicksand.csv").exists());
+}

@@ -124,10 +124,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     };
     match args.backend {
         Backend::Reduced => {}
-        other => return Err(BadInput(format!(
+        other => {
+            return Err(BadInput(format!(
             "--backend {other:?}: this build of loam has no DEM backend yet; use --backend reduced"
         ))
-        .into()),
+            .into())
+        }
     }
     let summary = replay_and_write(&plan, &terrain, settings)?;
     if !args.quiet {

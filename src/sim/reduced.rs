@@ -15,7 +15,10 @@
 //!   foot keeps its velocity and sinks again under the bed's dynamics.
 //!
 //! The replay stops at the first apex of the centre of mass in flight, where
-//! Σ m_i ż_i falls through 0, the plan's own end condition.
+//! Σ m_i ż_i falls through 0, the plan's own end condition. A hop that leaves the ground with
+//! the centre of mass already falling (the foot unloaded for an instant while the plan rides
+//! its F_s + m_f g ≥ 0 bound) has no such apex: the foot comes back down and the replay
+//! goes on.
 //!
 //! Every derivative comes from [`Hopper::derivatives`], the generic code the planner
 //! differentiates: stick evaluates the stance domain on rigid ground (the foot held), sink the
@@ -133,10 +136,11 @@ impl Replay {
             .map(|(_, x)| x[state::Z_R] - self.initial[state::Z_R])
     }
 
-    /// The first takeoff.
+    /// The jump's takeoff: the last before the apex (an unloaded foot may hop earlier).
     pub fn takeoff_time(&self) -> Option<f64> {
         self.events
             .iter()
+            .rev()
             .find(|e| e.kind == EventKind::Takeoff)
             .map(|e| e.t)
     }
@@ -261,11 +265,18 @@ impl Simulator<'_> {
 
         let mut x = initial;
         x[state::Z_D] = self.command.at(0.0).0;
-        let mut mode = self.contact_mode(&x);
+        // The ground is the surface z = 0 or, for a foot that starts in a bed, where it rests.
+        let mut floor = x[state::Z_F].min(0.0);
+        let airborne = x[state::Z_F] > floor + s.height_margin
+            || (x[state::Z_F] >= floor && x[state::V_F] > 0.0);
+        let mut mode = if airborne {
+            Mode::Flight
+        } else {
+            self.contact_mode(&x)
+        };
         if mode == Mode::Stick {
             x[state::V_F] = 0.0;
         }
-        let mut floor = x[state::Z_F];
         let mut t = 0.0;
         let mut h: f64 = 1e-5;
         let mut replay = Replay {
@@ -395,17 +406,6 @@ impl Simulator<'_> {
                 }
                 replay.events.push(Event { t, kind, mode });
                 replay.samples.push(self.sample(mode, t, &x_new));
-                // A flight that starts with the centre of mass already falling has its apex
-                // at takeoff.
-                if mode == Mode::Flight && self.robot.momentum(x_new.as_slice()) <= 0.0 {
-                    replay.apex = Some((t, x_new));
-                    replay.events.push(Event {
-                        t,
-                        kind: EventKind::Apex,
-                        mode,
-                    });
-                    return Ok(replay);
-                }
             }
             x = x_new;
         }
