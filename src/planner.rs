@@ -411,11 +411,17 @@ pub fn plan(
 ) -> Result<Plan, PlanError> {
     let started = Instant::now();
     let (jump, mut nlp) = transcribe(problem)?;
+    // A start point from an NLP of another shape (another terrain's constraints) is ignored.
+    let start = start.filter(|(x, m)| {
+        x.len() == nlp.n_variables()
+            && m.g.len() == nlp.n_constraints()
+            && m.x_lower.len() == nlp.n_variables()
+    });
     let x0 = match start {
-        Some((x, _)) if x.len() == nlp.n_variables() => x.to_vec(),
-        _ => jump.initial_guess(problem.initial_guess, &nlp),
+        Some((x, _)) => x.to_vec(),
+        None => jump.initial_guess(problem.initial_guess, &nlp),
     };
-    let warm = start.and_then(|(x, m)| (x.len() == nlp.n_variables()).then_some(m));
+    let warm = start.map(|(_, m)| m);
     let setup_seconds = started.elapsed().as_secs_f64();
     let report = solver::solve(&mut nlp, &x0, settings, warm, on_iteration)?;
     let trajectory = nlp.unpack(&report.x);

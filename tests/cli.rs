@@ -588,3 +588,85 @@ fn simulate_refuses_an_unknown_terrain_preset() {
     assert_contains(&out.stderr, &["quicksand", "rigid, poppy_seeds"]);
     assert!(!dir.path().join("run/replay-on-quicksand.csv").exists());
 }
+
+// ---------------------------------------------------------------------------
+// sweep
+// ---------------------------------------------------------------------------
+
+#[test]
+fn sweep_refuses_a_malformed_range_before_solving() {
+    let dir = TempDir::new("sweep-range");
+    for range in [
+        "task.apex_height=0.03:0.10",
+        "task.apex_height=0.10:0.03:0.01",
+        "task.apex_height=0.03:0.10:-1",
+        "task.apex_height",
+    ] {
+        let out = loam(
+            dir.path(),
+            &[
+                "sweep",
+                &shipped("hopper_rigid.yaml"),
+                "--vary",
+                range,
+                "--out",
+                "sw",
+            ],
+        );
+        assert_eq!(out.code, 2, "{range}: {}", out.dump());
+        assert_contains(&out.stderr, &["--vary", "START:STOP:STEP"]);
+        assert!(!dir.path().join("sw").exists(), "{range} wrote output");
+    }
+    // A field that does not exist is the problem loader's error, with its suggestion.
+    let out = loam(
+        dir.path(),
+        &[
+            "sweep",
+            &shipped("hopper_rigid.yaml"),
+            "--vary",
+            "task.apex_hieght=0.03,0.04",
+            "--out",
+            "sw",
+        ],
+    );
+    assert_eq!(out.code, 2, "{}", out.dump());
+    assert_contains(&out.stderr, &["apex_hieght", "apex_height"]);
+    assert!(!dir.path().join("sw").exists());
+}
+
+#[test]
+fn sweep_solves_and_replays_every_point_on_both_terrains() {
+    let dir = TempDir::new("sweep");
+    let out = loam(
+        dir.path(),
+        &[
+            "sweep",
+            &shipped("hopper_rigid.yaml"),
+            "--vary",
+            "task.apex_height=0.04:0.06:0.02",
+            "--out",
+            "sw",
+            "-q",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.dump());
+    let csv = std::fs::read_to_string(dir.path().join("sw/sweep.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 4, "{csv}");
+    for row in rows {
+        let f: Vec<&str> = row.split(',').collect();
+        let (target, achieved): (f64, f64) = (f[1].parse().unwrap(), f[8].parse().unwrap());
+        match f[7] {
+            // On its own terrain the plan hits its target; on poppy seeds it falls short.
+            "rigid" => assert!((achieved - target).abs() < 0.01 * target, "{row}"),
+            "poppy_seeds" => assert!(achieved < 0.8 * target, "{row}"),
+            other => panic!("replay terrain {other}"),
+        }
+        assert!(dir
+            .path()
+            .join("sw")
+            .join(f[10])
+            .join("replay.csv")
+            .exists());
+    }
+}

@@ -10,11 +10,33 @@ use loam::problem::{self, InitialGuess, Problem};
 use loam::solver::{OptionValue, SolveSettings};
 
 #[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Args {
+    #[command(subcommand)]
+    what: Option<What>,
     /// Problem files (default: every problems/*.yaml).
     files: Vec<PathBuf>,
     /// Solves per configuration.
     #[arg(long, default_value_t = 5)]
+    repeat: usize,
+}
+
+#[derive(clap::Subcommand)]
+enum What {
+    /// A height sweep solved warm-started against the same sweep solved cold, in order, in
+    /// this process.
+    Sweep(SweepArgs),
+}
+
+#[derive(clap::Args)]
+struct SweepArgs {
+    /// Problem files (default: every problems/*.yaml).
+    files: Vec<PathBuf>,
+    /// The heights: START:STOP:STEP in metres.
+    #[arg(long, default_value = "0.03:0.10:0.01")]
+    heights: String,
+    /// Sweeps per configuration.
+    #[arg(long, default_value_t = 3)]
     repeat: usize,
 }
 
@@ -26,6 +48,9 @@ struct Sample {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    if let Some(What::Sweep(sweep)) = args.what {
+        return run_sweep(sweep);
+    }
     let files = if args.files.is_empty() {
         shipped_problems()?
     } else {
@@ -130,4 +155,65 @@ fn shipped_problems() -> anyhow::Result<Vec<PathBuf>> {
         .collect();
     files.sort();
     Ok(files)
+}
+
+/// Cold against warm-started sweeps over the same heights, alternating so that both see the
+/// same machine state; medians of the total wall time, with iterations summed over the sweep.
+fn run_sweep(args: SweepArgs) -> anyhow::Result<u8> {
+    let files = if args.files.is_empty() {
+        shipped_problems()?
+    } else {
+        args.files
+    };
+    let axis = super::sweep::parse_axis(&format!("task.apex_height={}", args.heights))?;
+    println!(
+        "{:<22} {:<6} {:>5} {:>20} {:>11} {:>10}",
+        "problem", "start", "runs", "sweep ms (range)", "iterations", "converged"
+    );
+    for file in files {
+        let problems: Vec<Problem> = axis
+            .values
+            .iter()
+            .map(|h| problem::load(&file, &[format!("task.apex_height={h}")]))
+            .collect::<Result<_, _>>()?;
+        let name = file
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        let mut runs: [Vec<(f64, usize, usize)>; 2] = [Vec::new(), Vec::new()];
+        for _ in 0..args.repeat.max(1) {
+            for (slot, warm) in [(0, false), (1, true)] {
+                let started = Instant::now();
+                let (mut iterations, mut converged) = (0, 0);
+                super::sweep::solve_in_order(problems.iter(), warm, |_, plan| {
+                    iterations += plan.report.iterations;
+                    converged += plan.report.converged as usize;
+                    Ok(())
+                })?;
+                runs[slot].push((started.elapsed().as_secs_f64(), iterations, converged));
+            }
+        }
+        let mut medians = [0.0; 2];
+        for (slot, label) in [(0, "cold"), (1, "warm")] {
+            let times: Vec<f64> = runs[slot].iter().map(|r| r.0 * 1e3).collect();
+            let lo = times.iter().cloned().fold(f64::INFINITY, f64::min);
+            let hi = times.iter().cloned().fold(0.0, f64::max);
+            medians[slot] = median(times);
+            let (_, iterations, converged) = runs[slot][0];
+            println!(
+                "{name:<22} {label:<6} {:>5} {:>8.0} ({lo:.0}-{hi:.0}) {iterations:>11} {converged:>6}/{}",
+                runs[slot].len(),
+                medians[slot],
+                problems.len()
+            );
+        }
+        println!(
+            "{:<22} warm-started sweep is {:.2}x as fast as the cold one (median wall time)",
+            "",
+            medians[0] / medians[1]
+        );
+    }
+    println!("a warm solve that does not converge is re-solved cold; its time counts.");
+    Ok(0)
 }

@@ -4,6 +4,7 @@ mod bench;
 mod check;
 mod simulate;
 mod solve;
+mod sweep;
 
 use std::path::PathBuf;
 
@@ -23,6 +24,8 @@ enum Command {
     Solve(solve::Args),
     /// Replay a solved plan's command in a forward simulator and compare with the plan.
     Simulate(simulate::Args),
+    /// Solve a problem over a grid of values and replay every plan on two terrains.
+    Sweep(sweep::Args),
     /// Validate a problem file without solving it.
     Check(check::Args),
     /// Solve each shipped problem several times and report set-up and solve times.
@@ -38,6 +41,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Solve(args) => solve::run(args),
         Command::Simulate(args) => simulate::run(args),
+        Command::Sweep(args) => sweep::run(args),
         Command::Check(args) => check::run(args),
         Command::Bench(args) => bench::run(args),
     }
