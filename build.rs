@@ -1,3 +1,4 @@
+#![cfg_attr(not(feature = "planner"), allow(dead_code, unused_imports))]
 //! Provisions CasADi 3.8.2 and IPOPT 3.14 (both from the pinned PyPI wheel `casadi==3.8.2`),
 //! compiles the cxx bridge against CasADi's headers and links both libraries with an rpath.
 //!
@@ -14,6 +15,17 @@ use std::process::Command;
 const CASADI_VERSION: &str = "3.8.2";
 
 fn main() {
+    // Replay-only builds (no `planner` feature) link neither CasADi nor IPOPT.
+    if env::var_os("CARGO_FEATURE_PLANNER").is_some() {
+        provision_and_link();
+    }
+}
+
+#[cfg(not(feature = "planner"))]
+fn provision_and_link() {}
+
+#[cfg(feature = "planner")]
+fn provision_and_link() {
     println!("cargo:rerun-if-env-changed=LOAM_CASADI_DIR");
     println!("cargo:rerun-if-env-changed=XDG_CACHE_HOME");
     for file in [

@@ -1,12 +1,14 @@
 //! Subcommands, one file each. This is the only layer that prints.
 
+#[cfg(feature = "planner")]
 mod bench;
+#[cfg(feature = "planner")]
 mod check;
 mod simulate;
+#[cfg(feature = "planner")]
 mod solve;
+#[cfg(feature = "planner")]
 mod sweep;
-
-use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
@@ -21,14 +23,18 @@ pub struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Solve a problem file: transcribe, run IPOPT, write results/<name>/.
+    #[cfg(feature = "planner")]
     Solve(solve::Args),
     /// Replay a solved plan's command in a forward simulator and compare with the plan.
     Simulate(simulate::Args),
     /// Solve a problem over a grid of values and replay every plan on two terrains.
+    #[cfg(feature = "planner")]
     Sweep(sweep::Args),
     /// Validate a problem file without solving it.
+    #[cfg(feature = "planner")]
     Check(check::Args),
     /// Solve each shipped problem several times and report set-up and solve times.
+    #[cfg(feature = "planner")]
     Bench(bench::Args),
 }
 
@@ -39,10 +45,14 @@ pub struct BadInput(pub String);
 
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
+        #[cfg(feature = "planner")]
         Command::Solve(args) => solve::run(args),
         Command::Simulate(args) => simulate::run(args),
+        #[cfg(feature = "planner")]
         Command::Sweep(args) => sweep::run(args),
+        #[cfg(feature = "planner")]
         Command::Check(args) => check::run(args),
+        #[cfg(feature = "planner")]
         Command::Bench(args) => bench::run(args),
     }
 }
@@ -51,14 +61,7 @@ pub fn exit_code(error: &anyhow::Error) -> u8 {
     let bad_input = error.chain().any(|cause| {
         cause.is::<loam::problem::ProblemError>()
             || cause.is::<BadInput>()
-            || matches!(
-                cause.downcast_ref::<loam::solver::IpoptError>(),
-                Some(loam::solver::IpoptError::Option { .. })
-            )
-            || matches!(
-                cause.downcast_ref::<loam::planner::PlanError>(),
-                Some(loam::planner::PlanError::Schedule(_))
-            )
+            || planner_bad_input(cause)
     });
     if bad_input {
         2
@@ -67,16 +70,34 @@ pub fn exit_code(error: &anyhow::Error) -> u8 {
     }
 }
 
+#[cfg(feature = "planner")]
+fn planner_bad_input(cause: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(
+        cause.downcast_ref::<loam::solver::IpoptError>(),
+        Some(loam::solver::IpoptError::Option { .. })
+    ) || matches!(
+        cause.downcast_ref::<loam::planner::PlanError>(),
+        Some(loam::planner::PlanError::Schedule(_))
+    )
+}
+
+#[cfg(not(feature = "planner"))]
+fn planner_bad_input(_: &(dyn std::error::Error + 'static)) -> bool {
+    false
+}
+
 /// Problem file and `--set` overrides, shared by the subcommands that read one.
+#[cfg(feature = "planner")]
 #[derive(clap::Args)]
 pub struct ProblemArgs {
     /// The problem file (YAML).
-    pub file: PathBuf,
+    pub file: std::path::PathBuf,
     /// Override a field: --set task.apex_height=0.08 (repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub overrides: Vec<String>,
 }
 
+#[cfg(feature = "planner")]
 impl ProblemArgs {
     /// Loads and validates the problem, IPOPT options included, before any work starts.
     pub fn load(&self) -> anyhow::Result<loam::problem::Problem> {
