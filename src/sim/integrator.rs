@@ -270,7 +270,7 @@ mod tests {
         let tol = Tolerances::default();
         let (mut t, mut x) = (0.0, [1.0]);
         let mut dx = f(t, &x);
-        let mut h = 1e-3;
+        let mut h: f64 = 1e-3;
         let mut worst_dense: f64 = 0.0;
         while t < 1.0 {
             h = h.min(1.0 - t);
