@@ -3,6 +3,7 @@
 pub mod model;
 pub mod output;
 pub mod planner;
+pub mod plot;
 pub mod problem;
 pub mod scalar;
 pub mod sim;

@@ -2,6 +2,7 @@
 
 mod bench;
 mod check;
+mod plot;
 mod solve;
 
 use std::path::PathBuf;
@@ -24,6 +25,8 @@ enum Command {
     Check(check::Args),
     /// Solve each shipped problem several times and report set-up and solve times.
     Bench(bench::Args),
+    /// Draw the figures of a result folder (a run and its replays, a sweep, a DEM replay).
+    Plot(plot::Args),
 }
 
 /// Input the user must fix: exit code 2.
@@ -36,6 +39,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Solve(args) => solve::run(args),
         Command::Check(args) => check::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Plot(args) => plot::run(args),
     }
 }
 
