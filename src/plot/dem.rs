@@ -9,8 +9,8 @@ use plotters::style::RGBColor;
 
 use super::data::DemBodies;
 use super::style::{
-    draw_error, draw_legend, draw_line, font, range_of, Chart, Figure, LegendEntry, Stroke, BLUE,
-    GREEN, LABEL_SIZE, TICK_SIZE, TITLE_SIZE, VERMILION,
+    draw_error, draw_legend, draw_line, font, range_of, trim_number, Chart, Figure, LegendEntry,
+    Stroke, BLUE, GREEN, LABEL_SIZE, TICK_SIZE, TITLE_SIZE, VERMILION,
 };
 use super::PlotError;
 
@@ -44,6 +44,7 @@ fn mesh<DB: DrawingBackend>(
         .configure_mesh()
         .x_labels(8)
         .y_labels(8)
+        .max_light_lines(1)
         .light_line_style(RGBColor(240, 240, 240))
         .bold_line_style(RGBColor(215, 215, 215))
         .label_style(font(TICK_SIZE))
@@ -51,6 +52,7 @@ fn mesh<DB: DrawingBackend>(
         .x_desc(x)
         .y_desc(y)
         .x_label_formatter(&|v| format!("{v:.x_digits$}"))
+        .y_label_formatter(&|v| trim_number(*v))
         .draw()
         .map_err(draw_error)
 }
@@ -77,8 +79,12 @@ impl Figure for DemFigure {
 
         let (t0, t1) = range_of(b.t.iter().copied(), 0.0);
         let forces = range_of(b.f_bed.iter().chain(&b.f_added_mass).copied(), 0.06);
+        // Only the foot's time in the bed: above it the force is zero and the depth means
+        // nothing.
         let depth: Vec<f64> = b.z_f.iter().map(|z| -1e3 * z).collect();
-        let (d0, d1) = range_of(depth.iter().copied(), 0.06);
+        let (_, d1) = range_of(depth.iter().copied(), 0.06);
+        let d1 = d1.max(1.0);
+        let d0 = 0.0;
 
         let mut chart: Chart<DB> = ChartBuilder::on(&force_time)
             .margin(14)
@@ -104,17 +110,11 @@ impl Figure for DemFigure {
             "force on the foot, up [N]",
             1,
         )?;
-        let against_depth = |f: &[f64]| -> Vec<(f64, f64)> {
-            depth.iter().copied().zip(f.iter().copied()).collect()
-        };
-        draw_line(&mut chart, &against_depth(&b.f_bed), BED.0, BED.1, 2)?;
-        draw_line(
-            &mut chart,
-            &against_depth(&b.f_added_mass),
-            MODEL.0,
-            MODEL.1,
-            2,
-        )?;
+        for (force, (color, stroke)) in [(&b.f_bed, BED), (&b.f_added_mass, MODEL)] {
+            for stretch in in_bed(&depth, force) {
+                draw_line(&mut chart, &stretch, color, stroke, 2)?;
+            }
+        }
         draw_legend(
             &force_legend.margin(40, 0, 0, 0),
             None,
@@ -159,4 +159,18 @@ impl Figure for DemFigure {
                 .collect::<Vec<_>>(),
         )
     }
+}
+
+/// The stretches of (depth, force) with the foot in the bed (depth ≥ 0), each in time order.
+fn in_bed(depth: &[f64], force: &[f64]) -> Vec<Vec<(f64, f64)>> {
+    let mut stretches = vec![Vec::new()];
+    for (d, f) in depth.iter().zip(force) {
+        if *d >= 0.0 {
+            stretches.last_mut().expect("one stretch").push((*d, *f));
+        } else if !stretches.last().expect("one stretch").is_empty() {
+            stretches.push(Vec::new());
+        }
+    }
+    stretches.retain(|s| !s.is_empty());
+    stretches
 }

@@ -10,9 +10,9 @@ use plotters::style::RGBColor;
 
 use super::data::{Motion, Solution};
 use super::style::{
-    dash, draw_legend, draw_legend_row, draw_line, draw_markers, font, range_of, Chart, Figure,
-    LegendEntry, Marker, Stroke, BLUE, FLIGHT_FILL, GREEN, GREY, LABEL_SIZE, ORANGE, PURPLE,
-    STANCE_FILL, TICK_SIZE, TITLE_SIZE, VERMILION,
+    dash, draw_legend, draw_legend_row, draw_line, draw_markers, font, range_of, trim_number,
+    Chart, Figure, LegendEntry, Marker, Stroke, BLUE, FLIGHT_FILL, GREEN, GREY, LABEL_SIZE, ORANGE,
+    PURPLE, STANCE_FILL, TICK_SIZE, TITLE_SIZE, VERMILION,
 };
 use super::PlotError;
 
@@ -273,6 +273,7 @@ impl RunFigure {
         let mut mesh = chart.configure_mesh();
         mesh.x_labels(12)
             .y_labels(6)
+            .max_light_lines(4)
             .light_line_style(RGBColor(232, 232, 232).mix(0.6))
             .bold_line_style(RGBColor(190, 190, 190).mix(0.6))
             .label_style(font(TICK_SIZE))
@@ -316,7 +317,7 @@ impl RunFigure {
             .collect();
         if let Some(target) = target {
             entries.push(LegendEntry::line(
-                format!("apex target (z_r {target:.1})"),
+                format!("apex target, z_r = {target:.1} mm"),
                 GREY,
                 Stroke::Dashed(8, 5),
                 2,
@@ -331,17 +332,6 @@ fn phase_fill(domain: &str) -> RGBColor {
         FLIGHT_FILL
     } else {
         STANCE_FILL
-    }
-}
-
-/// Tick labels without trailing zeros.
-fn trim_number(y: f64) -> String {
-    let text = format!("{y:.3}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    if text == "-0" {
-        "0".into()
-    } else {
-        text.to_string()
     }
 }
 

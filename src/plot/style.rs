@@ -50,8 +50,8 @@ pub const PURPLE: RGBColor = RGBColor(204, 121, 167);
 pub const GREY: RGBColor = RGBColor(110, 110, 110);
 
 /// Phase shading.
-pub const STANCE_FILL: RGBColor = RGBColor(245, 225, 190);
-pub const FLIGHT_FILL: RGBColor = RGBColor(215, 232, 248);
+pub const STANCE_FILL: RGBColor = RGBColor(250, 235, 207);
+pub const FLIGHT_FILL: RGBColor = RGBColor(221, 235, 250);
 
 /// A sequential colour map (viridis, sampled), for colour by a number in [0, 1].
 pub fn sequential(x: f64) -> RGBColor {
@@ -146,6 +146,18 @@ impl LegendEntry {
             width: 1,
             marker: None,
             swatch: true,
+        }
+    }
+
+    /// Text alone, indented like the other rows.
+    pub fn note(label: impl Into<String>) -> Self {
+        LegendEntry {
+            label: label.into(),
+            color: GREY,
+            stroke: None,
+            width: 1,
+            marker: None,
+            swatch: false,
         }
     }
 
@@ -457,4 +469,15 @@ pub fn save<F: Figure>(
         written.push(path);
     }
     Ok(written)
+}
+
+/// Tick labels without trailing zeros (`40`, `2.5`, `-0.25`).
+pub fn trim_number(y: f64) -> String {
+    let text = format!("{y:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    if text == "-0" {
+        "0".into()
+    } else {
+        text.to_string()
+    }
 }

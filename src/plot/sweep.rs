@@ -151,7 +151,7 @@ impl ApexFigure {
 }
 
 const APEX_CHART: u32 = 760;
-const APEX_LEGEND: u32 = 470;
+const APEX_LEGEND: u32 = 520;
 
 impl Figure for ApexFigure {
     fn size(&self) -> (u32, u32) {
@@ -172,18 +172,20 @@ impl Figure for ApexFigure {
             .groups
             .iter()
             .flat_map(|(_, g)| g.points.iter().flat_map(|p| [p.0, p.1]));
-        let (_, hi) = range_of(all, 0.0);
-        let hi = (hi * 1.08 / 10.0).ceil() * 10.0;
+        let (lo, hi) = range_of(all, 0.0);
+        let hi = (hi * 1.06 / 10.0).ceil() * 10.0;
+        let lo = ((lo - 8.0) / 10.0).floor().max(0.0) * 10.0;
         let mut chart: Chart<DB> = ChartBuilder::on(&chart_area)
             .margin(16)
             .x_label_area_size(60)
             .y_label_area_size(80)
-            .build_cartesian_2d(0.0..hi, 0.0..hi)
+            .build_cartesian_2d(lo..hi, lo..hi)
             .map_err(draw_error)?;
         chart
             .configure_mesh()
             .x_labels(10)
             .y_labels(10)
+            .max_light_lines(1)
             .light_line_style(RGBColor(240, 240, 240))
             .bold_line_style(RGBColor(215, 215, 215))
             .label_style(font(TICK_SIZE))
@@ -230,10 +232,10 @@ impl Figure for ApexFigure {
             };
             entries.push(LegendEntry::marker(label, group.color, group.marker, true));
             if points.failed > 0 {
-                entries.push(LegendEntry::swatch(
-                    format!("   {} replay(s) without an apex", points.failed),
-                    RGBColor(255, 255, 255),
-                ));
+                entries.push(LegendEntry::note(format!(
+                    "({} replay(s) reached no apex: not drawn)",
+                    points.failed
+                )));
             }
         }
         entries.push(LegendEntry::line(
@@ -379,6 +381,7 @@ impl Figure for CommandFigure {
                 .configure_mesh()
                 .x_labels(8)
                 .y_labels(8)
+                .max_light_lines(1)
                 .light_line_style(RGBColor(240, 240, 240))
                 .bold_line_style(RGBColor(215, 215, 215))
                 .label_style(font(TICK_SIZE))
@@ -430,10 +433,10 @@ impl Figure for CommandFigure {
             ));
         }
         if self.missing > 0 {
-            entries.push(LegendEntry::swatch(
-                format!("{} plan(s) without trajectory.csv", self.missing),
-                RGBColor(255, 255, 255),
-            ));
+            entries.push(LegendEntry::note(format!(
+                "{} plan(s) without trajectory.csv",
+                self.missing
+            )));
         }
         draw_legend(
             &legend_area.margin(70, 0, 0, 0),
