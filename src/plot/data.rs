@@ -16,6 +16,8 @@ pub struct Solution {
     pub apex_target: f64,
     /// `rigid`, or `added_mass (poppy_seeds)`.
     pub terrain: String,
+    /// The name a replay on this terrain has: `rigid`, or the medium (`poppy_seeds`).
+    pub terrain_short: String,
     /// `(domain, duration)` in order.
     pub phases: Vec<(String, f64)>,
 }
@@ -53,12 +55,12 @@ impl Solution {
             })
         };
         let model = text_of("/problem/terrain/model")?;
-        let terrain = match json
+        let (terrain, terrain_short) = match json
             .pointer("/problem/terrain/medium")
             .and_then(Value::as_str)
         {
-            Some(medium) if model != "rigid" => format!("{model} ({medium})"),
-            _ => model,
+            Some(medium) if model != "rigid" => (format!("{model} ({medium})"), medium.to_string()),
+            _ => (model.clone(), model),
         };
         let phases = field("/phases")?
             .as_array()
@@ -88,6 +90,7 @@ impl Solution {
             apex_rise: number("/apex_rise_m")?,
             apex_target: number("/problem/task/apex_height")?,
             terrain,
+            terrain_short,
             phases,
         })
     }

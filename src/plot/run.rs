@@ -19,7 +19,10 @@ use super::PlotError;
 const WIDTH: u32 = 1400;
 const LEGEND_WIDTH: u32 = 270;
 const TITLE_HEIGHT: u32 = 44;
-const SOURCES_HEIGHT: u32 = 34;
+/// Height of one row of the legend of plan and replays, and how many entries a row holds.
+const SOURCES_HEIGHT: u32 = 30;
+const SOURCES_PER_ROW: usize = 3;
+const SOURCES_COLUMN: i32 = 400;
 const STRIP_HEIGHT: u32 = 30;
 /// Heights of the four panels; the last carries the time axis' label.
 const PANELS: [u32; 4] = [330, 270, 210, 320];
@@ -58,7 +61,7 @@ impl RunFigure {
                         (format!("replay on {terrain}"), dash(others - 1))
                     }
                     None => (
-                        format!("replay on its own terrain ({})", solution.terrain),
+                        format!("replay on {} (its own terrain)", solution.terrain_short),
                         Stroke::Solid,
                     ),
                 };
@@ -74,6 +77,11 @@ impl RunFigure {
             plan,
             replays,
         })
+    }
+
+    /// Rows of the plan-and-replays legend.
+    fn source_rows(&self) -> u32 {
+        (1 + self.replays.len().max(1)).div_ceil(SOURCES_PER_ROW) as u32
     }
 
     /// Every motion: the plan first.
@@ -339,7 +347,12 @@ impl Figure for RunFigure {
     fn size(&self) -> (u32, u32) {
         (
             WIDTH,
-            TITLE_HEIGHT + SOURCES_HEIGHT + STRIP_HEIGHT + PANELS.iter().sum::<u32>() + 10,
+            TITLE_HEIGHT
+                + SOURCES_HEIGHT * self.source_rows()
+                + 6
+                + STRIP_HEIGHT
+                + PANELS.iter().sum::<u32>()
+                + 10,
         )
     }
 
@@ -363,7 +376,7 @@ impl Figure for RunFigure {
             .draw(&Text::new(title, (16, 12), font(TITLE_SIZE)))
             .map_err(e)?;
 
-        let (sources_area, rest) = rest.split_vertically(SOURCES_HEIGHT);
+        let (sources_area, rest) = rest.split_vertically(SOURCES_HEIGHT * self.source_rows() + 6);
         let mut sources =
             vec![
                 LegendEntry::line("plan (collocation nodes)", GREY, Stroke::Solid, 1)
@@ -380,7 +393,18 @@ impl Figure for RunFigure {
                 RGBColor(255, 255, 255),
             ));
         }
-        draw_legend_row(&sources_area, (Y_LABEL_AREA as i32 + 10, 4), &sources)?;
+        for (row, entries) in sources.chunks(SOURCES_PER_ROW).enumerate() {
+            for (column, entry) in entries.iter().enumerate() {
+                draw_legend_row(
+                    &sources_area,
+                    (
+                        Y_LABEL_AREA as i32 + 10 + column as i32 * SOURCES_COLUMN,
+                        4 + row as i32 * SOURCES_HEIGHT as i32,
+                    ),
+                    std::slice::from_ref(entry),
+                )?;
+            }
+        }
 
         let times = self.time_range();
         let (strip, rest) = rest.split_vertically(STRIP_HEIGHT);

@@ -9,9 +9,9 @@ use plotters::style::RGBColor;
 
 use super::data::{Motion, Sweep, SWEEP_TERRAINS};
 use super::style::{
-    draw_error, draw_legend, draw_line, draw_markers, font, range_of, sequential, Chart, Figure,
-    LegendEntry, Marker, Stroke, BLUE, GREEN, GREY, LABEL_SIZE, PURPLE, TICK_SIZE, TITLE_SIZE,
-    VERMILION,
+    draw_error, draw_legend, draw_line, draw_markers, font, range_of, sequential, trim_number,
+    Chart, Figure, LegendEntry, Marker, Stroke, BLUE, GREEN, GREY, LABEL_SIZE, PURPLE, TICK_SIZE,
+    TITLE_SIZE, VERMILION,
 };
 use super::PlotError;
 
@@ -338,6 +338,8 @@ impl CommandFigure {
 
 const COMMAND_PANEL: (u32, u32) = (640, 600);
 const COMMAND_LEGEND: u32 = 250;
+/// Legend rows for the targets that fit beside a panel.
+const MAX_TARGET_ROWS: usize = 16;
 
 impl Figure for CommandFigure {
     fn size(&self) -> (u32, u32) {
@@ -415,10 +417,32 @@ impl Figure for CommandFigure {
             .collect();
         targets.sort_by(|a, b| a.0.total_cmp(&b.0));
         targets.dedup_by(|a, b| (a.0 - b.0).abs() < 1e-9);
-        let mut entries: Vec<LegendEntry> = targets
+        // A legend row per target up to MAX_TARGET_ROWS; beyond, evenly spaced ones (first and
+        // last included) and a note that the colour is graded in between.
+        let shown: Vec<f64> = if targets.len() <= MAX_TARGET_ROWS {
+            targets.iter().map(|t| t.0).collect()
+        } else {
+            (0..MAX_TARGET_ROWS)
+                .map(|k| targets[k * (targets.len() - 1) / (MAX_TARGET_ROWS - 1)].0)
+                .collect()
+        };
+        let mut entries: Vec<LegendEntry> = shown
             .iter()
-            .map(|(t, _)| LegendEntry::line(format!("{t:.0} mm"), self.color(*t), Stroke::Solid, 4))
+            .map(|t| {
+                LegendEntry::line(
+                    format!("{} mm", trim_number(*t)),
+                    self.color(*t),
+                    Stroke::Solid,
+                    4,
+                )
+            })
             .collect();
+        if shown.len() < targets.len() {
+            entries.push(LegendEntry::note(format!(
+                "({} targets, colour graded)",
+                targets.len()
+            )));
+        }
         if self
             .panels
             .iter()
