@@ -302,7 +302,7 @@ fn a_run_with_replays_gives_the_run_figure() {
             "flight (plan",
             "apex target",
             "replay on rigid",
-            "replay on poppy_seeds (its own terrain)",
+            "replay on poppy_seeds (its own terrain), takeoff ",
             "plan (collocation nodes)",
         ],
     );

@@ -108,6 +108,8 @@ pub struct Motion {
     pub f_m: Vec<f64>,
     pub f_s: Vec<f64>,
     pub f_terrain: Vec<f64>,
+    /// The first time in flight (`phase` in a plan, `domain` in a replay), if any.
+    pub takeoff: Option<f64>,
 }
 
 impl Motion {
@@ -124,8 +126,18 @@ impl Motion {
             f_m: table.numbers("F_m")?,
             f_s: table.numbers("F_s")?,
             f_terrain: table.numbers("F_terrain")?,
+            takeoff: None,
         };
         check_time(&table, &motion.t)?;
+        let domain = ["domain", "phase"]
+            .into_iter()
+            .find(|c| table.has(c))
+            .map(|c| table.choices(c, &["stance", "flight"]))
+            .transpose()?;
+        let takeoff = domain
+            .and_then(|d| d.iter().position(|d| *d == "flight"))
+            .map(|i| motion.t[i]);
+        let motion = Motion { takeoff, ..motion };
         Ok(motion)
     }
 }

@@ -11,8 +11,8 @@ use plotters::style::RGBColor;
 use super::data::{Motion, Solution};
 use super::style::{
     dash, draw_legend, draw_legend_row, draw_line, draw_markers, font, range_of, trim_number,
-    Chart, Figure, LegendEntry, Marker, Stroke, BLUE, FLIGHT_FILL, GREEN, GREY, LABEL_SIZE, ORANGE,
-    PURPLE, STANCE_FILL, TICK_SIZE, TITLE_SIZE, VERMILION,
+    Chart, Figure, LegendEntry, Marker, Stroke, BLUE, DARK, FLIGHT_FILL, GREEN, GREY, LABEL_SIZE,
+    ORANGE, PURPLE, STANCE_FILL, TICK_SIZE, TITLE_SIZE, VERMILION,
 };
 use super::PlotError;
 
@@ -21,8 +21,8 @@ const LEGEND_WIDTH: u32 = 270;
 const TITLE_HEIGHT: u32 = 44;
 /// Height of one row of the legend of plan and replays, and how many entries a row holds.
 const SOURCES_HEIGHT: u32 = 30;
-const SOURCES_PER_ROW: usize = 3;
-const SOURCES_COLUMN: i32 = 400;
+const SOURCES_PER_ROW: usize = 2;
+const SOURCES_COLUMN: i32 = 560;
 const STRIP_HEIGHT: u32 = 30;
 /// Heights of the four panels; the last carries the time axis' label.
 const PANELS: [u32; 4] = [330, 270, 210, 320];
@@ -69,6 +69,12 @@ impl RunFigure {
                     label,
                     stroke,
                     motion: Motion::read(path)?,
+                })
+                .map(|mut replay: Replay| {
+                    if let Some(t) = replay.motion.takeoff {
+                        replay.label += &format!(", takeoff {:.1} ms", 1e3 * t);
+                    }
+                    replay
                 })
             })
             .collect::<Result<Vec<_>, PlotError>>()?;
@@ -217,7 +223,7 @@ impl RunFigure {
         area: &DrawingArea<DB, Shift>,
         (t0, t1): (f64, f64),
     ) -> Result<(), PlotError> {
-        let mut chart = ChartBuilder::on(area)
+        let mut chart: Chart<DB> = ChartBuilder::on(area)
             .margin_left(10)
             .margin_right(24)
             .y_label_area_size(Y_LABEL_AREA)
@@ -238,6 +244,12 @@ impl RunFigure {
                     font(LABEL_SIZE - 2.0).pos(Pos::new(HPos::Center, VPos::Center)),
                 )))
                 .map_err(super::style::draw_error)?;
+        }
+        // Each replay finds its own switch: a tick where it took off, drawn as its lines are.
+        for replay in &self.replays {
+            if let Some(t) = replay.motion.takeoff.filter(|t| (t0..=t1).contains(t)) {
+                draw_line(&mut chart, &[(t, 0.0), (t, 1.0)], DARK, replay.stroke, 3)?;
+            }
         }
         Ok(())
     }
@@ -385,7 +397,7 @@ impl Figure for RunFigure {
         sources.extend(
             self.replays
                 .iter()
-                .map(|r| LegendEntry::line(r.label.clone(), GREY, r.stroke, 2)),
+                .map(|r| LegendEntry::line(r.label.clone(), DARK, r.stroke, 2)),
         );
         if self.replays.is_empty() {
             sources.push(LegendEntry::swatch(

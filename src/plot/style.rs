@@ -48,6 +48,7 @@ pub const GREEN: RGBColor = RGBColor(0, 158, 115);
 pub const VERMILION: RGBColor = RGBColor(213, 94, 0);
 pub const PURPLE: RGBColor = RGBColor(204, 121, 167);
 pub const GREY: RGBColor = RGBColor(110, 110, 110);
+pub const DARK: RGBColor = RGBColor(50, 50, 50);
 
 /// Phase shading.
 pub const STANCE_FILL: RGBColor = RGBColor(250, 235, 207);

@@ -69,6 +69,10 @@ impl Table {
         self.records.len()
     }
 
+    pub fn has(&self, column: &str) -> bool {
+        self.header.iter().any(|c| c == column)
+    }
+
     fn index(&self, column: &str) -> Result<usize, PlotError> {
         self.header
             .iter()
