@@ -8,6 +8,7 @@ pub mod model;
 pub mod output;
 #[cfg(feature = "planner")]
 pub mod planner;
+pub mod plot;
 pub mod problem;
 pub mod scalar;
 pub mod sim;

@@ -4,6 +4,7 @@
 mod bench;
 #[cfg(feature = "planner")]
 mod check;
+mod plot;
 mod simulate;
 #[cfg(feature = "planner")]
 mod solve;
@@ -36,6 +37,8 @@ enum Command {
     /// Solve each shipped problem several times and report set-up and solve times.
     #[cfg(feature = "planner")]
     Bench(bench::Args),
+    /// Draw the figures of a result folder (a run and its replays, a sweep, a DEM replay).
+    Plot(plot::Args),
 }
 
 /// Input the user must fix: exit code 2.
@@ -54,6 +57,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Check(args) => check::run(args),
         #[cfg(feature = "planner")]
         Command::Bench(args) => bench::run(args),
+        Command::Plot(args) => plot::run(args),
     }
 }
 

@@ -1,0 +1,176 @@
+//! The DEM figure: the bed's force on the foot against time and against depth, beside the
+//! added-mass model's force for the same motion, and the body heights.
+
+use std::path::Path;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::RGBColor;
+
+use super::data::DemBodies;
+use super::style::{
+    draw_error, draw_legend, draw_line, font, range_of, trim_number, Chart, Figure, LegendEntry,
+    Stroke, BLUE, GREEN, LABEL_SIZE, TICK_SIZE, TITLE_SIZE, VERMILION,
+};
+use super::PlotError;
+
+pub struct DemFigure {
+    bodies: DemBodies,
+}
+
+impl DemFigure {
+    pub fn load(path: &Path) -> Result<DemFigure, PlotError> {
+        Ok(DemFigure {
+            bodies: DemBodies::read(path)?,
+        })
+    }
+}
+
+const TIME_CHART: u32 = 760;
+const DEPTH_CHART: u32 = 520;
+const LEGEND: u32 = 250;
+const ROWS: (u32, u32) = (440, 400);
+
+const BED: (RGBColor, Stroke) = (VERMILION, Stroke::Solid);
+const MODEL: (RGBColor, Stroke) = (BLUE, Stroke::Dashed(9, 5));
+
+fn mesh<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    x: &str,
+    y: &str,
+    x_digits: usize,
+) -> Result<(), PlotError> {
+    chart
+        .configure_mesh()
+        .x_labels(8)
+        .y_labels(8)
+        .max_light_lines(1)
+        .light_line_style(RGBColor(240, 240, 240))
+        .bold_line_style(RGBColor(215, 215, 215))
+        .label_style(font(TICK_SIZE))
+        .axis_desc_style(font(LABEL_SIZE))
+        .x_desc(x)
+        .y_desc(y)
+        .x_label_formatter(&|v| format!("{v:.x_digits$}"))
+        .y_label_formatter(&|v| trim_number(*v))
+        .draw()
+        .map_err(draw_error)
+}
+
+impl Figure for DemFigure {
+    fn size(&self) -> (u32, u32) {
+        (TIME_CHART + DEPTH_CHART + LEGEND, 50 + ROWS.0 + ROWS.1)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
+        let b = &self.bodies;
+        let (title, rest) = root.split_vertically(50);
+        title
+            .draw(&Text::new(
+                "DEM replay: bed force on the foot against the added-mass model",
+                (16, 14),
+                font(TITLE_SIZE),
+            ))
+            .map_err(draw_error)?;
+        let (top, bottom) = rest.split_vertically(ROWS.0);
+        let (force_time, top) = top.split_horizontally(TIME_CHART);
+        let (force_depth, force_legend) = top.split_horizontally(DEPTH_CHART);
+        let (heights, heights_legend) = bottom.split_horizontally(TIME_CHART);
+
+        let (t0, t1) = range_of(b.t.iter().copied(), 0.0);
+        let forces = range_of(b.f_bed.iter().chain(&b.f_added_mass).copied(), 0.06);
+        // Only the foot's time in the bed: above it the force is zero and the depth means
+        // nothing.
+        let depth: Vec<f64> = b.z_f.iter().map(|z| -1e3 * z).collect();
+        let (_, d1) = range_of(depth.iter().copied(), 0.06);
+        let d1 = d1.max(1.0);
+        let d0 = 0.0;
+
+        let mut chart: Chart<DB> = ChartBuilder::on(&force_time)
+            .margin(14)
+            .x_label_area_size(56)
+            .y_label_area_size(80)
+            .build_cartesian_2d(t0..t1, forces.0..forces.1)
+            .map_err(draw_error)?;
+        mesh(&mut chart, "time t [s]", "force on the foot, up [N]", 2)?;
+        let series =
+            |f: &[f64]| -> Vec<(f64, f64)> { b.t.iter().copied().zip(f.iter().copied()).collect() };
+        draw_line(&mut chart, &series(&b.f_bed), BED.0, BED.1, 2)?;
+        draw_line(&mut chart, &series(&b.f_added_mass), MODEL.0, MODEL.1, 2)?;
+
+        let mut chart: Chart<DB> = ChartBuilder::on(&force_depth)
+            .margin(14)
+            .x_label_area_size(56)
+            .y_label_area_size(80)
+            .build_cartesian_2d(d0..d1, forces.0..forces.1)
+            .map_err(draw_error)?;
+        mesh(
+            &mut chart,
+            "foot depth −z_f [mm]",
+            "force on the foot, up [N]",
+            1,
+        )?;
+        for (force, (color, stroke)) in [(&b.f_bed, BED), (&b.f_added_mass, MODEL)] {
+            for stretch in in_bed(&depth, force) {
+                draw_line(&mut chart, &stretch, color, stroke, 2)?;
+            }
+        }
+        draw_legend(
+            &force_legend.margin(40, 0, 0, 0),
+            None,
+            &[
+                LegendEntry::line("F_bed (DEM)", BED.0, BED.1, 3),
+                LegendEntry::line("F_added_mass (model)", MODEL.0, MODEL.1, 3),
+            ],
+        )?;
+
+        let heights_mm = [
+            ("z_m motor", BLUE, &b.z_m),
+            ("z_r rod", VERMILION, &b.z_r),
+            ("z_f foot", GREEN, &b.z_f),
+        ];
+        let (h0, h1) = range_of(
+            heights_mm
+                .iter()
+                .flat_map(|(_, _, z)| z.iter().map(|v| 1e3 * v)),
+            0.06,
+        );
+        let mut chart: Chart<DB> = ChartBuilder::on(&heights)
+            .margin(14)
+            .x_label_area_size(56)
+            .y_label_area_size(80)
+            .build_cartesian_2d(t0..t1, h0..h1)
+            .map_err(draw_error)?;
+        mesh(&mut chart, "time t [s]", "height [mm]", 2)?;
+        for (_, color, z) in &heights_mm {
+            let points: Vec<(f64, f64)> =
+                b.t.iter()
+                    .zip(z.iter())
+                    .map(|(t, z)| (*t, 1e3 * z))
+                    .collect();
+            draw_line(&mut chart, &points, *color, Stroke::Solid, 2)?;
+        }
+        draw_legend(
+            &heights_legend.margin(40, 0, 0, 0),
+            None,
+            &heights_mm
+                .iter()
+                .map(|(label, color, _)| LegendEntry::line(*label, *color, Stroke::Solid, 3))
+                .collect::<Vec<_>>(),
+        )
+    }
+}
+
+/// The stretches of (depth, force) with the foot in the bed (depth ≥ 0), each in time order.
+fn in_bed(depth: &[f64], force: &[f64]) -> Vec<Vec<(f64, f64)>> {
+    let mut stretches = vec![Vec::new()];
+    for (d, f) in depth.iter().zip(force) {
+        if *d >= 0.0 {
+            stretches.last_mut().expect("one stretch").push((*d, *f));
+        } else if !stretches.last().expect("one stretch").is_empty() {
+            stretches.push(Vec::new());
+        }
+    }
+    stretches.retain(|s| !s.is_empty());
+    stretches
+}

@@ -1,0 +1,193 @@
+//! Figures from loam's result folders, as PNG and SVG (with `plotters`).
+//!
+//! [`plot_dir`] looks at a folder, finds what loam wrote there and draws every figure that
+//! applies into `<dir>/plots/`:
+//!
+//! | the folder holds | figure |
+//! |---|---|
+//! | `solution.json` + `trajectory.csv` (a `loam solve` run), any `replay*.csv` | `run`: heights, actuator, command velocity and forces against time, phases shaded, plan and replays overlaid |
+//! | `sweep.csv` (a `loam sweep`) | `sweep_apex` (commanded against achieved apex per group, the paper's Fig. 5) and `sweep_commands` (z_d(t) of every plan, per planning terrain, the paper's Fig. 6) |
+//! | `dem_bodies.csv` (a DEM replay) | `dem`: bed force against time and depth beside the added-mass model's, body heights |
+//!
+//! Reading (`table`, `data`), drawing (`run`, `sweep`, `dem`) and the shared look (`style`)
+//! live apart. Nothing here prints.
+
+mod data;
+mod dem;
+mod run;
+mod style;
+mod sweep;
+mod table;
+
+use std::path::{Path, PathBuf};
+
+pub use style::Formats;
+pub use sweep::GroupSummary;
+
+use crate::output::OutputError;
+
+/// Why a folder could not be plotted.
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    #[error("{} does not exist or is not a folder", path.display())]
+    NotAFolder { path: PathBuf },
+    #[error(
+        "{} is not a loam result: {missing} (a run holds solution.json and trajectory.csv, \
+         a sweep sweep.csv, a DEM replay dem_bodies.csv)",
+        path.display()
+    )]
+    NotALoamResult { path: PathBuf, missing: String },
+    #[error("could not read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: no data (a header line and at least one record are expected)", path.display())]
+    Empty { path: PathBuf },
+    #[error("{}:{line}: {message}", path.display())]
+    Csv {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{}: no column `{column}` (the header has: {found})", path.display())]
+    MissingColumn {
+        path: PathBuf,
+        column: String,
+        found: String,
+    },
+    #[error("{}: {message}", path.display())]
+    Json { path: PathBuf, message: String },
+    #[error("the embedded font could not be loaded")]
+    Font,
+    #[error("drawing failed: {message}")]
+    Draw { message: String },
+    #[error("drawing {} failed: {message}", path.display())]
+    Render { path: PathBuf, message: String },
+    #[error(transparent)]
+    Write(#[from] OutputError),
+}
+
+/// Options of [`plot_dir`].
+#[derive(Clone, Debug, Default)]
+pub struct PlotSettings {
+    /// Where the figures go; default `<dir>/plots`.
+    pub out_dir: Option<PathBuf>,
+    /// Which formats to write; default PNG and SVG.
+    pub formats: Formats,
+}
+
+/// What [`detect`] found in a folder.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Contents {
+    /// `solution.json` and `trajectory.csv` are both there.
+    pub run: bool,
+    /// `replay.csv` and `replay-on-<terrain>.csv`, sorted (own terrain first).
+    pub replays: Vec<PathBuf>,
+    pub sweep: bool,
+    pub dem: bool,
+}
+
+/// The figures [`plot_dir`] wrote.
+#[derive(Clone, Debug, Default)]
+pub struct PlotReport {
+    pub files: Vec<PathBuf>,
+    /// The replays drawn over the plan (empty without a run).
+    pub replays: Vec<PathBuf>,
+    /// The sweep's groups (empty without a sweep), in the apex figure's order.
+    pub sweep_groups: Vec<GroupSummary>,
+}
+
+/// Finds what loam wrote in `dir`. A folder with none of loam's result files is
+/// [`PlotError::NotALoamResult`], naming what is missing.
+pub fn detect(dir: &Path) -> Result<Contents, PlotError> {
+    if !dir.is_dir() {
+        return Err(PlotError::NotAFolder {
+            path: dir.to_path_buf(),
+        });
+    }
+    let has = |name: &str| dir.join(name).is_file();
+    let entries = std::fs::read_dir(dir).map_err(|source| PlotError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut replays: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file()
+                && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    n == "replay.csv" || (n.starts_with("replay-on-") && n.ends_with(".csv"))
+                })
+        })
+        .collect();
+    replays.sort_by_key(|p| {
+        let name = p.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+        (name != "replay.csv", name)
+    });
+    let contents = Contents {
+        run: has("solution.json") && has("trajectory.csv"),
+        replays,
+        sweep: has("sweep.csv"),
+        dem: has("dem_bodies.csv"),
+    };
+    if contents.run || contents.sweep || contents.dem {
+        return Ok(contents);
+    }
+    let missing = match (has("solution.json"), has("trajectory.csv")) {
+        (true, false) => "solution.json is there but trajectory.csv is missing".to_string(),
+        (false, true) => "trajectory.csv is there but solution.json is missing".to_string(),
+        _ if !contents.replays.is_empty() => {
+            "replay files are there but the plan (solution.json, trajectory.csv) is missing"
+                .to_string()
+        }
+        _ => {
+            "none of solution.json, trajectory.csv, sweep.csv, dem_bodies.csv is there".to_string()
+        }
+    };
+    Err(PlotError::NotALoamResult {
+        path: dir.to_path_buf(),
+        missing,
+    })
+}
+
+/// Draws every figure that applies to `dir` (see the module docs) and returns the files.
+pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotError> {
+    let contents = detect(dir)?;
+    let out = settings
+        .out_dir
+        .clone()
+        .unwrap_or_else(|| dir.join("plots"));
+    let mut report = PlotReport::default();
+    if contents.run {
+        let figure = run::RunFigure::load(dir, &contents.replays)?;
+        report
+            .files
+            .extend(style::save(&figure, &out.join("run"), settings.formats)?);
+        report.replays = contents.replays.clone();
+    }
+    if contents.sweep {
+        let sweep = data::Sweep::load(dir)?;
+        let apex = sweep::ApexFigure::new(&sweep);
+        report.sweep_groups = apex.summary();
+        report.files.extend(style::save(
+            &apex,
+            &out.join("sweep_apex"),
+            settings.formats,
+        )?);
+        let commands = sweep::CommandFigure::load(dir, &sweep)?;
+        report.files.extend(style::save(
+            &commands,
+            &out.join("sweep_commands"),
+            settings.formats,
+        )?);
+    }
+    if contents.dem {
+        let figure = dem::DemFigure::load(&dir.join("dem_bodies.csv"))?;
+        report
+            .files
+            .extend(style::save(&figure, &out.join("dem"), settings.formats)?);
+    }
+    Ok(report)
+}
