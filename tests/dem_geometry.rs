@@ -372,6 +372,99 @@ fn shipped_foot_disc_agrees_with_the_analytic_disc() {
     );
 }
 
+/// A torus about z (ring radius `ring`, tube radius `tube`) as quads with their corners on
+/// the surface: a non-convex mesh, saddle-shaped on its inner side.
+fn torus_obj(ring: f64, tube: f64, around: usize, across: usize) -> String {
+    let mut obj = String::new();
+    for i in 0..around {
+        let theta = 2.0 * PI * i as f64 / around as f64;
+        for j in 0..across {
+            let phi = 2.0 * PI * j as f64 / across as f64;
+            let rho = ring + tube * phi.cos();
+            obj += &format!(
+                "v {} {} {}\n",
+                rho * theta.cos(),
+                rho * theta.sin(),
+                tube * phi.sin()
+            );
+        }
+    }
+    let index = |i: usize, j: usize| 1 + (i % around) * across + (j % across);
+    for i in 0..around {
+        for j in 0..across {
+            obj += &format!(
+                "f {} {} {} {}\n",
+                index(i, j),
+                index(i + 1, j),
+                index(i + 1, j + 1),
+                index(i, j + 1)
+            );
+        }
+    }
+    obj
+}
+
+fn torus_distance(p: Vec3, ring: f64, tube: f64) -> f64 {
+    let rho = (p[0] * p[0] + p[1] * p[1]).sqrt();
+    ((rho - ring).powi(2) + p[2] * p[2]).sqrt() - tube
+}
+
+#[test]
+fn non_convex_torus_mesh_is_signed_right_everywhere() {
+    let (ring, tube, around, across) = (0.3, 0.1, 64, 32);
+    let dir = scratch("torus");
+    let obj = torus_obj(ring, tube, around, across);
+    let mesh = TriangleMesh::load(&write(&dir, "torus.obj", obj.as_bytes())).unwrap();
+    let volume = 2.0 * PI * PI * ring * tube * tube;
+    assert!(close(mesh.signed_volume(), volume, 0.01 * volume));
+
+    let spacing = 0.01;
+    let grid = GridSdf::from_mesh(&mesh, spacing, 0.05).unwrap();
+    // Corners lie on the torus, so every facet is within the two chords' sagittas of it.
+    let deviation = (ring + tube) * (1.0 - (PI / around as f64).cos())
+        + tube * (1.0 - (PI / across as f64).cos());
+    let [nx, ny, _] = grid.dims;
+    let mut worst_at_points: f64 = 0.0;
+    for (n, &value) in grid.values.iter().enumerate() {
+        let ijk = [n % nx, (n / nx) % ny, n / (nx * ny)];
+        let p = [0, 1, 2].map(|a| grid.origin[a] + ijk[a] as f64 * spacing);
+        let exact = torus_distance(p, ring, tube);
+        // The sign is right at every grid point farther from the surface than the facets
+        // stray, the hole and the saddle included.
+        if exact.abs() > 2.0 * deviation {
+            assert_eq!(
+                value < 0.0,
+                exact < 0.0,
+                "sign at {p:?}: {value} vs {exact}"
+            );
+        }
+        worst_at_points = worst_at_points.max((value - exact).abs());
+    }
+    assert!(
+        worst_at_points <= 2.0 * deviation,
+        "{worst_at_points} > {}",
+        2.0 * deviation
+    );
+    let mut rng = Rng(5);
+    let mut worst: f64 = 0.0;
+    let mut taken = 0;
+    while taken < 20_000 {
+        let p = rng.point(grid.origin, grid.upper_corner());
+        let exact = torus_distance(p, ring, tube);
+        if exact.abs() > 3.0 * spacing {
+            continue;
+        }
+        worst = worst.max((grid.distance(p) - exact).abs());
+        taken += 1;
+    }
+    let tolerance = 3f64.sqrt() * spacing + 2.0 * deviation;
+    println!(
+        "torus: facet deviation {deviation:.2e}, max error at grid points {worst_at_points:.2e}, \
+         between them {worst:.2e} (bound {tolerance:.2e})"
+    );
+    assert!(worst <= tolerance, "worst {worst} > {tolerance}");
+}
+
 /// Triangles of the cylinder, rounded to single precision, for the STL round trip.
 fn stl_triangles() -> Vec<[[f32; 3]; 3]> {
     let dir = scratch("stl-source");
