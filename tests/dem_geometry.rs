@@ -218,7 +218,7 @@ fn cylinder_obj(radius: f64, half_height: f64, segments: usize) -> String {
 /// and inside the grid.
 fn max_error_near_surface(grid: &GridSdf, shape: &Shape, band: f64, samples: usize) -> f64 {
     let mut rng = Rng(42);
-    let (lo, hi) = (grid.origin, grid.upper_corner());
+    let (lo, hi) = (grid.origin(), grid.upper_corner());
     let mut worst: f64 = 0.0;
     let mut taken = 0;
     while taken < samples {
@@ -237,19 +237,19 @@ fn max_error_near_surface(grid: &GridSdf, shape: &Shape, band: f64, samples: usi
 fn cube_mesh_field_agrees_with_the_box() {
     let dir = scratch("cube");
     let mesh = TriangleMesh::load(&write(&dir, "cube.obj", CUBE_OBJ.as_bytes())).unwrap();
-    assert_eq!(mesh.vertices.len(), 8);
-    assert_eq!(mesh.triangles.len(), 12);
+    assert_eq!(mesh.vertices().len(), 8);
+    assert_eq!(mesh.triangles().len(), 12);
     assert!(close(mesh.signed_volume(), 1.0, 1e-12));
 
     let spacing = 0.05;
     let grid = GridSdf::from_mesh(&mesh, spacing, 0.2).unwrap();
     let cube = unit_cube();
     // Grid points carry the exact distance.
-    for (n, &value) in grid.values.iter().enumerate() {
-        let [nx, ny, _] = grid.dims;
+    for (n, &value) in grid.values().iter().enumerate() {
+        let [nx, ny, _] = grid.dims();
         let (i, j, k) = (n % nx, (n / nx) % ny, n / (nx * ny));
         let p = [i, j, k].map(|c| c as f64 * spacing);
-        let p = [0, 1, 2].map(|a| grid.origin[a] + p[a]);
+        let p = [0, 1, 2].map(|a| grid.origin()[a] + p[a]);
         assert!(
             close(value, cube.distance(p), 1e-12),
             "grid point {p:?}: {value} vs {}",
@@ -321,7 +321,7 @@ fn tessellated_cylinder_field_agrees_with_the_cylinder() {
     let dir = scratch("cylinder");
     let obj = cylinder_obj(radius, half_height, segments);
     let mesh = TriangleMesh::load(&write(&dir, "cylinder.obj", obj.as_bytes())).unwrap();
-    assert_eq!(mesh.triangles.len(), 2 * segments + 2 * (segments - 2));
+    assert_eq!(mesh.triangles().len(), 2 * segments + 2 * (segments - 2));
 
     let spacing = 0.02;
     let grid = GridSdf::from_mesh(&mesh, spacing, 0.1).unwrap();
@@ -423,11 +423,11 @@ fn non_convex_torus_mesh_is_signed_right_everywhere() {
     // Corners lie on the torus, so every facet is within the two chords' sagittas of it.
     let deviation = (ring + tube) * (1.0 - (PI / around as f64).cos())
         + tube * (1.0 - (PI / across as f64).cos());
-    let [nx, ny, _] = grid.dims;
+    let [nx, ny, _] = grid.dims();
     let mut worst_at_points: f64 = 0.0;
-    for (n, &value) in grid.values.iter().enumerate() {
+    for (n, &value) in grid.values().iter().enumerate() {
         let ijk = [n % nx, (n / nx) % ny, n / (nx * ny)];
-        let p = [0, 1, 2].map(|a| grid.origin[a] + ijk[a] as f64 * spacing);
+        let p = [0, 1, 2].map(|a| grid.origin()[a] + ijk[a] as f64 * spacing);
         let exact = torus_distance(p, ring, tube);
         // The sign is right at every grid point farther from the surface than the facets
         // stray, the hole and the saddle included.
@@ -449,7 +449,7 @@ fn non_convex_torus_mesh_is_signed_right_everywhere() {
     let mut worst: f64 = 0.0;
     let mut taken = 0;
     while taken < 20_000 {
-        let p = rng.point(grid.origin, grid.upper_corner());
+        let p = rng.point(grid.origin(), grid.upper_corner());
         let exact = torus_distance(p, ring, tube);
         if exact.abs() > 3.0 * spacing {
             continue;
@@ -513,9 +513,9 @@ fn ascii_and_binary_stl_give_the_same_mesh() {
         TriangleMesh::load(&write(&dir, "a.stl", ascii_stl(&triangles).as_bytes())).unwrap();
     let binary = TriangleMesh::load(&write(&dir, "b.STL", &binary_stl(&triangles))).unwrap();
     assert_eq!(ascii, binary);
-    assert_eq!(ascii.triangles.len(), triangles.len());
+    assert_eq!(ascii.triangles().len(), triangles.len());
     // The triangle soup is welded back into a closed surface: one vertex per position.
-    assert_eq!(ascii.vertices.len(), 2 * 24);
+    assert_eq!(ascii.vertices().len(), 2 * 24);
     let expected_volume = 0.5 * 24.0 * 0.3f64.powi(2) * (2.0 * PI / 24.0).sin() * 0.2;
     assert!(close(
         ascii.signed_volume(),

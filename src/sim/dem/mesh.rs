@@ -82,14 +82,25 @@ pub enum MeshError {
     },
 }
 
-/// A closed, outward-oriented triangle mesh (counter-clockwise seen from outside).
+/// A closed, outward-oriented triangle mesh (counter-clockwise seen from outside). Only
+/// [`TriangleMesh::load`] and [`TriangleMesh::new`] make one, so every mesh is checked.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TriangleMesh {
-    pub vertices: Vec<Vec3>,
-    pub triangles: Vec<[usize; 3]>,
+    vertices: Vec<Vec3>,
+    triangles: Vec<[usize; 3]>,
 }
 
 impl TriangleMesh {
+    /// Vertex positions, each distinct.
+    pub fn vertices(&self) -> &[Vec3] {
+        &self.vertices
+    }
+
+    /// Corner indices into [`TriangleMesh::vertices`], counter-clockwise seen from outside.
+    pub fn triangles(&self) -> &[[usize; 3]] {
+        &self.triangles
+    }
+
     /// Reads an OBJ or STL file (by extension; STL in ASCII or binary, detected), welds it
     /// and checks that it is closed.
     pub fn load(path: &Path) -> Result<TriangleMesh, MeshError> {
@@ -553,16 +564,34 @@ fn parse_ascii_stl(text: &str, path: &Path) -> Result<Soup, MeshError> {
 /// A signed distance field sampled on a regular grid and interpolated trilinearly.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GridSdf {
-    /// Position of grid point (0, 0, 0).
-    pub origin: Vec3,
-    pub spacing: f64,
-    /// Points along x, y, z (each at least 2).
-    pub dims: [usize; 3],
-    /// Signed distances, x fastest: index i + nx (j + ny k).
-    pub values: Vec<f64>,
+    origin: Vec3,
+    spacing: f64,
+    dims: [usize; 3],
+    values: Vec<f64>,
 }
 
 impl GridSdf {
+    /// Position of grid point (0, 0, 0).
+    pub fn origin(&self) -> Vec3 {
+        self.origin
+    }
+
+    /// Distance between neighbouring grid points (m).
+    pub fn spacing(&self) -> f64 {
+        self.spacing
+    }
+
+    /// Points along x, y and z (each at least 2).
+    pub fn dims(&self) -> [usize; 3] {
+        self.dims
+    }
+
+    /// Signed distances at the grid points, x fastest: point (i, j, k) is at
+    /// i + nx (j + ny k).
+    pub fn values(&self) -> &[f64] {
+        &self.values
+    }
+
     /// Samples the signed distance to `mesh` on a grid of the given spacing covering the
     /// mesh's bounding box grown by `padding` on every side. The field is exact at grid
     /// points; between them the trilinear interpolant of a 1-Lipschitz field is within
@@ -603,18 +632,24 @@ impl GridSdf {
         }
         let field = MeshDistance::new(mesh);
         let [nx, ny, _] = dims;
-        let values = (0..points)
-            .into_par_iter()
-            .map(|n| {
-                let (i, j, k) = (n % nx, (n / nx) % ny, n / (nx * ny));
-                let p = [
-                    origin[0] + i as f64 * spacing,
-                    origin[1] + j as f64 * spacing,
-                    origin[2] + k as f64 * spacing,
-                ];
-                field.signed_distance(p)
-            })
-            .collect();
+        let mut values = vec![0.0; points];
+        // Rows along x in parallel; along a row, the neighbour's distance plus the spacing
+        // bounds the next one (the field is 1-Lipschitz), which prunes the search to a few
+        // triangles.
+        values
+            .par_chunks_mut(nx)
+            .enumerate()
+            .for_each(|(row, out)| {
+                let (j, k) = (row % ny, row / ny);
+                let y = origin[1] + j as f64 * spacing;
+                let z = origin[2] + k as f64 * spacing;
+                let mut bound = f64::INFINITY;
+                for (i, value) in out.iter_mut().enumerate() {
+                    let p = [origin[0] + i as f64 * spacing, y, z];
+                    *value = field.signed_distance(p, bound);
+                    bound = value.abs() + spacing;
+                }
+            });
         Ok(GridSdf {
             origin,
             spacing,
@@ -812,10 +847,25 @@ impl<'a> MeshDistance<'a> {
         index
     }
 
-    fn signed_distance(&self, p: Vec3) -> f64 {
-        let mut best = (f64::INFINITY, 0usize, [0.0; 3], Feature::Face);
-        let mut stack = vec![0usize];
-        while let Some(n) = stack.pop() {
+    /// The signed distance at `p`, given that the unsigned one is at most `bound`.
+    fn signed_distance(&self, p: Vec3, bound: f64) -> f64 {
+        // A little slack so that round-off in the bound never hides the nearest triangle.
+        let slack = 1e-9 * (1.0 + bound);
+        let first = (bound + slack).powi(2);
+        self.search(p, first)
+            .or_else(|| self.search(p, f64::INFINITY))
+            .expect("a mesh with triangles has a nearest one")
+    }
+
+    /// Nearest triangle closer than √`limit_squared`, signed by the pseudonormal there.
+    fn search(&self, p: Vec3, limit_squared: f64) -> Option<f64> {
+        let mut best = (limit_squared, usize::MAX, [0.0; 3], Feature::Face);
+        // Depth is about log2(triangles / LEAF_SIZE); 64 levels cannot overflow.
+        let mut stack = [0usize; 64];
+        let mut depth = 1;
+        while depth > 0 {
+            depth -= 1;
+            let n = stack[depth];
             let node = &self.nodes[n];
             if box_distance_squared(p, node.lo, node.hi) >= best.0 {
                 continue;
@@ -834,16 +884,16 @@ impl<'a> MeshDistance<'a> {
                 let (a, b) = (node.start, node.end);
                 let da = box_distance_squared(p, self.nodes[a].lo, self.nodes[a].hi);
                 let db = box_distance_squared(p, self.nodes[b].lo, self.nodes[b].hi);
-                if da < db {
-                    stack.push(b);
-                    stack.push(a);
-                } else {
-                    stack.push(a);
-                    stack.push(b);
-                }
+                let (near, far) = if da < db { (a, b) } else { (b, a) };
+                stack[depth] = far;
+                stack[depth + 1] = near;
+                depth += 2;
             }
         }
         let (d2, t, q, feature) = best;
+        if t == usize::MAX {
+            return None;
+        }
         let tri = self.mesh.triangles[t];
         let pseudonormal = match feature {
             Feature::Face => self.face_normals[t],
@@ -854,11 +904,11 @@ impl<'a> MeshDistance<'a> {
             }
         };
         let d = d2.sqrt();
-        if dot(sub(p, q), pseudonormal) < 0.0 {
+        Some(if dot(sub(p, q), pseudonormal) < 0.0 {
             -d
         } else {
             d
-        }
+        })
     }
 }
 

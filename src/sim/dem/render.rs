@@ -112,7 +112,7 @@ impl SideView {
             ));
         }
         if let Some(slab) = self.slab {
-            if !(slab > 0.0) {
+            if slab.is_nan() || slab <= 0.0 {
                 return Err(bad(
                     "slab",
                     slab.to_string(),
@@ -247,9 +247,9 @@ impl Image {
         if x >= 0 && y >= 0 && x < self.width as i64 && y < self.height as i64 {
             let at = 3 * (y as usize * self.width as usize + x as usize);
             let a = alpha.clamp(0.0, 1.0);
-            for c in 0..3 {
-                let old = self.pixels[at + c] as f32;
-                self.pixels[at + c] = (old + (colour[c] as f32 - old) * a).round() as u8;
+            for (old, &new) in self.pixels[at..at + 3].iter_mut().zip(&colour) {
+                let mixed = *old as f32 + (new as f32 - *old as f32) * a;
+                *old = mixed.round() as u8;
             }
         }
     }
