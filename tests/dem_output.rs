@@ -1,8 +1,9 @@
 //! Particle output: VTK and PLY snapshots parsed back, and the side-view PNG render checked
 //! pixel by pixel where the scene says what must be there.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use loam::sim::dem::mesh::{GridSdf, TriangleMesh};
 use loam::sim::dem::render::{
     render_png, render_side_view, speed_colour, viridis, RenderError, RenderInput, SideView,
     BACKGROUND, OUTLINE, PANEL_PX,
@@ -267,8 +268,13 @@ fn side_view_render_draws_what_the_scene_holds() {
         radius: 0.038,
         thickness: 0.01,
     };
-    let foot_at = [0.0, 0.0, 0.07];
-    let bodies: [(&dyn Sdf, Vec3); 1] = [(&foot, foot_at)];
+    let foot_at = [-0.04, 0.0, 0.07];
+    // The same foot from its shipped mesh, beside it.
+    let mesh_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/meshes/foot_disc.obj");
+    let mesh_foot =
+        GridSdf::from_mesh(&TriangleMesh::load(&mesh_path).unwrap(), 0.001, 0.003).unwrap();
+    let mesh_foot_at = [0.045, 0.0, 0.072];
+    let bodies: [(&dyn Sdf, Vec3); 2] = [(&foot, foot_at), (&mesh_foot, mesh_foot_at)];
     let slab = 0.02;
     let view = SideView {
         slab: Some(slab),
@@ -352,11 +358,21 @@ fn side_view_render_draws_what_the_scene_holds() {
     // The grain outside the slab is not drawn.
     let (cx, cy) = to_pixel([0.085, 0.0, 0.06]);
     assert_eq!(pixel(cx as u32, cy as u32), BACKGROUND);
-    // The foot's outline: its sole (z = 0.065) is a line, its inside is empty.
-    let (sx, sy) = to_pixel([0.0, 0.0, 0.065]);
-    assert_eq!(pixel(sx as u32, sy as u32), OUTLINE);
-    let (mx, my) = to_pixel(foot_at);
-    assert_eq!(pixel(mx as u32, my as u32), BACKGROUND);
+    // The feet's outlines: each sole is a line, each inside is empty.
+    for (at, sole) in [(foot_at, 0.065), (mesh_foot_at, 0.067)] {
+        let (sx, sy) = to_pixel([at[0], 0.0, sole]);
+        assert_eq!(
+            pixel(sx as u32, sy as u32),
+            OUTLINE,
+            "sole of the foot at {at:?}"
+        );
+        let (mx, my) = to_pixel(at);
+        assert_eq!(
+            pixel(mx as u32, my as u32),
+            BACKGROUND,
+            "inside the foot at {at:?}"
+        );
+    }
     // The colour bar runs from viridis(0) at its foot to viridis(1) at its head.
     let bar_x = 690 + 14 + 9;
     assert_eq!(pixel(bar_x, height - 15), viridis(0.0));
