@@ -641,3 +641,20 @@ fn grid_spacing_and_padding_are_checked() {
     let err = GridSdf::from_mesh(&mesh, 1e-5, 0.0).unwrap_err();
     assert!(matches!(err, MeshError::GridTooLarge { .. }), "{err}");
 }
+
+#[test]
+fn every_shipped_mesh_loads_closed() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/meshes");
+    let mut loaded = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if !["obj", "stl"].contains(&extension.to_ascii_lowercase().as_str()) {
+            continue;
+        }
+        let mesh = TriangleMesh::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(mesh.signed_volume() > 0.0, "{}", path.display());
+        loaded += 1;
+    }
+    assert!(loaded >= 1, "no meshes found in {}", dir.display());
+}
