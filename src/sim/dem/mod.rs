@@ -2,4 +2,7 @@
 //! frictional spheres, spatial-hash contacts, projected Jacobi on the contact NCP, and bodies
 //! that touch the grains through signed distance fields.
 
+pub mod mesh;
+pub mod render;
 pub mod sdf;
+pub mod snapshot;

@@ -59,19 +59,71 @@ impl Sdf for Shape {
     fn gradient(&self, p: Vec3) -> Vec3 {
         match *self {
             Shape::Plane => [0.0, 0.0, 1.0],
-            _ => {
-                let h = 1e-9_f64.max(1e-7 * norm(p));
-                let mut g = [0.0; 3];
-                for i in 0..3 {
-                    let (mut a, mut b) = (p, p);
-                    a[i] += h;
-                    b[i] -= h;
-                    g[i] = (self.distance(a) - self.distance(b)) / (2.0 * h);
-                }
-                normalized(g)
-            }
+            Shape::Box { half_extents: h } => box_gradient(p, h),
+            Shape::Cylinder {
+                radius,
+                half_height,
+            } => cylinder_gradient(p, radius, half_height),
+            Shape::Disc { radius, thickness } => cylinder_gradient(p, radius, 0.5 * thickness),
         }
     }
+}
+
+/// +1 for non-negative x, −1 otherwise: a point on a symmetry plane takes the + side, so
+/// the gradient is defined everywhere (the field has a kink there inside the shape).
+fn side(x: f64) -> f64 {
+    if x >= 0.0 {
+        1.0
+    } else {
+        -1.0
+    }
+}
+
+/// Gradient of the box distance: outside, the unit vector from the nearest surface point;
+/// inside, the normal of the nearest face.
+fn box_gradient(p: Vec3, h: Vec3) -> Vec3 {
+    let q = [p[0].abs() - h[0], p[1].abs() - h[1], p[2].abs() - h[2]];
+    if q.iter().any(|&qi| qi > 0.0) {
+        let g = [
+            q[0].max(0.0) * side(p[0]),
+            q[1].max(0.0) * side(p[1]),
+            q[2].max(0.0) * side(p[2]),
+        ];
+        normalized(g)
+    } else {
+        let axis = if q[0] >= q[1] && q[0] >= q[2] {
+            0
+        } else if q[1] >= q[2] {
+            1
+        } else {
+            2
+        };
+        let mut g = [0.0; 3];
+        g[axis] = side(p[axis]);
+        g
+    }
+}
+
+/// Gradient of the cylinder distance, worked in the (radial, axial) half-plane and mapped
+/// back. On the axis the radial direction is undefined; +x is taken.
+fn cylinder_gradient(p: Vec3, radius: f64, half_height: f64) -> Vec3 {
+    let rho = (p[0] * p[0] + p[1] * p[1]).sqrt();
+    let radial = if rho > 0.0 {
+        [p[0] / rho, p[1] / rho]
+    } else {
+        [1.0, 0.0]
+    };
+    let d = [rho - radius, p[2].abs() - half_height];
+    let (gr, gz) = if d[0] > 0.0 || d[1] > 0.0 {
+        let (a, b) = (d[0].max(0.0), d[1].max(0.0));
+        let n = (a * a + b * b).sqrt();
+        (a / n, b / n)
+    } else if d[0] >= d[1] {
+        (1.0, 0.0)
+    } else {
+        (0.0, 1.0)
+    };
+    [gr * radial[0], gr * radial[1], gz * side(p[2])]
 }
 
 /// Distance to a solid cylinder about z (radius r, from −h to +h).
