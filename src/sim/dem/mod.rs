@@ -2,4 +2,5 @@
 //! frictional spheres, spatial-hash contacts, projected Jacobi on the contact NCP, and bodies
 //! that touch the grains through signed distance fields.
 
+pub mod cuda;
 pub mod sdf;
