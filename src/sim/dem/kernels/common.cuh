@@ -52,8 +52,9 @@ struct Params {
     real wall_friction;     // grain-wall Coulomb coefficient
     real stabilisation;     // alpha: an overlap psi < 0 is pushed out at alpha psi / dt
     real relaxation;        // omega
-    real cell_size;         // hash cell edge: largest radius times (2 + margin)
-    real contact_margin;    // pairs with a gap below this (a length) enter the list
+    real max_radius;        // r_max, the largest grain radius
+    real margin_fraction;   // the configured speculative margin, a fraction of r_max
+    real overlap_slop;      // overlap the stabilisation leaves alone (a length)
 };
 
 struct Grains {
@@ -89,7 +90,9 @@ struct Grains {
     int *prev_ext_count;
     int *prev_ext_key;
     real *prev_ext_lx, *prev_ext_ly, *prev_ext_lz;
-    u64 *counters;                       // [0]: overflow bits; [1]: contacts summed over steps
+    // [0]: overflow bits; [1]: contacts summed over steps; [2]: this step's largest |v*|^2
+    // (as the bits of a non-negative double, which order like the numbers)
+    u64 *counters;
 };
 
 // Rigid bodies, bodies_per_scene per scene; they translate only. inv_mass 0: kinematic (moves
@@ -116,6 +119,17 @@ struct Bodies {
 
 __device__ __forceinline__ i64 scene_of_grain(const Params &p, i64 g) {
     return g / p.grains_per_scene;
+}
+
+// This step's speculative margin delta = min(2 r_max, max(fraction r_max, 2 dt max|v*|)):
+// grains that can meet within the step are in the list before they touch.
+__device__ __forceinline__ real step_margin(const Params &p, const u64 *counters) {
+    real fastest = sqrt(__longlong_as_double((long long)counters[2]));
+    return fmin(2.0 * p.max_radius, fmax(p.margin_fraction * p.max_radius, 2.0 * p.dt * fastest));
+}
+
+__device__ __forceinline__ real cell_size(const Params &p, const u64 *counters) {
+    return 2.0 * p.max_radius + step_margin(p, counters);
 }
 
 __device__ __forceinline__ int floor_cell(real v, real cell) {

@@ -41,6 +41,7 @@ extern "C" __global__ void find_pairs(Params p, Grains g) {
     i64 scene = scene_of_grain(p, i);
     real xi = g.x[i], yi = g.y[i], zi = g.z[i], ri = g.radius[i];
     int cx = g.cell[3 * i], cy = g.cell[3 * i + 1], cz = g.cell[3 * i + 2];
+    real margin = step_margin(p, g.counters);
     int partners[PAIR_SLOTS];
     int count = 0;
     for (int dz = -1; dz <= 1; ++dz)
@@ -51,7 +52,7 @@ extern "C" __global__ void find_pairs(Params p, Grains g) {
             if ((i64)j <= i || scene_of_grain(p, j) != scene) continue;
             if (g.cell[3 * j] != nx || g.cell[3 * j + 1] != ny || g.cell[3 * j + 2] != nz) continue;
             real ex = xi - g.x[j], ey = yi - g.y[j], ez = zi - g.z[j];
-            real reach = ri + g.radius[j] + p.contact_margin;
+            real reach = ri + g.radius[j] + margin;
             if (ex * ex + ey * ey + ez * ez >= reach * reach) continue;
             if (count == PAIR_SLOTS) { atomicOr(&g.counters[0], OVERFLOW_PAIR); continue; }
             // insertion keeps the list sorted by partner index
@@ -104,9 +105,9 @@ extern "C" __global__ void sort_reverse(Params p, Grains g) {
     atomicAdd(&g.counters[1], (unsigned long long)owned);
 }
 
-__device__ void push_external(const Params &p, const Grains &g, i64 i, int *count, int key,
-                              real nx, real ny, real nz, real psi) {
-    if (psi >= p.contact_margin) return;
+__device__ void push_external(const Grains &g, i64 i, int *count, int key,
+                              real nx, real ny, real nz, real psi, real margin) {
+    if (psi >= margin) return;
     if (*count == EXTERNAL_SLOTS) { atomicOr(&g.counters[0], OVERFLOW_EXTERNAL); return; }
     i64 slot = i * EXTERNAL_SLOTS + *count;
     (*count)++;
@@ -129,17 +130,18 @@ extern "C" __global__ void find_external(Params p, Grains g, Bodies b) {
     i64 n = p.grains_per_scene * p.scenes;
     if (i >= n) return;
     real x = g.x[i], y = g.y[i], z = g.z[i], r = g.radius[i];
+    real margin = step_margin(p, g.counters);
     int count = 0;
-    push_external(p, g, i, &count, 0, 0.0, 0.0, 1.0, z - r);
+    push_external(g, i, &count, 0, 0.0, 0.0, 1.0, z - r, margin);
     if (p.container == CONTAINER_BOX) {
-        push_external(p, g, i, &count, 1, -1.0, 0.0, 0.0, p.container_a - x - r);
-        push_external(p, g, i, &count, 2, 1.0, 0.0, 0.0, p.container_a + x - r);
-        push_external(p, g, i, &count, 3, 0.0, -1.0, 0.0, p.container_b - y - r);
-        push_external(p, g, i, &count, 4, 0.0, 1.0, 0.0, p.container_b + y - r);
+        push_external(g, i, &count, 1, -1.0, 0.0, 0.0, p.container_a - x - r, margin);
+        push_external(g, i, &count, 2, 1.0, 0.0, 0.0, p.container_a + x - r, margin);
+        push_external(g, i, &count, 3, 0.0, -1.0, 0.0, p.container_b - y - r, margin);
+        push_external(g, i, &count, 4, 0.0, 1.0, 0.0, p.container_b + y - r, margin);
     } else {
         real rho = sqrt(x * x + y * y);
         if (rho > 0.0)
-            push_external(p, g, i, &count, 1, -x / rho, -y / rho, 0.0, p.container_a - rho - r);
+            push_external(g, i, &count, 1, -x / rho, -y / rho, 0.0, p.container_a - rho - r, margin);
     }
     i64 scene = scene_of_grain(p, i);
     for (i64 k = 0; k < p.bodies_per_scene; ++k) {
@@ -149,7 +151,10 @@ extern "C" __global__ void find_external(Params p, Grains g, Bodies b) {
         int shape = b.shape[body];
         const real *size = b.size + 3 * body;
         real psi = body_sdf(shape, size, qx, qy, qz) - r;
-        if (psi >= p.contact_margin) continue;
+        // a moving body reaches further within the step
+        real speed = sqrt(b.vx[body] * b.vx[body] + b.vy[body] * b.vy[body] + b.vz[body] * b.vz[body]);
+        real body_margin = margin + p.dt * speed;
+        if (psi >= body_margin) continue;
         // outward normal: central differences with the step sdf.rs uses
         real gx = 0.0, gy = 0.0, gz = 1.0;
         if (shape != SHAPE_PLANE) {
@@ -160,7 +165,7 @@ extern "C" __global__ void find_external(Params p, Grains g, Bodies b) {
             real gn = sqrt(gx * gx + gy * gy + gz * gz);
             if (gn > 0.0) { gx /= gn; gy /= gn; gz /= gn; } else { gx = 0.0; gy = 0.0; gz = 1.0; }
         }
-        push_external(p, g, i, &count, (int)(p.walls + k), gx, gy, gz, psi);
+        push_external(g, i, &count, (int)(p.walls + k), gx, gy, gz, psi, body_margin);
     }
     g.ext_count[i] = count;
 }

@@ -6,15 +6,17 @@
 extern "C" __global__ void hash_clear(Params p, Grains g) {
     i64 b = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (b < p.hash_table_size) g.table[b] = -1;
+    if (b == 0) g.counters[2] = 0;   // predict_grains raises it to this step's max |v*|^2
 }
 
 extern "C" __global__ void hash_insert(Params p, Grains g) {
     i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     i64 n = p.grains_per_scene * p.scenes;
     if (i >= n) return;
-    int cx = floor_cell(g.x[i], p.cell_size);
-    int cy = floor_cell(g.y[i], p.cell_size);
-    int cz = floor_cell(g.z[i], p.cell_size);
+    real h = cell_size(p, g.counters);
+    int cx = floor_cell(g.x[i], h);
+    int cy = floor_cell(g.y[i], h);
+    int cz = floor_cell(g.z[i], h);
     g.cell[3 * i] = cx;
     g.cell[3 * i + 1] = cy;
     g.cell[3 * i + 2] = cz;

@@ -13,6 +13,8 @@ extern "C" __global__ void predict_grains(Params p, Grains g) {
     }
     g.fx[i] = fx; g.fy[i] = fy; g.fz[i] = fz;
     g.wx[i] = fx; g.wy[i] = fy; g.wz[i] = fz;
+    real speed2 = fx * fx + fy * fy + fz * fz;
+    atomicMax(&g.counters[2], (u64)__double_as_longlong(speed2));
 }
 
 extern "C" __global__ void predict_bodies(Params p, Bodies b) {
