@@ -12,21 +12,22 @@
 //!
 //! 1. **Predict.** vᵢ* = vᵢ + Δt g for every grain. A dynamic body gets
 //!    V* = V + Δt (g + F_ext / M); a kinematic body keeps its prescribed velocity.
-//! 2. **Broadphase.** Cell size h = the largest grain diameter (times 1 + margin, see
-//!    `StepParams::contact_margin`). Cell c(x) = ⌊x / h⌋ (three integers);
+//! 2. **Broadphase.** The speculative margin of the step is
+//!    δ = min(2 r_max, max(contact_margin · r_max, 2 Δt max|vᵢ*|)), so grains that can meet
+//!    within the step are in the contact list before they touch. Cell size h = 2 r_max + δ. Cell c(x) = ⌊x / h⌋ (three integers);
 //!    bucket = hash(c) mod T with T = the table size (a power of two ≥ 2 N) and
 //!    hash(c) = (73856093 cx) ⊕ (19349663 cy) ⊕ (83492791 cz) in wrapping 64-bit integer
 //!    arithmetic. Grains are counting-sorted by bucket into ONE array of grain indices
 //!    (`cell_start[T + 1]`, `sorted[N]`), stable in grain order, so the layout is unique.
 //! 3. **Narrowphase** builds one contact list, ordered by grain a, then by partner key b:
 //!    - grain–grain (a < b): for each of the 27 cells around c(x_a), its (de-duplicated)
-//!      bucket, each grain b > a in it with gap ψ = |x_a − x_b| − r_a − r_b < margin;
+//!      bucket, each grain b > a in it with gap ψ = |x_a − x_b| − r_a − r_b < δ;
 //!      normal n = (x_a − x_b)/|x_a − x_b|; key b.
 //!    - grain–wall: the floor z = 0 (n = +z, ψ = z_a − r_a); a cylinder's side
 //!      (ψ = R − |x_a,xy| − r_a, n = −x_a,xy/|x_a,xy|); a box's four sides
 //!      (ψ = L/2 ∓ x − r_a, n = ∓ axis). Key N + wall index (floor 0, then sides).
 //!    - grain–body k: ψ = f_k(x_a − X_k) − r_a with f_k the body's SDF in its frame (bodies
-//!      translate only), n = ∇f_k; key N + walls + k. Kept when ψ < margin.
+//!      translate only), n = ∇f_k; key N + walls + k. Kept when ψ < δ + Δt |V_k|. Walls keep ψ < δ.
 //!
 //!    Each contact stores a, b, n, ψ, μ (grain friction, wall friction or the body's friction)
 //!    and its impulse λ ∈ ℝ³ (acting on a; −λ acts on b). λ is warm-started with the previous

@@ -65,7 +65,10 @@ impl Rng {
     }
 }
 
-/// Grains placed on a jittered lattice in the container, at rest, ready to fall.
+/// Scale of the random initial velocities of poured grains [m/s].
+pub const POUR_SPEED: f64 = 0.3;
+
+/// Grains placed on a jittered lattice in the container, with random velocities, ready to fall.
 pub fn pour(scene: &Scene) -> GrainState {
     let spec = &scene.grains;
     let n = scene.grain_count();
@@ -74,8 +77,11 @@ pub fn pour(scene: &Scene) -> GrainState {
         .map(|_| spec.radius * (1.0 + spec.size_spread * (2.0 * rng.uniform() - 1.0)))
         .collect();
     let r_max = spec.radius * (1.0 + spec.size_spread);
-    let spacing = 2.0 * r_max * 1.1;
-    let jitter = 0.04 * spacing;
+    // Sites 1.5 diameters apart, jittered by up to ±0.2 diameters, and random initial
+    // velocities: neighbours never start overlapping, and the columns collapse into a random
+    // packing instead of stacking as a lattice.
+    let spacing = 2.0 * r_max * 1.5;
+    let jitter = 0.4 * r_max;
     // Lattice sites of one layer inside the container, keeping clear of the walls.
     let (half_x, half_y) = match scene.container {
         Container::Cylinder { radius } => (radius, radius),
@@ -85,6 +91,7 @@ pub fn pour(scene: &Scene) -> GrainState {
     let nx = ((2.0 * (half_x - clearance)) / spacing).floor() as i64;
     let ny = ((2.0 * (half_y - clearance)) / spacing).floor() as i64;
     let mut position = Vec::with_capacity(n);
+    let mut velocity = Vec::with_capacity(n);
     let (mut site, mut layer) = (0usize, 0usize);
     let mut xy = Vec::new();
     for ix in 0..=nx {
@@ -112,6 +119,11 @@ pub fn pour(scene: &Scene) -> GrainState {
             y + jitter * (2.0 * rng.uniform() - 1.0),
             z + jitter * rng.uniform(),
         ]);
+        velocity.push([
+            POUR_SPEED * (2.0 * rng.uniform() - 1.0),
+            POUR_SPEED * (2.0 * rng.uniform() - 1.0),
+            -POUR_SPEED * rng.uniform(),
+        ]);
         site += 1;
         if site == sites {
             site = 0;
@@ -123,7 +135,7 @@ pub fn pour(scene: &Scene) -> GrainState {
         .map(|r| 1.0 / (spec.density * 4.0 / 3.0 * std::f64::consts::PI * r.powi(3)))
         .collect();
     GrainState {
-        velocity: vec![[0.0; 3]; n],
+        velocity,
         position,
         radius,
         inverse_mass,
