@@ -266,3 +266,114 @@ fn gpu_settled_bed_height_and_disc_load_are_physical() {
     );
     assert!(bodies[0].position[2] < 0.05, "the disc fell onto the bed");
 }
+
+// ---- the Backend trait: GPU against CPU on the same input ----
+
+use loam::sim::dem::cuda::CudaBackend;
+use loam::sim::dem::sdf::Shape;
+use loam::sim::dem::{
+    bed, Backend, Body, BodyGeometry, BodyState, CpuBackend, Motion, Scene, StepParams,
+};
+
+fn poured_scene() -> Scene {
+    Scene::parse(
+        "container: { shape: box, half_x: 0.02, half_y: 0.02 }\n\
+         grains: { radius: 0.002, size_spread: 0.1, density: 1000, friction: 0.5, count: 300, seed: 3 }\n\
+         settle: { kinetic_energy: 1.0e-15, max_time: 2.0 }\n",
+        std::path::Path::new("<test>"),
+    )
+    .unwrap()
+}
+
+#[test]
+fn gpu_and_cpu_settle_the_same_pour_to_the_same_height() {
+    if !gpu_or_skip() {
+        return;
+    }
+    let scene = poured_scene();
+    let cpu = bed::prepare(&mut CpuBackend::new(), &scene).unwrap();
+    let gpu = bed::prepare(&mut CudaBackend::new(1), &scene).unwrap();
+    assert!(
+        cpu.info.settled && gpu.info.settled,
+        "{:?} {:?}",
+        cpu.info,
+        gpu.info
+    );
+    let diameter = 2.0 * 0.002 * 1.1;
+    assert!(
+        (cpu.info.surface_height - gpu.info.surface_height).abs() < diameter,
+        "surface: CPU {} m, GPU {} m; they must agree within one diameter ({diameter} m)",
+        cpu.info.surface_height,
+        gpu.info.surface_height
+    );
+}
+
+#[test]
+fn gpu_and_cpu_sink_a_dropped_disc_to_the_same_depth() {
+    if !gpu_or_skip() {
+        return;
+    }
+    let scene = poured_scene();
+    let prepared = bed::prepare(&mut CpuBackend::new(), &scene).unwrap();
+    let surface = prepared.info.surface_height;
+    let disc = Body {
+        geometry: BodyGeometry::Shape(Shape::Disc {
+            radius: 0.008,
+            thickness: 0.003,
+        }),
+        motion: Motion::Dynamic,
+        mass: 0.02,
+        friction: 0.5,
+        state: BodyState {
+            position: [0.0, 0.0, surface + 0.01],
+            ..BodyState::default()
+        },
+    };
+    let params = StepParams {
+        time_step: 1e-3,
+        gravity: [0.0, 0.0, -9.81],
+        iterations: 20,
+        relaxation: 1.0,
+        stabilisation: 0.2,
+        friction: 0.5,
+        wall_friction: 0.5,
+        contact_margin: 0.1,
+    };
+    let rest = |backend: &mut dyn Backend| {
+        backend
+            .upload(&prepared.grains, &scene.container, &[disc.clone()], &params)
+            .unwrap();
+        backend.step(1500).unwrap();
+        let bodies = backend.bodies().unwrap();
+        let forces = backend.body_forces().unwrap();
+        (bodies[0].position[2], forces[0].force[2])
+    };
+    let (cpu_z, cpu_f) = rest(&mut CpuBackend::new());
+    let (gpu_z, gpu_f) = rest(&mut CudaBackend::new(1));
+    let weight = 0.02 * 9.81;
+    assert!(
+        (cpu_f - weight).abs() < 0.05 * weight,
+        "CPU bed carries the disc: {cpu_f} N"
+    );
+    assert!(
+        (gpu_f - weight).abs() < 0.05 * weight,
+        "GPU bed carries the disc: {gpu_f} N"
+    );
+    assert!(
+        (cpu_z - gpu_z).abs() < 0.002,
+        "disc at rest at z = {cpu_z} (CPU) and {gpu_z} (GPU): within one grain radius"
+    );
+}
+
+#[test]
+fn the_cuda_backend_refuses_a_bed_without_a_gpu_with_the_probe_reason() {
+    let Err(reason) = cuda::probe() else {
+        return; // a GPU machine: the tests above cover it
+    };
+    let scene = poured_scene();
+    let err = bed::prepare(&mut CudaBackend::new(1), &scene).unwrap_err();
+    assert!(
+        err.to_string().contains(&reason.to_string()),
+        "the DEM error carries the probe's reason: {err}"
+    );
+}

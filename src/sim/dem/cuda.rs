@@ -38,9 +38,9 @@ pub const KERNEL_SOURCES: [(&str, &str); 5] = [
 
 /// Every `__global__` function of the program, in launch order.
 pub const KERNEL_NAMES: [&str; 13] = [
+    "hash_clear",
     "predict_grains",
     "predict_bodies",
-    "hash_clear",
     "hash_insert",
     "find_pairs",
     "find_external",
@@ -494,8 +494,9 @@ struct Params {
     wall_friction: f64,
     stabilisation: f64,
     relaxation: f64,
-    cell_size: f64,
-    contact_margin: f64,
+    max_radius: f64,
+    margin_fraction: f64,
+    overlap_slop: f64,
 }
 
 // SAFETY: #[repr(C)], all fields 8-byte plain numbers, field for field the CUDA `Params`.
@@ -569,7 +570,7 @@ const GRAIN_FIELDS: &[(&str, Kind, Count)] = {
         ("prev_ext_lx", Real, Each(EXTERNAL_SLOTS)),
         ("prev_ext_ly", Real, Each(EXTERNAL_SLOTS)),
         ("prev_ext_lz", Real, Each(EXTERNAL_SLOTS)),
-        ("counters", Counter, Fixed(2)),
+        ("counters", Counter, Fixed(3)),
     ]
 };
 
@@ -899,8 +900,9 @@ impl DeviceBed {
         self.params.wall_friction = params.wall_friction;
         self.params.stabilisation = params.stabilisation;
         self.params.relaxation = params.relaxation;
-        self.params.cell_size = max_radius * (2.0 + margin);
-        self.params.contact_margin = margin * max_radius;
+        self.params.max_radius = max_radius;
+        self.params.margin_fraction = margin;
+        self.params.overlap_slop = super::cpu::OVERLAP_SLOP * max_radius;
         self.iterations = params.iterations;
         self.time_step = params.time_step;
         Ok(())
@@ -1183,6 +1185,20 @@ impl DeviceBed {
         })
     }
 
+    /// The external forces `set_body` last gave the bodies (scene-major).
+    pub fn external_forces(&self) -> Result<Vec<[f64; 3]>, CudaError> {
+        let count = self.bodies_per_scene * self.scenes;
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let read = |name: &str| {
+            self.bodies
+                .read_real(&self.stream, Arenas::index(BODY_FIELDS, name), count)
+        };
+        let (x, y, z) = (read("ext_fx")?, read("ext_fy")?, read("ext_fz")?);
+        Ok((0..count).map(|k| [x[k], y[k], z[k]]).collect())
+    }
+
     /// Every body of every scene (scene-major), with the grains' force over the last step.
     pub fn bodies(&self) -> Result<Vec<DeviceBodyReadout>, CudaError> {
         self.check()?;
@@ -1224,6 +1240,231 @@ impl DeviceBed {
                 contacts: c[12][k] as usize,
             })
             .collect())
+    }
+}
+
+// ---- the Backend trait ----
+
+use super::backend::{
+    Backend, Body, BodyForce, BodyGeometry, BodyState, Container, GrainState, Motion, StepParams,
+    Timings,
+};
+use super::sdf::Shape;
+use super::DemError;
+
+/// The CUDA implementation of [`Backend`]. With `scenes` > 1 it holds that many copies of the
+/// uploaded bed, stepped together in one launch per kernel: grains are then reported
+/// scene-major (scene s's grain i at s × N + i) and body index s × bodies + k is body k of
+/// scene s, which `set_body` drives independently.
+pub struct CudaBackend {
+    scenes: usize,
+    bed: Option<DeviceBed>,
+    timings: Timings,
+    contacts_at_reset: u64,
+}
+
+impl CudaBackend {
+    /// A backend that replicates each uploaded bed into `scenes` copies (1 for one bed).
+    pub fn new(scenes: usize) -> Self {
+        Self {
+            scenes: scenes.max(1),
+            bed: None,
+            timings: Timings::default(),
+            contacts_at_reset: 0,
+        }
+    }
+
+    /// The device bed, once uploaded.
+    pub fn device_bed(&self) -> Option<&DeviceBed> {
+        self.bed.as_ref()
+    }
+
+    fn bed(&self) -> Result<&DeviceBed, DemError> {
+        self.bed.as_ref().ok_or_else(|| {
+            DemError::Invalid("the CUDA backend has no bed: call upload first".into())
+        })
+    }
+}
+
+fn dem_error(e: CudaError) -> DemError {
+    DemError::Invalid(format!("CUDA backend: {e}"))
+}
+
+fn device_params(p: &StepParams) -> DeviceParams {
+    DeviceParams {
+        time_step: p.time_step,
+        gravity: p.gravity,
+        iterations: p.iterations,
+        relaxation: p.relaxation,
+        stabilisation: p.stabilisation,
+        friction: p.friction,
+        wall_friction: p.wall_friction,
+        contact_margin: p.contact_margin,
+    }
+}
+
+impl Backend for CudaBackend {
+    fn upload(
+        &mut self,
+        grains: &GrainState,
+        container: &Container,
+        bodies: &[Body],
+        params: &StepParams,
+    ) -> Result<(), DemError> {
+        grains.check()?;
+        params.check()?;
+        let mut device_bodies = Vec::with_capacity(bodies.len());
+        for (k, body) in bodies.iter().enumerate() {
+            let shape = match &body.geometry {
+                BodyGeometry::Shape(Shape::Plane) => DeviceShape::Plane,
+                BodyGeometry::Shape(Shape::Box { half_extents }) => DeviceShape::Box {
+                    half_extents: *half_extents,
+                },
+                BodyGeometry::Shape(Shape::Cylinder {
+                    radius,
+                    half_height,
+                }) => DeviceShape::Cylinder {
+                    radius: *radius,
+                    half_height: *half_height,
+                },
+                BodyGeometry::Shape(Shape::Disc { radius, thickness }) => DeviceShape::Disc {
+                    radius: *radius,
+                    thickness: *thickness,
+                },
+                BodyGeometry::Field(_) => {
+                    return Err(DemError::Invalid(format!(
+                        "body {k}: the CUDA backend takes analytic shapes (plane, box, cylinder, \
+                         disc); a gridded mesh SDF needs --backend dem-cpu"
+                    )))
+                }
+            };
+            device_bodies.push(DeviceBody {
+                shape,
+                friction: body.friction,
+                inverse_mass: match body.motion {
+                    Motion::Kinematic => 0.0,
+                    Motion::Dynamic => 1.0 / body.mass,
+                },
+                position: body.state.position,
+                velocity: body.state.velocity,
+                external_force: body.state.external_force,
+            });
+        }
+        let device_grains = DeviceGrains {
+            position: grains.position.clone(),
+            velocity: grains.velocity.clone(),
+            radius: grains.radius.clone(),
+            inverse_mass: grains.inverse_mass.clone(),
+        };
+        let device_container = match *container {
+            Container::Cylinder { radius } => DeviceContainer::Cylinder { radius },
+            Container::Box { half_x, half_y } => DeviceContainer::Box { half_x, half_y },
+        };
+        self.bed = None;
+        let bed = DeviceBed::new(
+            &device_grains,
+            device_container,
+            &device_bodies,
+            &device_params(params),
+            self.scenes,
+        )
+        .map_err(dem_error)?;
+        self.contacts_at_reset = 0;
+        self.bed = Some(bed);
+        Ok(())
+    }
+
+    fn set_params(&mut self, params: &StepParams) -> Result<(), DemError> {
+        params.check()?;
+        let bed = self.bed.as_mut().ok_or_else(|| {
+            DemError::Invalid("the CUDA backend has no bed: call upload first".into())
+        })?;
+        bed.set_params(&device_params(params)).map_err(dem_error)
+    }
+
+    fn set_body(&mut self, index: usize, state: BodyState) -> Result<(), DemError> {
+        let bed = self.bed.as_mut().ok_or_else(|| {
+            DemError::Invalid("the CUDA backend has no bed: call upload first".into())
+        })?;
+        bed.set_body(index, state.position, state.velocity, state.external_force)
+            .map_err(dem_error)
+    }
+
+    fn step(&mut self, steps: usize) -> Result<(), DemError> {
+        let start = std::time::Instant::now();
+        let bed = self.bed.as_mut().ok_or_else(|| {
+            DemError::Invalid("the CUDA backend has no bed: call upload first".into())
+        })?;
+        bed.step(steps).map_err(dem_error)?;
+        bed.check().map_err(dem_error)?;
+        // the GPU runs the phases back to back; their split is not measured, all is "solver"
+        self.timings.solver += start.elapsed().as_secs_f64();
+        self.timings.steps += steps;
+        Ok(())
+    }
+
+    fn grains(&self) -> Result<GrainState, DemError> {
+        let bed = self.bed()?;
+        let mut out = GrainState::default();
+        for scene in 0..bed.scenes() {
+            let g = bed.grains(scene).map_err(dem_error)?;
+            out.position.extend(g.position);
+            out.velocity.extend(g.velocity);
+            out.radius.extend(g.radius);
+            out.inverse_mass.extend(g.inverse_mass);
+        }
+        Ok(out)
+    }
+
+    fn bodies(&self) -> Result<Vec<BodyState>, DemError> {
+        let bed = self.bed()?;
+        let readout = bed.bodies().map_err(dem_error)?;
+        // the external force is host data: read it back from what set_body last wrote
+        let external = bed.external_forces().map_err(dem_error)?;
+        Ok(readout
+            .iter()
+            .zip(external)
+            .map(|(b, f)| BodyState {
+                position: b.position,
+                velocity: b.velocity,
+                external_force: f,
+            })
+            .collect())
+    }
+
+    fn body_forces(&self) -> Result<Vec<BodyForce>, DemError> {
+        Ok(self
+            .bed()?
+            .bodies()
+            .map_err(dem_error)?
+            .iter()
+            .map(|b| BodyForce {
+                force: b.force,
+                torque: b.torque,
+                contacts: b.contacts,
+            })
+            .collect())
+    }
+
+    fn timings(&self) -> Timings {
+        let mut t = self.timings;
+        if let Some(bed) = &self.bed {
+            if let Ok(total) = bed.contacts_so_far() {
+                t.contacts = total.saturating_sub(self.contacts_at_reset) as usize;
+            }
+        }
+        t
+    }
+
+    fn reset_timings(&mut self) {
+        self.timings = Timings::default();
+        if let Some(bed) = &self.bed {
+            self.contacts_at_reset = bed.contacts_so_far().unwrap_or(0);
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "cuda"
     }
 }
 
