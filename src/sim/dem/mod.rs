@@ -11,9 +11,10 @@
 
 pub mod backend;
 pub mod bed;
+pub mod bench;
 pub mod cpu;
-// pub mod hopper;
-// pub mod intrude;
+pub mod hopper;
+pub mod intrude;
 pub mod scene;
 pub mod sdf;
 
