@@ -2,6 +2,7 @@
 
 mod bench;
 mod check;
+mod dem;
 mod solve;
 
 use std::path::PathBuf;
@@ -24,6 +25,11 @@ enum Command {
     Check(check::Args),
     /// Solve each shipped problem several times and report set-up and solve times.
     Bench(bench::Args),
+    /// Discrete-element beds: prepare one, drive a body through one.
+    #[command(subcommand)]
+    Dem(dem::DemCommand),
+    /// Benchmark the DEM step (the lead wires this as `loam bench dem`).
+    BenchDem(dem::BenchDemArgs),
 }
 
 /// Input the user must fix: exit code 2.
@@ -36,6 +42,8 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Solve(args) => solve::run(args),
         Command::Check(args) => check::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Dem(command) => dem::run(command),
+        Command::BenchDem(args) => dem::bench(args),
     }
 }
 

@@ -40,6 +40,8 @@ struct Contact {
     friction: f64,
     /// 1 / m_c⁻¹ (mass-split effective mass).
     effective_mass: f64,
+    /// b: the normal velocity bias (ψ/Δt, or α min(ψ + slop, 0)/Δt when overlapping).
+    bias: f64,
     /// λ: accumulated impulse on a.
     impulse: Vec3,
 }
@@ -60,10 +62,17 @@ pub struct CpuBackend {
     predicted: Vec<Vec3>,
     // Spatial hash (counting sort by bucket): grains of bucket k are
     // sorted[cell_start[k]..cell_start[k + 1]].
-    cell_of: Vec<[i64; 3]>,
+    cell_of: Vec<u64>,
     bucket_of: Vec<u32>,
     cell_start: Vec<u32>,
     sorted: Vec<u32>,
+    /// Cell key, position and radius of sorted[k], stored in bucket order so the
+    /// narrowphase reads a bucket's grains from contiguous memory.
+    sorted_key: Vec<u64>,
+    sorted_position: Vec<Vec3>,
+    sorted_radius: Vec<f64>,
+    /// λ of each contact while the solver runs (copied back into `contacts` after it).
+    impulse: Vec<Vec3>,
 
     contacts: Vec<Contact>,
     /// Contacts of grain a are contacts[contact_start[a]..contact_start[a + 1]].
@@ -157,7 +166,7 @@ impl CpuBackend {
         std::mem::swap(&mut self.contacts, &mut self.previous);
         std::mem::swap(&mut self.contact_start, &mut self.previous_start);
         self.narrowphase(&params);
-        self.build_incidence(n);
+        self.build_incidence(n, &params);
         let t2 = Instant::now();
 
         // 4-5. Projected Jacobi.
@@ -213,8 +222,9 @@ impl CpuBackend {
             .zip(self.grains.position.par_iter())
             .with_min_len(GRAIN_CHUNK)
             .for_each(|((cell, bucket), x)| {
-                *cell = cell_of(*x, h);
-                *bucket = (hash(*cell) & mask) as u32;
+                let c = cell_of(*x, h);
+                *cell = cell_key(c);
+                *bucket = (hash(c) & mask) as u32;
             });
         // Counting sort, stable in grain order.
         self.cell_start.iter_mut().for_each(|c| *c = 0);
@@ -230,6 +240,19 @@ impl CpuBackend {
             self.sorted[fill[b] as usize] = i as u32;
             fill[b] += 1;
         }
+        let grains = &self.grains;
+        let cell_of_grain = &self.cell_of;
+        self.sorted_key
+            .par_iter_mut()
+            .zip(self.sorted_position.par_iter_mut())
+            .zip(self.sorted_radius.par_iter_mut())
+            .zip(self.sorted.par_iter())
+            .with_min_len(GRAIN_CHUNK)
+            .for_each(|(((key, x), r), &i)| {
+                *key = cell_of_grain[i as usize];
+                *x = grains.position[i as usize];
+                *r = grains.radius[i as usize];
+            });
     }
 
     fn narrowphase(&mut self, params: &StepParams) {
@@ -240,9 +263,12 @@ impl CpuBackend {
         let mask = (table - 1) as u64;
         let walls = self.walls();
         let grains = &self.grains;
-        let cell_of_grain = &self.cell_of;
+        let h = 2.0 * self.max_radius + self.margin;
         let cell_start = &self.cell_start;
         let sorted = &self.sorted;
+        let sorted_key = &self.sorted_key;
+        let sorted_position = &self.sorted_position;
+        let sorted_radius = &self.sorted_radius;
         let container = self.container.as_ref();
         let bodies = &self.bodies;
         let body_reach = &self.body_reach;
@@ -260,24 +286,26 @@ impl CpuBackend {
                     let first = out.len();
                     let xa = grains.position[a];
                     let ra = grains.radius[a];
-                    let ca = cell_of_grain[a];
+                    let ca = cell_of(xa, h);
                     // Grain–grain, b > a.
                     for dx in -1..=1 {
                         for dy in -1..=1 {
                             for dz in -1..=1 {
                                 let c = [ca[0] + dx, ca[1] + dy, ca[2] + dz];
+                                let key = cell_key(c);
                                 let bucket = (hash(c) & mask) as usize;
-                                let range =
-                                    cell_start[bucket] as usize..cell_start[bucket + 1] as usize;
-                                for &b in &sorted[range] {
-                                    let b = b as usize;
-                                    if b <= a || cell_of_grain[b] != c {
+                                for k in
+                                    cell_start[bucket] as usize..cell_start[bucket + 1] as usize
+                                {
+                                    let b = sorted[k] as usize;
+                                    if b <= a || sorted_key[k] != key {
                                         continue;
                                     }
-                                    let xb = grains.position[b];
+                                    let xb = sorted_position[k];
+                                    let rb = sorted_radius[k];
                                     let d = [xa[0] - xb[0], xa[1] - xb[1], xa[2] - xb[2]];
                                     let dist2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-                                    let reach = ra + grains.radius[b] + margin;
+                                    let reach = ra + rb + margin;
                                     if dist2 >= reach * reach || dist2 == 0.0 {
                                         continue;
                                     }
@@ -286,7 +314,7 @@ impl CpuBackend {
                                         a: a as u32,
                                         b: b as u32,
                                         normal: [d[0] / dist, d[1] / dist, d[2] / dist],
-                                        gap: dist - ra - grains.radius[b],
+                                        gap: dist - ra - rb,
                                         friction: params.friction,
                                         ..Contact::default()
                                     });
@@ -367,7 +395,7 @@ impl CpuBackend {
 
     /// Partner lists, per-body contact lists, contact counts and the mass-split effective
     /// masses.
-    fn build_incidence(&mut self, n: usize) {
+    fn build_incidence(&mut self, n: usize, params: &StepParams) {
         let walls = self.walls();
         self.partner_start.clear();
         self.partner_start.resize(n + 1, 0);
@@ -403,6 +431,9 @@ impl CpuBackend {
         }
         let inverse_mass = &self.grains.inverse_mass;
         let counts = &self.contact_count;
+        let dt = params.time_step;
+        let alpha = params.stabilisation;
+        let slop = OVERLAP_SLOP * self.max_radius;
         let bodies = &self.bodies;
         let body_contacts = &self.body_contacts;
         self.contacts
@@ -421,12 +452,17 @@ impl CpuBackend {
                     }
                 }
                 c.effective_mass = if w > 0.0 { 1.0 / w } else { 0.0 };
+                c.bias = if c.gap >= 0.0 {
+                    c.gap / dt
+                } else {
+                    alpha * (c.gap + slop).min(0.0) / dt
+                };
             });
     }
 
     /// Velocities from the predicted ones and the current impulses.
     fn gather(&mut self) {
-        let contacts = &self.contacts;
+        let impulse = &self.impulse;
         let contact_start = &self.contact_start;
         let partner_start = &self.partner_start;
         let partner_list = &self.partner_list;
@@ -439,16 +475,16 @@ impl CpuBackend {
             .with_min_len(GRAIN_CHUNK)
             .for_each(|(i, (v, w))| {
                 let mut s = [0.0; 3];
-                for c in &contacts[contact_start[i] as usize..contact_start[i + 1] as usize] {
-                    s[0] += c.impulse[0];
-                    s[1] += c.impulse[1];
-                    s[2] += c.impulse[2];
+                for l in &impulse[contact_start[i] as usize..contact_start[i + 1] as usize] {
+                    s[0] += l[0];
+                    s[1] += l[1];
+                    s[2] += l[2];
                 }
                 for &k in &partner_list[partner_start[i] as usize..partner_start[i + 1] as usize] {
-                    let c = &contacts[k as usize];
-                    s[0] -= c.impulse[0];
-                    s[1] -= c.impulse[1];
-                    s[2] -= c.impulse[2];
+                    let l = impulse[k as usize];
+                    s[0] -= l[0];
+                    s[1] -= l[1];
+                    s[2] -= l[2];
                 }
                 let p = predicted[i];
                 *v = [p[0] + w * s[0], p[1] + w * s[1], p[2] + w * s[2]];
@@ -460,10 +496,10 @@ impl CpuBackend {
                 Motion::Dynamic => {
                     let mut s = [0.0; 3];
                     for &c in &self.body_contacts[k] {
-                        let c = &contacts[c as usize];
-                        s[0] -= c.impulse[0];
-                        s[1] -= c.impulse[1];
-                        s[2] -= c.impulse[2];
+                        let l = impulse[c as usize];
+                        s[0] -= l[0];
+                        s[1] -= l[1];
+                        s[2] -= l[2];
                     }
                     let w = 1.0 / body.mass;
                     [p[0] + w * s[0], p[1] + w * s[1], p[2] + w * s[2]]
@@ -475,18 +511,18 @@ impl CpuBackend {
     fn solve(&mut self, params: &StepParams) {
         let n = self.grains.len();
         let walls = self.walls();
-        let dt = params.time_step;
-        let alpha = params.stabilisation;
         let omega = params.relaxation;
-        let slop = OVERLAP_SLOP * self.max_radius;
+        self.impulse.clear();
+        self.impulse.extend(self.contacts.iter().map(|c| c.impulse));
         self.gather();
         for _ in 0..params.iterations {
             let velocity = &self.grains.velocity;
             let velocity_body = &self.velocity_body;
-            self.contacts
+            self.impulse
                 .par_iter_mut()
+                .zip(self.contacts.par_iter())
                 .with_min_len(GRAIN_CHUNK)
-                .for_each(|c| {
+                .for_each(|(l, c)| {
                     let va = velocity[c.a as usize];
                     let b = c.b as usize;
                     let vb = if b < n {
@@ -500,15 +536,9 @@ impl CpuBackend {
                     let nrm = c.normal;
                     let un = u[0] * nrm[0] + u[1] * nrm[1] + u[2] * nrm[2];
                     let ut = [u[0] - un * nrm[0], u[1] - un * nrm[1], u[2] - un * nrm[2]];
-                    let bias = if c.gap >= 0.0 {
-                        c.gap / dt
-                    } else {
-                        alpha * (c.gap + slop).min(0.0) / dt
-                    };
                     let m = omega * c.effective_mass;
-                    let l = c.impulse;
                     let ln_old = l[0] * nrm[0] + l[1] * nrm[1] + l[2] * nrm[2];
-                    let ln = (ln_old - m * (un + bias)).max(0.0);
+                    let ln = (ln_old - m * (un + c.bias)).max(0.0);
                     let mut lt = [
                         l[0] - ln_old * nrm[0] - m * ut[0],
                         l[1] - ln_old * nrm[1] - m * ut[1],
@@ -520,7 +550,7 @@ impl CpuBackend {
                         let s = if lt_norm > 0.0 { limit / lt_norm } else { 0.0 };
                         lt = [lt[0] * s, lt[1] * s, lt[2] * s];
                     }
-                    c.impulse = [
+                    *l = [
                         ln * nrm[0] + lt[0],
                         ln * nrm[1] + lt[1],
                         ln * nrm[2] + lt[2],
@@ -528,6 +558,11 @@ impl CpuBackend {
                 });
             self.gather();
         }
+        self.contacts
+            .par_iter_mut()
+            .zip(self.impulse.par_iter())
+            .with_min_len(GRAIN_CHUNK)
+            .for_each(|(c, l)| c.impulse = *l);
     }
 
     fn body_forces_of_step(&mut self, dt: f64) {
@@ -575,6 +610,13 @@ fn cell_of(x: Vec3, h: f64) -> [i64; 3] {
         (x[1] / h).floor() as i64,
         (x[2] / h).floor() as i64,
     ]
+}
+
+/// The three cell coordinates packed into one integer (21 bits each, wrapping): equal keys
+/// are equal cells for any bed smaller than 2²¹ cells across.
+fn cell_key(c: [i64; 3]) -> u64 {
+    let m = (1u64 << 21) - 1;
+    ((c[0] as u64) & m) | (((c[1] as u64) & m) << 21) | (((c[2] as u64) & m) << 42)
 }
 
 fn hash(c: [i64; 3]) -> u64 {
@@ -651,11 +693,14 @@ impl Backend for CpuBackend {
             self.max_radius = 1.0;
         }
         self.predicted = vec![[0.0; 3]; n];
-        self.cell_of = vec![[0; 3]; n];
+        self.cell_of = vec![0; n];
         self.bucket_of = vec![0; n];
         let table = (2 * n).max(64).next_power_of_two();
         self.cell_start = vec![0; table + 1];
         self.sorted = vec![0; n];
+        self.sorted_key = vec![0; n];
+        self.sorted_position = vec![[0.0; 3]; n];
+        self.sorted_radius = vec![0.0; n];
         self.contacts.clear();
         self.contact_start.clear();
         self.previous.clear();

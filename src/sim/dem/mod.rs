@@ -11,10 +11,11 @@
 
 pub mod backend;
 pub mod bed;
+pub mod bench;
 pub mod cpu;
 pub mod cuda;
-// pub mod hopper;
-// pub mod intrude;
+pub mod hopper;
+pub mod intrude;
 pub mod scene;
 pub mod sdf;
 
