@@ -3,11 +3,11 @@
 //! monotone barrier), and print medians, spreads and their ratio.
 
 use std::path::PathBuf;
-use std::time::Instant;
 
-use loam::planner;
-use loam::problem::{self, InitialGuess, Problem};
-use loam::solver::{OptionValue, SolveSettings};
+#[cfg(feature = "planner")]
+mod solves;
+#[cfg(feature = "planner")]
+use solves::{run_solves, run_sweep, SweepArgs};
 
 #[derive(clap::Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -23,197 +23,29 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum What {
+    /// The DEM step on the paper's column scene at several grain counts.
+    Dem(super::dem::BenchDemArgs),
     /// A height sweep solved warm-started against the same sweep solved cold, in order, in
     /// this process.
+    #[cfg(feature = "planner")]
     Sweep(SweepArgs),
 }
 
-#[derive(clap::Args)]
-struct SweepArgs {
-    /// Problem files (default: every problems/*.yaml).
-    files: Vec<PathBuf>,
-    /// The heights: START:STOP:STEP in metres.
-    #[arg(long, default_value = "0.03:0.10:0.01")]
-    heights: String,
-    /// Sweeps per configuration.
-    #[arg(long, default_value_t = 3)]
-    repeat: usize,
-}
-
-struct Sample {
-    setup: f64,
-    solve: f64,
-    iterations: usize,
-    converged: bool,
-}
-
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    if let Some(What::Sweep(sweep)) = args.what {
-        return run_sweep(sweep);
-    }
-    let files = if args.files.is_empty() {
-        shipped_problems()?
-    } else {
-        args.files
-    };
-    println!(
-        "{:<22} {:<9} {:>5} {:>18} {:>22} {:>10}",
-        "problem", "config", "runs", "set-up ms (range)", "solve ms (range)", "iterations"
-    );
-    for file in files {
-        let problem = problem::load(&file, &[])?;
-        let name = file
-            .file_stem()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .to_string();
-        let loam = measure(&problem, args.repeat, false)?;
-        let baseline = measure(&problem, args.repeat, true)?;
-        for (config, samples) in [("loam", &loam), ("baseline", &baseline)] {
-            print_row(&name, config, samples);
-        }
-        let total = |s: &[Sample]| median(s.iter().map(|x| x.setup + x.solve).collect());
-        println!(
-            "{:<22} loam is {:.2}x faster than the baseline (median total)",
-            "",
-            total(&baseline) / total(&loam)
-        );
-    }
-    println!(
-        "baseline: all-zero initial guess and IPOPT's default barrier strategy, as in the paper;"
-    );
-    println!("the paper reports 6.4 ± 3.8 s per solve.");
-    Ok(0)
-}
-
-fn measure(problem: &Problem, repeat: usize, baseline: bool) -> anyhow::Result<Vec<Sample>> {
-    let mut problem = problem.clone();
-    let mut settings = SolveSettings {
-        options: planner::solver_options(&problem),
-        ..SolveSettings::default()
-    };
-    if baseline {
-        problem.initial_guess = InitialGuess::Zero;
-        settings
-            .options
-            .push(("mu_strategy".into(), OptionValue::Str("monotone".into())));
-    }
-    (0..repeat.max(1))
-        .map(|_| {
-            let started = Instant::now();
-            let (jump, mut nlp) = planner::transcribe(&problem)?;
-            let x0 = jump.initial_guess(problem.initial_guess, &nlp);
-            let setup = started.elapsed().as_secs_f64();
-            let report = loam::solver::solve(&mut nlp, &x0, &settings, None, None)?;
-            Ok(Sample {
-                setup,
-                solve: report.solve_seconds,
-                iterations: report.iterations,
-                converged: report.converged,
-            })
-        })
-        .collect()
-}
-
-fn print_row(name: &str, config: &str, samples: &[Sample]) {
-    let ms = |f: fn(&Sample) -> f64| -> (f64, f64, f64) {
-        let v: Vec<f64> = samples.iter().map(|s| f(s) * 1e3).collect();
-        let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
-        let hi = v.iter().cloned().fold(0.0, f64::max);
-        (median(v), lo, hi)
-    };
-    let (s, s_lo, s_hi) = ms(|s| s.setup);
-    let (v, v_lo, v_hi) = ms(|s| s.solve);
-    let iterations = median(samples.iter().map(|s| s.iterations as f64).collect());
-    let failed = samples.iter().filter(|s| !s.converged).count();
-    println!(
-        "{name:<22} {config:<9} {:>5} {s:>7.1} ({s_lo:.1}-{s_hi:.1}) {v:>9.1} ({v_lo:.1}-{v_hi:.1}) {iterations:>10.0}{}",
-        samples.len(),
-        if failed > 0 { format!("  {failed} NOT CONVERGED") } else { String::new() }
-    );
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
+    match args.what {
+        Some(What::Dem(dem)) => super::dem::bench(dem),
+        #[cfg(feature = "planner")]
+        Some(What::Sweep(sweep)) => run_sweep(sweep),
+        None => run_solves(args.files, args.repeat),
     }
 }
 
-fn shipped_problems() -> anyhow::Result<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir("problems")
-        .map_err(|e| {
-            super::BadInput(format!(
-                "cannot read problems/ ({e}); run from the repository root or name files"
-            ))
-        })?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
-        .collect();
-    files.sort();
-    Ok(files)
+#[cfg(not(feature = "planner"))]
+fn run_solves(_: Vec<PathBuf>, _: usize) -> anyhow::Result<u8> {
+    Err(super::BadInput(
+        "this loam was built without the planner (--no-default-features): only `loam bench dem` is available"
+            .into(),
+    )
+    .into())
 }
 
-/// Cold against warm-started sweeps over the same heights, alternating so that both see the
-/// same machine state; medians of the total wall time, with iterations summed over the sweep.
-fn run_sweep(args: SweepArgs) -> anyhow::Result<u8> {
-    let files = if args.files.is_empty() {
-        shipped_problems()?
-    } else {
-        args.files
-    };
-    let axis = super::sweep::parse_axis(&format!("task.apex_height={}", args.heights))?;
-    println!(
-        "{:<22} {:<6} {:>5} {:>20} {:>11} {:>10}",
-        "problem", "start", "runs", "sweep ms (range)", "iterations", "converged"
-    );
-    for file in files {
-        let problems: Vec<Problem> = axis
-            .values
-            .iter()
-            .map(|h| problem::load(&file, &[format!("task.apex_height={h}")]))
-            .collect::<Result<_, _>>()?;
-        let name = file
-            .file_stem()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .to_string();
-        let mut runs: [Vec<(f64, usize, usize)>; 2] = [Vec::new(), Vec::new()];
-        for _ in 0..args.repeat.max(1) {
-            for (slot, warm) in [(0, false), (1, true)] {
-                let started = Instant::now();
-                let (mut iterations, mut converged) = (0, 0);
-                super::sweep::solve_in_order(problems.iter(), warm, |_, plan| {
-                    iterations += plan.report.iterations;
-                    converged += plan.report.converged as usize;
-                    Ok(())
-                })?;
-                runs[slot].push((started.elapsed().as_secs_f64(), iterations, converged));
-            }
-        }
-        let mut medians = [0.0; 2];
-        for (slot, label) in [(0, "cold"), (1, "warm")] {
-            let times: Vec<f64> = runs[slot].iter().map(|r| r.0 * 1e3).collect();
-            let lo = times.iter().cloned().fold(f64::INFINITY, f64::min);
-            let hi = times.iter().cloned().fold(0.0, f64::max);
-            medians[slot] = median(times);
-            let (_, iterations, converged) = runs[slot][0];
-            println!(
-                "{name:<22} {label:<6} {:>5} {:>8.0} ({lo:.0}-{hi:.0}) {iterations:>11} {converged:>6}/{}",
-                runs[slot].len(),
-                medians[slot],
-                problems.len()
-            );
-        }
-        println!(
-            "{:<22} warm-started sweep is {:.2}x as fast as the cold one (median wall time)",
-            "",
-            medians[0] / medians[1]
-        );
-    }
-    println!("a warm solve that does not converge is re-solved cold; its time counts.");
-    Ok(0)
-}

@@ -1,9 +1,9 @@
 //! Subcommands, one file each. This is the only layer that prints.
 
-#[cfg(feature = "planner")]
 mod bench;
 #[cfg(feature = "planner")]
 mod check;
+mod dem;
 mod plot;
 mod simulate;
 #[cfg(feature = "planner")]
@@ -34,11 +34,13 @@ enum Command {
     /// Validate a problem file without solving it.
     #[cfg(feature = "planner")]
     Check(check::Args),
-    /// Solve each shipped problem several times and report set-up and solve times.
-    #[cfg(feature = "planner")]
+    /// Benchmarks: solves (default), warm against cold sweeps (`sweep`), the DEM step (`dem`).
     Bench(bench::Args),
     /// Draw the figures of a result folder (a run and its replays, a sweep, a DEM replay).
     Plot(plot::Args),
+    /// Discrete-element beds: prepare one, drive a body through one.
+    #[command(subcommand)]
+    Dem(dem::DemCommand),
 }
 
 /// Input the user must fix: exit code 2.
@@ -55,9 +57,9 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Sweep(args) => sweep::run(args),
         #[cfg(feature = "planner")]
         Command::Check(args) => check::run(args),
-        #[cfg(feature = "planner")]
         Command::Bench(args) => bench::run(args),
         Command::Plot(args) => plot::run(args),
+        Command::Dem(command) => dem::run(command),
     }
 }
 

@@ -1,8 +1,79 @@
 //! The discrete-element bed (MODEL.md section 4; GranularGym thesis, chapter 6): rigid
 //! frictional spheres, spatial-hash contacts, projected Jacobi on the contact NCP, and bodies
 //! that touch the grains through signed distance fields.
+//!
+//! - [`scene`]: the bed's YAML description, validated.
+//! - [`backend`]: the [`Backend`] trait and the state it exchanges; its docs state the step.
+//! - [`cpu`]: the rayon implementation of the step.
+//! - [`bed`]: pouring and settling a bed, and its checkpoint file.
+//! - [`hopper`]: the jumping robot, two-way coupled to a bed.
+//! - [`intrude`]: a kinematic body driven through a bed, force and torque against depth.
 
+pub mod backend;
+pub mod bed;
+pub mod bench;
+pub mod cpu;
+pub mod cuda;
+pub mod hopper;
+pub mod intrude;
 pub mod mesh;
 pub mod render;
+pub mod scene;
 pub mod sdf;
 pub mod snapshot;
+
+use std::path::PathBuf;
+
+pub use backend::{
+    Backend, Body, BodyForce, BodyGeometry, BodyState, Container, GrainState, Motion, StepParams,
+    Timings,
+};
+pub use bed::Checkpoint;
+pub use cpu::CpuBackend;
+pub use scene::Scene;
+
+/// Everything that can go wrong in the DEM layer. Every variant except `Io` and `Output`
+/// is bad input (exit code 2 at the command line).
+#[derive(Debug, thiserror::Error)]
+pub enum DemError {
+    /// A scene file that cannot be read into a scene, with where and what is accepted.
+    #[error("{file}{}: {message}", location(.line, .field))]
+    Scene {
+        file: PathBuf,
+        line: Option<usize>,
+        field: Option<String>,
+        message: String,
+    },
+    /// A checkpoint that is missing, foreign or damaged.
+    #[error("{}: {reason}", path.display())]
+    Checkpoint { path: PathBuf, reason: String },
+    /// A value out of range (a non-positive time step or radius, mismatched arrays …).
+    #[error("{0}")]
+    Invalid(String),
+    #[error("could not read {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
+}
+
+impl DemError {
+    /// Whether the user can fix this by changing the input (exit code 2).
+    pub fn is_bad_input(&self) -> bool {
+        !matches!(self, DemError::Io { .. } | DemError::Output(_))
+    }
+}
+
+fn location(line: &Option<usize>, field: &Option<String>) -> String {
+    let mut s = String::new();
+    if let Some(line) = line {
+        s.push_str(&format!(":{line}"));
+    }
+    if let Some(field) = field {
+        s.push_str(&format!(": field `{field}`"));
+    }
+    s
+}

@@ -1,0 +1,248 @@
+//! `loam dem prepare|intrude` and `loam bench dem`: the discrete-element bed.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use loam::sim::dem::intrude::{intrude, intrusion_csv, IntrudeSettings};
+use loam::sim::dem::sdf::Shape;
+use loam::sim::dem::{bed, BodyGeometry, CpuBackend, DemError, Scene, StepParams};
+
+use super::BadInput;
+
+#[derive(clap::Subcommand)]
+pub enum DemCommand {
+    /// Pour a bed described by a scene file, settle it and write its checkpoint.
+    Prepare(PrepareArgs),
+    /// Drive a body down through a prepared bed; write force and torque against depth (CSV).
+    Intrude(IntrudeArgs),
+}
+
+#[derive(clap::Args)]
+pub struct PrepareArgs {
+    /// The bed's scene file (YAML; see problems/beds/).
+    pub scene: PathBuf,
+    /// Where to write the checkpoint (default: results/beds/<scene name>.bed).
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum BodyKind {
+    /// A flat disc (radius, thickness) with its axis vertical.
+    Disc,
+    /// A vertical solid cylinder (radius, thickness = height).
+    Cylinder,
+    /// A box with square top (radius = half width, thickness = height).
+    Box,
+}
+
+#[derive(clap::Args)]
+pub struct IntrudeArgs {
+    /// A bed checkpoint written by `loam dem prepare`.
+    pub checkpoint: PathBuf,
+    #[arg(long, value_enum, default_value = "disc")]
+    pub body: BodyKind,
+    /// The body's radius (half width for a box) [m].
+    #[arg(long)]
+    pub radius: f64,
+    /// The body's thickness (height) [m].
+    #[arg(long, default_value_t = 0.005)]
+    pub thickness: f64,
+    /// Downward speed [m/s].
+    #[arg(long)]
+    pub velocity: f64,
+    /// Final depth of the body's lowest point below the surface [m].
+    #[arg(long)]
+    pub depth: f64,
+    /// Output CSV (default: results/intrude/<checkpoint name>_<body>.csv).
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub struct BenchDemArgs {
+    /// Grain counts to measure.
+    #[arg(long, value_delimiter = ',', default_value = "1000,4000,16000,65000")]
+    pub sizes: Vec<usize>,
+    /// Timed steps per repeat.
+    #[arg(long, default_value_t = 50)]
+    pub steps: usize,
+    /// Repeats per size (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    pub repeat: usize,
+    /// Projected-Jacobi iterations per step.
+    #[arg(long, default_value_t = 10)]
+    pub iterations: usize,
+}
+
+/// DEM errors the user can fix become `BadInput` (exit code 2).
+fn classify(error: DemError) -> anyhow::Error {
+    if error.is_bad_input() {
+        BadInput(error.to_string()).into()
+    } else {
+        error.into()
+    }
+}
+
+pub fn run(command: DemCommand) -> anyhow::Result<u8> {
+    match command {
+        DemCommand::Prepare(args) => prepare(args),
+        DemCommand::Intrude(args) => run_intrude(args),
+    }
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn prepare(args: PrepareArgs) -> anyhow::Result<u8> {
+    let scene = Scene::load(&args.scene).map_err(classify)?;
+    let output = args
+        .output
+        .unwrap_or_else(|| Path::new("results/beds").join(format!("{}.bed", stem(&args.scene))));
+    println!(
+        "pouring {} grains (radius {} m, spread {}) into {:?}",
+        scene.grain_count(),
+        scene.grains.radius,
+        scene.grains.size_spread,
+        scene.container
+    );
+    let start = Instant::now();
+    let mut backend = CpuBackend::new();
+    let checkpoint = bed::prepare(&mut backend, &scene).map_err(classify)?;
+    checkpoint.save(&output).map_err(classify)?;
+    let info = &checkpoint.info;
+    println!(
+        "{} after {:.2} s simulated ({:.1} s wall): surface at {:.4} m, volume fraction {:.3}, \
+         kinetic energy {:.2e} J per grain",
+        if info.settled {
+            "settled"
+        } else {
+            "NOT settled (settle.max_time ran out)"
+        },
+        info.settle_time,
+        start.elapsed().as_secs_f64(),
+        info.surface_height,
+        info.volume_fraction,
+        info.kinetic_energy_per_grain
+    );
+    println!("wrote {}", output.display());
+    Ok(if info.settled { 0 } else { 1 })
+}
+
+fn run_intrude(args: IntrudeArgs) -> anyhow::Result<u8> {
+    for (name, v) in [
+        ("--radius", args.radius),
+        ("--thickness", args.thickness),
+        ("--velocity", args.velocity),
+        ("--depth", args.depth),
+    ] {
+        if !(v > 0.0 && v.is_finite()) {
+            return Err(BadInput(format!("{name} is {v}; it must be a positive number")).into());
+        }
+    }
+    let checkpoint = bed::Checkpoint::load(&args.checkpoint).map_err(classify)?;
+    let shape = match args.body {
+        BodyKind::Disc => Shape::Disc {
+            radius: args.radius,
+            thickness: args.thickness,
+        },
+        BodyKind::Cylinder => Shape::Cylinder {
+            radius: args.radius,
+            half_height: 0.5 * args.thickness,
+        },
+        BodyKind::Box => Shape::Box {
+            half_extents: [args.radius, args.radius, 0.5 * args.thickness],
+        },
+    };
+    let settings = IntrudeSettings {
+        speed: args.velocity,
+        depth: args.depth,
+        start_height: None,
+        sample_travel: None,
+        friction: None,
+    };
+    let output = args.output.unwrap_or_else(|| {
+        Path::new("results/intrude").join(format!("{}_{:?}.csv", stem(&args.checkpoint), args.body))
+    });
+    let mut backend = CpuBackend::new();
+    let start = Instant::now();
+    let samples = intrude(
+        &mut backend,
+        &checkpoint,
+        BodyGeometry::Shape(shape),
+        &settings,
+    )
+    .map_err(classify)?;
+    loam::output::write_atomic(&output, intrusion_csv(&samples).as_bytes())?;
+    if let Some(last) = samples.last() {
+        println!(
+            "{} rows in {:.1} s; at depth {:.4} m the bed pushes back with {:.3} N",
+            samples.len(),
+            start.elapsed().as_secs_f64(),
+            last.depth,
+            last.force[2]
+        );
+    }
+    println!("wrote {}", output.display());
+    Ok(0)
+}
+
+pub fn bench(args: BenchDemArgs) -> anyhow::Result<u8> {
+    if args.steps == 0 || args.repeat == 0 || args.iterations == 0 {
+        return Err(BadInput("--steps, --repeat and --iterations must be ≥ 1".into()).into());
+    }
+    let params = StepParams {
+        time_step: 1e-3,
+        gravity: [0.0, 0.0, -9.81],
+        iterations: args.iterations,
+        relaxation: 1.0,
+        stabilisation: 0.2,
+        friction: 0.5,
+        wall_friction: 0.5,
+        contact_margin: 0.1,
+    };
+    println!(
+        "DEM CPU backend, {} rayon threads, dt = 1 ms, {} Jacobi iterations, {} steps x {} repeats",
+        rayon::current_num_threads(),
+        args.iterations,
+        args.steps,
+        args.repeat
+    );
+    println!(
+        "{:>7} {:>14} {:>16} {:>11} {:>10}  {:>6} {:>6} {:>6} {:>6}",
+        "grains",
+        "contacts/grain",
+        "particle-steps/s",
+        "x real time",
+        "ms/step",
+        "broad",
+        "narrow",
+        "solver",
+        "integr"
+    );
+    for &size in &args.sizes {
+        let row = loam::sim::dem::bench::measure(size, args.steps, args.repeat, &params)
+            .map_err(classify)?;
+        println!(
+            "{:>7} {:>14.2} {:>16.3e} {:>11.2} {:>10.2}  {:>5.1}% {:>5.1}% {:>5.1}% {:>5.1}%",
+            size,
+            row.contacts_per_grain,
+            row.particle_steps_per_second,
+            row.real_time_factor,
+            row.milliseconds_per_step,
+            row.fractions[0] * 100.0,
+            row.fractions[1] * 100.0,
+            row.fractions[2] * 100.0,
+            row.fractions[3] * 100.0
+        );
+    }
+    println!(
+        "contacts: per grain (each counted once); x real time: simulated seconds per wall second; \
+         percentages: broadphase, narrowphase, solver, integrate"
+    );
+    Ok(0)
+}

@@ -1,0 +1,271 @@
+//! A bed's description, read from YAML: container, grains, gravity, step and settling.
+//!
+//! ```yaml
+//! container: { shape: cylinder, radius: 0.11 }
+//! grains: { radius: 0.003, size_spread: 0.1, density: 1000, friction: 0.5,
+//!           fill_height: 0.08, seed: 1 }
+//! ```
+//! Every other field has a documented default (see the structs below).
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::backend::{Container, StepParams};
+use super::DemError;
+use crate::problem::load_yaml;
+
+/// A bed scene. `deny_unknown_fields` everywhere: a misspelt field is an error, not a default.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scene {
+    /// The container; its floor is z = 0.
+    pub container: Container,
+    pub grains: GrainSpec,
+    /// g [m/s²], pointing down −z. Default 9.81.
+    #[serde(default = "default_gravity")]
+    pub gravity: f64,
+    /// Δt [s]. Default 1e-3 (GranularGym's step; hard contacts allow it).
+    #[serde(default = "default_time_step")]
+    pub time_step: f64,
+    #[serde(default)]
+    pub solver: SolverSettings,
+    #[serde(default)]
+    pub settle: SettleSettings,
+}
+
+/// The grains: radius r, uniform size spread, density, friction, how many, where from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrainSpec {
+    /// Mean radius [m].
+    pub radius: f64,
+    /// Radii are uniform in r (1 ± size_spread). Default 0 (monodisperse); must be in [0, 0.5).
+    #[serde(default)]
+    pub size_spread: f64,
+    /// Grain material density [kg/m³].
+    pub density: f64,
+    /// Grain–grain Coulomb friction coefficient.
+    pub friction: f64,
+    /// Grain–wall friction coefficient. Default: the grains' friction.
+    #[serde(default)]
+    pub wall_friction: Option<f64>,
+    /// Number of grains. Give this or `fill_height`.
+    #[serde(default)]
+    pub count: Option<usize>,
+    /// Height [m] the settled bed should reach: count = height · area · 0.6 / grain volume.
+    #[serde(default)]
+    pub fill_height: Option<f64>,
+    /// Seed of the pouring's random jitter and radii. Default 1.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+}
+
+/// Projected-Jacobi settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SolverSettings {
+    /// Jacobi iterations per step. Default 10: with warm starting, a resting bed of 10-20
+    /// layers holds with less than 0.2 % of a radius of overlap (tests/dem_physics.rs).
+    pub iterations: usize,
+    /// ω, relaxation of each update. Default 1: mass splitting already makes the Jacobi
+    /// sweep convergent, and ω < 1 only slows it.
+    pub relaxation: f64,
+    /// α: fraction of an overlap pushed out per step. Default 0.2 (GranularGym's range is
+    /// 0.1–0.3; larger values make resting piles jitter).
+    pub stabilisation: f64,
+    /// Speculative contact distance as a fraction of the largest radius. Default 0.1.
+    pub contact_margin: f64,
+}
+
+impl Default for SolverSettings {
+    fn default() -> Self {
+        SolverSettings {
+            iterations: 10,
+            relaxation: 1.0,
+            stabilisation: 0.2,
+            contact_margin: 0.1,
+        }
+    }
+}
+
+/// How `loam dem prepare` settles a poured bed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SettleSettings {
+    /// Settled when the mean kinetic energy per grain is below this [J]. Default 1e-9
+    /// (a 3 mm poppy-density grain moving at about 3 mm/s).
+    pub kinetic_energy: f64,
+    /// Give up settling after this much simulated time [s]. Default 10.
+    pub max_time: f64,
+    /// Loosen the top layer of this thickness [m] after settling: its grains are lifted by a
+    /// random fraction of a diameter and the bed is settled again. Default 0 (off).
+    pub loosen_depth: f64,
+}
+
+impl Default for SettleSettings {
+    fn default() -> Self {
+        SettleSettings {
+            kinetic_energy: 1e-9,
+            max_time: 10.0,
+            loosen_depth: 0.0,
+        }
+    }
+}
+
+fn default_gravity() -> f64 {
+    9.81
+}
+fn default_time_step() -> f64 {
+    1e-3
+}
+fn default_seed() -> u64 {
+    1
+}
+
+/// The random-loose volume fraction assumed when a fill height is turned into a count.
+pub const FILL_FRACTION: f64 = 0.6;
+
+impl Scene {
+    /// Reads and validates a scene file.
+    pub fn load(path: &Path) -> Result<Scene, DemError> {
+        let text = std::fs::read_to_string(path).map_err(|source| DemError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Scene::parse(&text, path)
+    }
+
+    /// Parses and validates scene text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &Path) -> Result<Scene, DemError> {
+        let scene: Scene = load_yaml(text).map_err(|e| DemError::Scene {
+            file: origin.to_path_buf(),
+            line: e.line,
+            field: e.field,
+            message: e.message,
+        })?;
+        scene
+            .validate()
+            .map_err(|(field, message)| DemError::Scene {
+                file: origin.to_path_buf(),
+                line: None,
+                field: Some(field.to_string()),
+                message,
+            })?;
+        Ok(scene)
+    }
+
+    /// Checks every value's range; the error names the field and what is accepted.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        fn positive(field: &'static str, v: f64) -> Result<(), (&'static str, String)> {
+            if v > 0.0 && v.is_finite() {
+                Ok(())
+            } else {
+                Err((field, format!("is {v}; it must be a positive number")))
+            }
+        }
+        fn non_negative(field: &'static str, v: f64) -> Result<(), (&'static str, String)> {
+            if v >= 0.0 && v.is_finite() {
+                Ok(())
+            } else {
+                Err((field, format!("is {v}; it must be ≥ 0")))
+            }
+        }
+        match self.container {
+            Container::Cylinder { radius } => positive("container.radius", radius)?,
+            Container::Box { half_x, half_y } => {
+                positive("container.half_x", half_x)?;
+                positive("container.half_y", half_y)?;
+            }
+        }
+        let g = &self.grains;
+        positive("grains.radius", g.radius)?;
+        positive("grains.density", g.density)?;
+        non_negative("grains.friction", g.friction)?;
+        if let Some(w) = g.wall_friction {
+            non_negative("grains.wall_friction", w)?;
+        }
+        if !(0.0..0.5).contains(&g.size_spread) {
+            return Err((
+                "grains.size_spread",
+                format!("is {}; it must be in [0, 0.5)", g.size_spread),
+            ));
+        }
+        match (g.count, g.fill_height) {
+            (Some(0), _) => return Err(("grains.count", "is 0; it must be ≥ 1".into())),
+            (Some(_), None) => {}
+            (None, Some(h)) => positive("grains.fill_height", h)?,
+            _ => {
+                return Err((
+                    "grains",
+                    "give exactly one of `count` and `fill_height`".into(),
+                ))
+            }
+        }
+        let min_width = match self.container {
+            Container::Cylinder { radius } => 2.0 * radius,
+            Container::Box { half_x, half_y } => 2.0 * half_x.min(half_y),
+        };
+        if min_width < 4.0 * g.radius * (1.0 + g.size_spread) {
+            return Err((
+                "container",
+                format!("is {min_width} m wide; it must be at least two grain diameters wide"),
+            ));
+        }
+        positive("gravity", self.gravity)?;
+        positive("time_step", self.time_step)?;
+        let s = &self.solver;
+        if s.iterations == 0 {
+            return Err(("solver.iterations", "is 0; it must be ≥ 1".into()));
+        }
+        positive("solver.relaxation", s.relaxation)?;
+        if s.relaxation > 2.0 {
+            return Err((
+                "solver.relaxation",
+                format!("is {}; it must be in (0, 2]", s.relaxation),
+            ));
+        }
+        if !(0.0..=1.0).contains(&s.stabilisation) {
+            return Err((
+                "solver.stabilisation",
+                format!("is {}; it must be in [0, 1]", s.stabilisation),
+            ));
+        }
+        non_negative("solver.contact_margin", s.contact_margin)?;
+        positive("settle.kinetic_energy", self.settle.kinetic_energy)?;
+        positive("settle.max_time", self.settle.max_time)?;
+        non_negative("settle.loosen_depth", self.settle.loosen_depth)?;
+        Ok(())
+    }
+
+    /// The number of grains: `count`, or what fills `fill_height`.
+    pub fn grain_count(&self) -> usize {
+        let g = &self.grains;
+        match (g.count, g.fill_height) {
+            (Some(n), _) => n,
+            (None, Some(h)) => {
+                // Mean volume of radii uniform in r(1 ± s): E[r³] = r³ (1 + s²).
+                let volume = 4.0 / 3.0
+                    * std::f64::consts::PI
+                    * g.radius.powi(3)
+                    * (1.0 + g.size_spread * g.size_spread);
+                ((h * self.container.area() * FILL_FRACTION / volume).round() as usize).max(1)
+            }
+            (None, None) => 1,
+        }
+    }
+
+    /// The step parameters the scene asks for.
+    pub fn step_params(&self) -> StepParams {
+        StepParams {
+            time_step: self.time_step,
+            gravity: [0.0, 0.0, -self.gravity],
+            iterations: self.solver.iterations,
+            relaxation: self.solver.relaxation,
+            stabilisation: self.solver.stabilisation,
+            friction: self.grains.friction,
+            wall_friction: self.grains.wall_friction.unwrap_or(self.grains.friction),
+            contact_margin: self.solver.contact_margin,
+        }
+    }
+}
