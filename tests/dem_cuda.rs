@@ -7,9 +7,31 @@ use loam::sim::dem::cuda::{
     DeviceShape, KERNEL_NAMES,
 };
 
-/// NVRTC must be present unless LOAM_SKIP_NVRTC=1: CI installs it (.ci/nvrtc.sh), so a
-/// silent skip would hide a regression.
+/// NVRTC must be present unless LOAM_SKIP_NVRTC=1: a silent skip would hide a regression.
+/// Where it is missing the test provisions it itself with `.ci/nvrtc.sh` (the pinned PyPI
+/// wheel into ~/.cache/loam/nvrtc), as build.rs does for CasADi, so that `cargo test` alone
+/// sets up a fresh machine.
 fn nvrtc_or_explain() -> bool {
+    // Looked for by file name: `locate_nvrtc` remembers its answer for the process.
+    let present = cuda::nvrtc_search_dirs().iter().any(|dir| {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with("libnvrtc.so"))
+        })
+    });
+    if !present && std::env::var("LOAM_SKIP_NVRTC").as_deref() != Ok("1") {
+        static PROVISION: std::sync::Once = std::sync::Once::new();
+        PROVISION.call_once(|| {
+            let script = concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/nvrtc.sh");
+            let status = std::process::Command::new("bash").arg(script).output();
+            if let Ok(out) = status {
+                if !out.status.success() {
+                    eprintln!("{script}: {}", String::from_utf8_lossy(&out.stderr));
+                }
+            }
+        });
+    }
     match cuda::locate_nvrtc() {
         Ok(_) => true,
         Err(e) if std::env::var("LOAM_SKIP_NVRTC").as_deref() == Ok("1") => {

@@ -48,4 +48,3 @@ fn run_solves(_: Vec<PathBuf>, _: usize) -> anyhow::Result<u8> {
     )
     .into())
 }
-

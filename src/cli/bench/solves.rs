@@ -29,7 +29,11 @@ struct Sample {
 }
 
 pub fn run_solves(files: Vec<PathBuf>, repeat: usize) -> anyhow::Result<u8> {
-    let args = Args { what: None, files, repeat };
+    let args = Args {
+        what: None,
+        files,
+        repeat,
+    };
     let files = if args.files.is_empty() {
         shipped_problems()?
     } else {
