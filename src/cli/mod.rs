@@ -6,6 +6,7 @@ mod check;
 mod dem;
 mod plot;
 mod simulate;
+mod simulate_dem;
 #[cfg(feature = "planner")]
 mod solve;
 #[cfg(feature = "planner")]

@@ -38,6 +38,8 @@ pub struct Args {
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub dem: super::simulate_dem::DemArgs,
 }
 
 /// A terrain section from `--terrain`: a preset name or a problem file.
@@ -122,14 +124,20 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         Some(spec) => terrain_section(spec)?,
         None => plan.problem.terrain.clone(),
     };
-    match args.backend {
-        Backend::Reduced => {}
-        other => {
-            return Err(BadInput(format!(
-            "--backend {other:?}: this build of loam has no DEM backend yet; use --backend reduced"
-        ))
-            .into())
+    if args.backend != Backend::Reduced {
+        if args.terrain.is_some() {
+            return Err(BadInput(
+                "--terrain chooses a terrain model for --backend reduced; the DEM backends replay on the grains of --bed".into(),
+            )
+            .into());
         }
+        return super::simulate_dem::run(&plan, args.backend, &args.dem, args.quiet);
+    }
+    if args.dem.bed.is_some() {
+        return Err(BadInput(
+            "--bed is for the DEM backends: add --backend dem-cpu (or dem-cuda)".into(),
+        )
+        .into());
     }
     let summary = replay_and_write(&plan, &terrain, settings)?;
     if !args.quiet {

@@ -1,0 +1,277 @@
+//! `loam simulate RUN_DIR --backend dem-cpu|dem-cuda --bed CHECKPOINT`: the plan's command
+//! replayed on the robot standing in a bed of simulated grains, compared with the plan and
+//! with the reduced-order replay on the added-mass model of the same medium.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Context;
+use loam::model::hopper::Hopper;
+use loam::output::{self, run::SavedPlan};
+use loam::problem;
+use loam::sim::dem::cuda::CudaBackend;
+use loam::sim::dem::hopper::{bodies_csv, replay_hopper, HopperReplay, HopperReplaySettings};
+use loam::sim::dem::render::{render_side_view, RenderInput, SideView};
+use loam::sim::dem::sdf::{Sdf, Shape};
+use loam::sim::dem::{snapshot, Backend, Checkpoint, CpuBackend, DemError};
+use loam::sim::replay;
+use serde::Serialize;
+
+use super::simulate::Backend as BackendChoice;
+use super::BadInput;
+
+/// DEM options of `loam simulate`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct DemArgs {
+    /// A bed written by `loam dem prepare` (required for the DEM backends).
+    #[arg(long, value_name = "CHECKPOINT")]
+    pub bed: Option<PathBuf>,
+    /// Save the grains (VTK and PLY, for ParaView) every this many seconds; 0: none.
+    #[arg(long, default_value_t = 0.02)]
+    pub snapshot_every: f64,
+    /// Render side views (PNG) of the snapshots at these times [s] (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "0,0.06,0.1,0.14")]
+    pub render_at: Vec<f64>,
+    /// Stop at this time if no apex has come [s].
+    #[arg(long, default_value_t = 0.6)]
+    pub t_max: f64,
+}
+
+/// `dem.json`: what the DEM replay shows against the plan and the reduced-order replay.
+#[derive(Serialize)]
+struct DemSummary {
+    backend: &'static str,
+    bed: String,
+    grains: usize,
+    grain_radius_m: f64,
+    time_step_s: f64,
+    solver_iterations: usize,
+    plan_terrain: String,
+    planned_apex_rise_m: f64,
+    apex_rise_m: f64,
+    reached_apex: bool,
+    /// The reduced-order replay of the same command on the added-mass model of the medium.
+    reduced_order_apex_rise_m: Option<f64>,
+    takeoff_s: Option<f64>,
+    reduced_order_takeoff_s: Option<f64>,
+    planned_takeoff_s: f64,
+    apex_time_s: Option<f64>,
+    rest_depth_m: f64,
+    added_mass_rest_depth_m: f64,
+    rest_bed_force_n: f64,
+    robot_weight_n: f64,
+    wall_time_s: f64,
+    simulated_time_s: f64,
+}
+
+pub fn run(
+    plan: &SavedPlan,
+    backend: BackendChoice,
+    args: &DemArgs,
+    quiet: bool,
+) -> anyhow::Result<u8> {
+    let bed_path = args.bed.as_ref().ok_or_else(|| {
+        BadInput("--backend dem-cpu/dem-cuda replays on a bed: give --bed CHECKPOINT (made by `loam dem prepare BED.yaml`)".into())
+    })?;
+    if !(args.t_max > 0.0) || args.snapshot_every < 0.0 {
+        return Err(BadInput(format!(
+            "--t-max {} must be positive and --snapshot-every {} not negative",
+            args.t_max, args.snapshot_every
+        ))
+        .into());
+    }
+    let bed = Checkpoint::load(bed_path).map_err(dem_error)?;
+    let (mut engine, name): (Box<dyn Backend>, &'static str) = match backend {
+        BackendChoice::DemCpu => (Box::new(CpuBackend::new()), "dem-cpu"),
+        BackendChoice::DemCuda => {
+            // Probe first: without a driver, a device or NVRTC this is a clear error.
+            loam::sim::dem::cuda::probe()
+                .map_err(|e| anyhow::anyhow!("--backend dem-cuda: {e}"))?;
+            (Box::new(CudaBackend::new(1)), "dem-cuda")
+        }
+        BackendChoice::Reduced => unreachable!("the reduced backend does not come here"),
+    };
+
+    let robot = Hopper::from_problem(&plan.problem);
+    let foot_radius = plan.problem.robot.foot_radius;
+    let command = replay::command_of(plan)?;
+    let settings = HopperReplaySettings {
+        t_max: args.t_max,
+        snapshot_every: (args.snapshot_every > 0.0).then_some(args.snapshot_every),
+        ..HopperReplaySettings::default()
+    };
+    let z_d0 = plan.nodes[0].x[loam::model::hopper::state::Z_D];
+    let started = Instant::now();
+    let dem = replay_hopper(
+        engine.as_mut(),
+        &bed,
+        &robot,
+        foot_radius,
+        &|t| command.at(t),
+        z_d0,
+        &settings,
+    )
+    .map_err(dem_error)?;
+    let wall_time = started.elapsed().as_secs_f64();
+
+    // The same command on the added-mass model of the medium, for comparison.
+    let seeds = problem::Terrain::default();
+    let reduced = replay::replay(plan, &seeds, loam::sim::reduced::Settings::default()).ok();
+    let terrain = loam::terrain::Terrain::from_problem(&seeds, foot_radius);
+    let added_mass_rest_depth = -terrain.rest_height(robot.total_mass() * robot.gravity);
+
+    let out = plan.dir.join(name);
+    output::write_atomic(&out.join("dem_bodies.csv"), bodies_csv(&dem).as_bytes())?;
+    write_snapshots(&out, &dem, &args.render_at)?;
+    let scene = &bed.scene;
+    let params = scene.step_params();
+    let summary = DemSummary {
+        backend: name,
+        bed: bed_path.display().to_string(),
+        grains: bed.grains.len(),
+        grain_radius_m: scene.grains.radius,
+        time_step_s: params.time_step,
+        solver_iterations: params.iterations,
+        plan_terrain: replay::terrain_label(&plan.problem.terrain),
+        planned_apex_rise_m: plan.apex_rise,
+        apex_rise_m: dem.apex_rise,
+        reached_apex: dem.reached_apex,
+        reduced_order_apex_rise_m: reduced.as_ref().and_then(|(_, s)| s.apex_rise_m),
+        takeoff_s: dem.takeoff_time,
+        reduced_order_takeoff_s: reduced.as_ref().and_then(|(_, s)| s.takeoff_s),
+        planned_takeoff_s: reduced
+            .as_ref()
+            .map_or(f64::NAN, |(_, s)| s.planned_takeoff_s),
+        apex_time_s: dem.apex_time,
+        rest_depth_m: dem.rest_depth,
+        added_mass_rest_depth_m: added_mass_rest_depth,
+        rest_bed_force_n: dem.rest_bed_force,
+        robot_weight_n: robot.total_mass() * robot.gravity,
+        wall_time_s: wall_time,
+        simulated_time_s: dem.samples.last().map_or(0.0, |s| s.t),
+    };
+    let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
+    output::write_atomic(&out.join("dem.json"), json.as_bytes())?;
+    if !quiet {
+        print_summary(&summary, &out);
+    }
+    Ok(if dem.reached_apex { 0 } else { 1 })
+}
+
+fn dem_error(e: DemError) -> anyhow::Error {
+    if e.is_bad_input() {
+        BadInput(e.to_string()).into()
+    } else {
+        e.into()
+    }
+}
+
+/// Snapshots as VTK and PLY, and side-view renders of the ones nearest `render_at`.
+fn write_snapshots(out: &Path, dem: &HopperReplay, render_at: &[f64]) -> anyhow::Result<()> {
+    let frames = out.join("snapshots");
+    for (i, snap) in dem.snapshots.iter().enumerate() {
+        let g = &snap.grains;
+        snapshot::write_vtk(
+            &frames.join(format!("grains_{i:04}.vtk")),
+            &g.position,
+            &g.radius,
+            &g.velocity,
+        )
+        .context("writing a VTK snapshot")?;
+        snapshot::write_ply(
+            &frames.join(format!("grains_{i:04}.ply")),
+            &g.position,
+            &g.radius,
+            &g.velocity,
+        )
+        .context("writing a PLY snapshot")?;
+    }
+    for &t in render_at {
+        let Some(snap) = dem
+            .snapshots
+            .iter()
+            .min_by(|a, b| (a.t - t).abs().total_cmp(&(b.t - t).abs()))
+        else {
+            break;
+        };
+        let g = &snap.grains;
+        let (lo, hi) = bounds(&g.position);
+        let foot = Shape::Disc {
+            radius: snap.foot_radius,
+            thickness: snap.foot_thickness,
+        };
+        let bodies: [(&dyn Sdf, [f64; 3]); 1] = [(&foot, snap.foot_centre)];
+        let top = hi[2].max(snap.foot_centre[2] + 0.03);
+        let view = SideView {
+            // A slab through the foot's axis: the grains in front would hide the crater.
+            slab: Some(0.01),
+            speed_range: Some([0.0, 0.5]),
+            ..SideView::new([lo[0], hi[0]], [0.0, top], 1200)
+        };
+        render_side_view(
+            &out.join(format!("render_t{:.3}.png", snap.t)),
+            &RenderInput {
+                positions: &g.position,
+                radii: &g.radius,
+                velocities: &g.velocity,
+                bodies: &bodies,
+                time: snap.t,
+                view,
+            },
+        )
+        .context("rendering a side view")?;
+    }
+    Ok(())
+}
+
+fn bounds(points: &[[f64; 3]]) -> ([f64; 3], [f64; 3]) {
+    let mut lo = [f64::INFINITY; 3];
+    let mut hi = [f64::NEG_INFINITY; 3];
+    for p in points {
+        for k in 0..3 {
+            lo[k] = lo[k].min(p[k]);
+            hi[k] = hi[k].max(p[k]);
+        }
+    }
+    (lo, hi)
+}
+
+fn print_summary(s: &DemSummary, out: &Path) {
+    let mm = |v: f64| v * 1e3;
+    println!(
+        "replayed the {} plan on {} grains ({}; dt {} s, {} iterations) in {:.1} s for {:.3} s simulated",
+        s.plan_terrain,
+        s.grains,
+        s.backend,
+        s.time_step_s,
+        s.solver_iterations,
+        s.wall_time_s,
+        s.simulated_time_s
+    );
+    println!(
+        "  rest depth {:.2} mm (added-mass model {:.2} mm); bed force at rest {:.2} N, weight {:.2} N",
+        mm(s.rest_depth_m),
+        mm(s.added_mass_rest_depth_m),
+        s.rest_bed_force_n,
+        s.robot_weight_n
+    );
+    println!(
+        "  apex rise {:.2} mm{}   planned {:.2} mm   reduced-order on the added-mass model {}",
+        mm(s.apex_rise_m),
+        if s.reached_apex {
+            ""
+        } else {
+            " (no apex before t_max)"
+        },
+        mm(s.planned_apex_rise_m),
+        s.reduced_order_apex_rise_m
+            .map_or("-".into(), |a| format!("{:.2} mm", mm(a)))
+    );
+    if let Some(t) = s.takeoff_s {
+        println!("  takeoff {t:.4} s   planned {:.4} s", s.planned_takeoff_s);
+    }
+    println!(
+        "  wrote {}/ (dem_bodies.csv, dem.json, snapshots/, render_*.png)",
+        out.display()
+    );
+}
