@@ -39,15 +39,21 @@
 //! 5. **Projected Jacobi, K iterations.** First gather: vᵢ = vᵢ* + wᵢ Σ_c ±λ_c (in the fixed
 //!    contact order). Then, for every contact at once (reading only the gathered velocities):
 //!      - relative velocity u = v_a − v_b, normal part u_n = n·u, tangential u_t = u − u_n n;
-//!      - bias b = ψ/Δt when ψ ≥ 0 (a speculative contact: it may close exactly this step)
-//!        and b = α ψ/Δt when ψ < 0 (push out a fraction α of the overlap per step);
+//!      - bias b = max(ψ, 0)/Δt (a speculative contact may close exactly this step; an
+//!        overlapping one must not close further);
 //!      - λ_n ← max(0, λ_n − ω (u_n + b) / m_c⁻¹);
 //!      - λ_t ← λ_t − ω u_t / m_c⁻¹, then scaled back onto the disc |λ_t| ≤ μ λ_n (Coulomb);
 //!      - λ = λ_n n + λ_t.
 //!
 //!    then gather again. The last gather gives the new velocities.
-//! 6. **Integrate** (symplectic Euler): xᵢ ← xᵢ + Δt vᵢ; a body's X ← X + Δt V.
-//! 7. **Body forces**: F_k = −Σ_{c on body k} λ_c / Δt (the grains' force on the body over the
+//! 6. **Position correction** (split impulse): the contacts with ψ < −s (s = 0.005 r_max,
+//!    `cpu::OVERLAP_SLOP`) get a normal pseudo-impulse μ ≥ 0, solved by K projected-Jacobi
+//!    iterations from 0 with mass splitting over these contacts only:
+//!    μ ← max(0, μ − m_c (n·(p_a − p_b) + α (ψ + s)/Δt)), pᵢ = wᵢ Σ ±μ_c n_c.
+//!    The pseudo-velocities p move positions but are not kept: overlaps are removed without
+//!    adding kinetic energy.
+//! 7. **Integrate** (symplectic Euler): xᵢ ← xᵢ + Δt (vᵢ + pᵢ); a body's X ← X + Δt (V + P).
+//! 8. **Body forces**: F_k = −Σ_{c on body k} λ_c / Δt (the grains' force on the body over the
 //!    step) and torque τ_k = Σ (p_c − X_k) × (−λ_c/Δt) about the body's origin, with contact
 //!    point p_c = x_a − n (r_a + min(ψ, 0)/2).
 //!
