@@ -49,6 +49,8 @@ pub struct HopperReplaySettings {
     pub foot_friction: Option<f64>,
     /// The grain step Δt [s]; `None`: the bed scene's.
     pub time_step: Option<f64>,
+    /// Jacobi iterations per step; `None`: the bed scene's.
+    pub iterations: Option<usize>,
 }
 
 impl Default for HopperReplaySettings {
@@ -61,6 +63,7 @@ impl Default for HopperReplaySettings {
             foot_thickness: 0.005,
             foot_friction: None,
             time_step: None,
+            iterations: None,
         }
     }
 }
@@ -160,6 +163,9 @@ pub fn replay_hopper(
     let mut params = scene.step_params();
     if let Some(dt) = settings.time_step {
         params.time_step = dt;
+    }
+    if let Some(iterations) = settings.iterations {
+        params.iterations = iterations;
     }
     params.check()?;
     for (name, v) in [
