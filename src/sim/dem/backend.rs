@@ -47,8 +47,8 @@
 //!
 //!    then gather again. The last gather gives the new velocities.
 //! 6. **Position correction** (split impulse): the contacts with ψ < −s (s = 0.005 r_max,
-//!    `cpu::OVERLAP_SLOP`) get a normal pseudo-impulse μ ≥ 0, solved by K projected-Jacobi
-//!    iterations from 0 with mass splitting over these contacts only:
+//!    `cpu::OVERLAP_SLOP`) get a normal pseudo-impulse μ ≥ 0, solved by max(2, ⌈K/4⌉)
+//!    projected-Jacobi iterations from 0 with mass splitting over these contacts only:
 //!    μ ← max(0, μ − m_c (n·(p_a − p_b) + α (ψ + s)/Δt)), pᵢ = wᵢ Σ ±μ_c n_c.
 //!    The pseudo-velocities p move positions but are not kept: overlaps are removed without
 //!    adding kinetic energy.

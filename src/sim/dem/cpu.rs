@@ -651,7 +651,7 @@ impl CpuBackend {
         }
         self.deep_impulse.clear();
         self.deep_impulse.resize(self.deep.len(), 0.0);
-        for _ in 0..params.iterations {
+        for _ in 0..position_iterations(params.iterations) {
             let pseudo = &self.pseudo;
             let pseudo_body = &self.pseudo_body;
             let contacts = &self.contacts;
@@ -745,6 +745,12 @@ impl CpuBackend {
             self.forces.push(f);
         }
     }
+}
+
+/// Iterations of the position correction: a quarter of the velocity solve's (at least 2).
+/// It only has to remove a fraction α of each overlap, not converge.
+pub fn position_iterations(iterations: usize) -> usize {
+    iterations.div_ceil(4).max(2)
 }
 
 fn cross(a: Vec3, b: Vec3) -> Vec3 {
