@@ -20,9 +20,11 @@
 //!    arithmetic. Grains are counting-sorted by bucket into ONE array of grain indices
 //!    (`cell_start[T + 1]`, `sorted[N]`), stable in grain order, so the layout is unique.
 //! 3. **Narrowphase** builds one contact list, ordered by grain a, then by partner key b:
-//!    - grain–grain (a < b): for each of the 27 cells around c(x_a), its (de-duplicated)
-//!      bucket, each grain b > a in it with gap ψ = |x_a − x_b| − r_a − r_b < δ;
-//!      normal n = (x_a − x_b)/|x_a − x_b|; key b.
+//!    - grain–grain, each pair once: for the half shell of cells around c(x_a) (its own cell,
+//!      partners b > a only, and the 13 neighbours after it in (z, y, x) order: offsets
+//!      (1,0,0), (−1..1,1,0), (−1..1,−1..1,1)), each grain b of the cell's bucket whose cell is
+//!      that cell, with gap ψ = |x_a − x_b| − r_a − r_b < δ; normal n = (x_a − x_b)/|x_a − x_b|;
+//!      key b. (So a > b is possible; the pair is unique.)
 //!    - grain–wall: the floor z = 0 (n = +z, ψ = z_a − r_a); a cylinder's side
 //!      (ψ = R − |x_a,xy| − r_a, n = −x_a,xy/|x_a,xy|); a box's four sides
 //!      (ψ = L/2 ∓ x − r_a, n = ∓ axis). Key N + wall index (floor 0, then sides).
@@ -31,7 +33,8 @@
 //!
 //!    Each contact stores a, b, n, ψ, μ (grain friction, wall friction or the body's friction)
 //!    and its impulse λ ∈ ℝ³ (acting on a; −λ acts on b). λ is warm-started with the previous
-//!    step's λ of the contact with the same (a, b) key, and is 0 for a new contact.
+//!    step's λ of the contact with the same (a, b) key, or −λ of a previous (b, a) contact,
+//!    and is 0 for a new contact.
 //! 4. **Mass splitting** (Tonge et al. 2012): nᵢ = the number of contacts grain i is in
 //!    (bodies likewise; walls have zero inverse mass). A contact's effective inverse mass is
 //!    m_c⁻¹ = w_a n_a + w_b n_b, which makes the Jacobi sweep below a convergent iteration

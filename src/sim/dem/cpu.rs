@@ -300,39 +300,36 @@ impl CpuBackend {
                     let xa = grains.position[a];
                     let ra = grains.radius[a];
                     let ca = cell_of(xa, h);
-                    // Grain–grain, b > a.
-                    for dx in -1..=1 {
-                        for dy in -1..=1 {
-                            for dz in -1..=1 {
-                                let c = [ca[0] + dx, ca[1] + dy, ca[2] + dz];
-                                let key = cell_key(c);
-                                let bucket = (hash(c) & mask) as usize;
-                                for k in
-                                    cell_start[bucket] as usize..cell_start[bucket + 1] as usize
-                                {
-                                    let b = sorted[k] as usize;
-                                    if b <= a || sorted_key[k] != key {
-                                        continue;
-                                    }
-                                    let xb = sorted_position[k];
-                                    let rb = sorted_radius[k];
-                                    let d = [xa[0] - xb[0], xa[1] - xb[1], xa[2] - xb[2]];
-                                    let dist2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-                                    let reach = ra + rb + margin;
-                                    if dist2 >= reach * reach || dist2 == 0.0 {
-                                        continue;
-                                    }
-                                    let dist = dist2.sqrt();
-                                    out.push(Contact {
-                                        a: a as u32,
-                                        b: b as u32,
-                                        normal: [d[0] / dist, d[1] / dist, d[2] / dist],
-                                        gap: dist - ra - rb,
-                                        friction: params.friction,
-                                        ..Contact::default()
-                                    });
-                                }
+                    // Grain–grain over the half shell: the own cell (partners b > a) and the
+                    // 13 neighbour cells after it in (z, y, x) order, so each pair is found
+                    // once, by the grain in the lower cell.
+                    for &(dx, dy, dz) in &HALF_SHELL {
+                        let c = [ca[0] + dx, ca[1] + dy, ca[2] + dz];
+                        let own = (dx, dy, dz) == (0, 0, 0);
+                        let key = cell_key(c);
+                        let bucket = (hash(c) & mask) as usize;
+                        for k in cell_start[bucket] as usize..cell_start[bucket + 1] as usize {
+                            let b = sorted[k] as usize;
+                            if sorted_key[k] != key || (own && b <= a) {
+                                continue;
                             }
+                            let xb = sorted_position[k];
+                            let rb = sorted_radius[k];
+                            let d = [xa[0] - xb[0], xa[1] - xb[1], xa[2] - xb[2]];
+                            let dist2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+                            let reach = ra + rb + margin;
+                            if dist2 >= reach * reach || dist2 == 0.0 {
+                                continue;
+                            }
+                            let dist = dist2.sqrt();
+                            out.push(Contact {
+                                a: a as u32,
+                                b: b as u32,
+                                normal: [d[0] / dist, d[1] / dist, d[2] / dist],
+                                gap: dist - ra - rb,
+                                friction: params.friction,
+                                ..Contact::default()
+                            });
                         }
                     }
                     // Keys in increasing order within a grain (the warm-start lookup and the
@@ -384,6 +381,15 @@ impl CpuBackend {
                         for c in &mut out[first..] {
                             if let Some(p) = old.iter().find(|p| p.b == c.b) {
                                 c.impulse = p.impulse;
+                            } else if (c.b as usize) < n {
+                                // The pair may have been found from the other grain last step
+                                // (the grains changed cell order): its impulse, reversed.
+                                let b = c.b as usize;
+                                let other = &previous
+                                    [previous_start[b] as usize..previous_start[b + 1] as usize];
+                                if let Some(p) = other.iter().find(|p| p.b as usize == a) {
+                                    c.impulse = p.impulse.map(|x| -x);
+                                }
                             }
                         }
                     }
@@ -746,6 +752,24 @@ impl CpuBackend {
         }
     }
 }
+
+/// The own cell and the 13 neighbour cells that follow it in (z, y, x) order.
+const HALF_SHELL: [(i64, i64, i64); 14] = [
+    (0, 0, 0),
+    (1, 0, 0),
+    (-1, 1, 0),
+    (0, 1, 0),
+    (1, 1, 0),
+    (-1, -1, 1),
+    (0, -1, 1),
+    (1, -1, 1),
+    (-1, 0, 1),
+    (0, 0, 1),
+    (1, 0, 1),
+    (-1, 1, 1),
+    (0, 1, 1),
+    (1, 1, 1),
+];
 
 /// Iterations of the position correction: a quarter of the velocity solve's (at least 2).
 /// It only has to remove a fraction α of each overlap, not converge.

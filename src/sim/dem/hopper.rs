@@ -49,7 +49,11 @@ pub struct HopperReplaySettings {
     pub foot_friction: Option<f64>,
     /// The grain step Δt [s]; `None`: the bed scene's.
     pub time_step: Option<f64>,
-    /// Jacobi iterations per step; `None`: the bed scene's.
+    /// Jacobi iterations per step; `None`: the bed scene's. Default 100: the foot is pressed
+    /// by 250 times its own weight and Jacobi hands that load to the grains slowly; on the
+    /// poppy bed the settled depth moves by 16 mm between 20 and 100 iterations at Δt = 1 ms
+    /// and by 3 mm from 100 iterations at 1 ms to 100 at 0.5 ms (apex rise 87.6 vs 90.9 mm for
+    /// the granular 60 mm plan).
     pub iterations: Option<usize>,
 }
 
@@ -63,7 +67,7 @@ impl Default for HopperReplaySettings {
             foot_thickness: 0.005,
             foot_friction: None,
             time_step: None,
-            iterations: None,
+            iterations: Some(100),
         }
     }
 }
