@@ -85,6 +85,7 @@ fn the_bed_resists_a_slowly_pressed_disc_more_the_deeper_it_goes() {
         start_height: None,
         sample_travel: Some(0.005),
         friction: None,
+        iterations: None,
     };
     let mut backend = CpuBackend::new();
     let samples = intrude(
