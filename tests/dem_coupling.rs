@@ -196,6 +196,8 @@ fn a_replay_is_bit_for_bit_repeatable_and_writes_the_documented_columns() {
     let settings = HopperReplaySettings {
         t_max: 0.12,
         settle_time: 0.05,
+        snapshot_every: Some(0.05),
+        iterations: Some(20),
         ..HopperReplaySettings::default()
     };
     let run = || {
@@ -210,6 +212,14 @@ fn a_replay_is_bit_for_bit_repeatable_and_writes_the_documented_columns() {
         "t,z_m,v_m,z_r,v_r,z_f,v_f,z_d,F_m,F_s,F_bed,F_added_mass"
     );
     assert_eq!(csv.lines().count(), a.samples.len() + 1);
+    // Snapshots at t = 0, 0.05, 0.10 while the replay ran, each the whole bed.
+    let last_t = a.samples.last().unwrap().t;
+    let expected = (last_t / 0.05 - 1e-9).floor() as usize + 1;
+    assert_eq!(a.snapshots.len(), expected.min(3), "last t {last_t}");
+    assert!(a
+        .snapshots
+        .iter()
+        .all(|s| s.grains.len() == bed.grains.len()));
     // The push moved the robot.
     let moved = a.samples.iter().map(|s| s.v_r.abs()).fold(0.0, f64::max);
     assert!(moved > 0.05, "peak rod speed {moved}");

@@ -146,13 +146,13 @@ fn a_block_of_grains_sticks_below_the_friction_angle_and_slides_above_it() {
     let mu: f64 = 0.4;
     let friction_angle = mu.atan();
     for degrees in [5.0, 15.0, 20.0] {
-        let angle: f64 = (degrees as f64).to_radians();
+        let angle: f64 = f64::to_radians(degrees);
         assert!(angle < friction_angle);
         let a = block_on_incline(angle, mu);
         assert!(a.abs() < 1e-6, "{degrees}°: slides at {a} m/s²");
     }
     for degrees in [25.0, 35.0, 50.0] {
-        let angle: f64 = (degrees as f64).to_radians();
+        let angle: f64 = f64::to_radians(degrees);
         let expected = G * (angle.sin() - mu * angle.cos());
         let a = block_on_incline(angle, mu);
         // Coulomb sliding: a = g (sin a − μ cos a), within 1 %.

@@ -249,7 +249,8 @@ pub fn bench(args: BenchDemArgs) -> anyhow::Result<u8> {
     }
     println!(
         "contacts: per grain (each counted once); x real time: simulated seconds per wall second; \
-         percentages: broadphase, narrowphase, solver, integrate"
+         percentages: broadphase, narrowphase, velocity solver, \
+         position correction + integration"
     );
     Ok(0)
 }

@@ -315,6 +315,7 @@ pub struct Timings {
     pub broadphase: f64,
     pub narrowphase: f64,
     pub solver: f64,
+    /// Position correction (split impulse), integration and body forces.
     pub integrate: f64,
     pub steps: usize,
     /// Contacts summed over the steps (divide by `steps` for the mean).

@@ -737,12 +737,15 @@ impl CpuBackend {
                     xa[1] - c.normal[1] * reach - o[1],
                     xa[2] - c.normal[2] * reach - o[2],
                 ];
-                for i in 0..3 {
-                    f.force[i] += force[i];
-                }
                 let t = cross(arm, force);
-                for i in 0..3 {
-                    f.torque[i] += t[i];
+                for ((sum_f, sum_t), (fi, ti)) in f
+                    .force
+                    .iter_mut()
+                    .zip(f.torque.iter_mut())
+                    .zip(force.iter().zip(&t))
+                {
+                    *sum_f += fi;
+                    *sum_t += ti;
                 }
                 if c.impulse.iter().any(|x| *x != 0.0) {
                     f.contacts += 1;
