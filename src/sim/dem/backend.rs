@@ -14,7 +14,8 @@
 //!    V* = V + Δt (g + F_ext / M); a kinematic body keeps its prescribed velocity.
 //! 2. **Broadphase.** The speculative margin of the step is
 //!    δ = min(2 r_max, max(contact_margin · r_max, 2 Δt max|vᵢ*|)), so grains that can meet
-//!    within the step are in the contact list before they touch. Cell size h = 2 r_max + δ. Cell c(x) = ⌊x / h⌋ (three integers);
+//!    within the step are in the contact list before they touch. Cell size h = 2 r_max + δ;
+//!    cell c(x) = ⌊x / h⌋ (three integers, compared through a key packing each in 21 bits);
 //!    bucket = hash(c) mod T with T = the table size (a power of two ≥ 2 N) and
 //!    hash(c) = (73856093 cx) ⊕ (19349663 cy) ⊕ (83492791 cz) in wrapping 64-bit integer
 //!    arithmetic. Grains are counting-sorted by bucket into ONE array of grain indices
@@ -36,8 +37,8 @@
 //!    step's λ of the contact with the same (a, b) key, or −λ of a previous (b, a) contact,
 //!    and is 0 for a new contact.
 //! 4. **Mass splitting** (Tonge et al. 2012): nᵢ = the number of contacts grain i is in
-//!    (bodies likewise; walls have zero inverse mass). A contact's effective inverse mass is
-//!    m_c⁻¹ = w_a n_a + w_b n_b, which makes the Jacobi sweep below a convergent iteration
+//!    (a dynamic body: n_k = its contact count, w_k = 1/M_k; walls and kinematic bodies have
+//!    zero inverse mass). A contact's effective inverse mass is m_c⁻¹ = w_a n_a + w_b n_b, which makes the Jacobi sweep below a convergent iteration
 //!    rather than one that overshoots when a grain has many contacts.
 //! 5. **Projected Jacobi, K iterations.** First gather: vᵢ = vᵢ* + wᵢ Σ_c ±λ_c (in the fixed
 //!    contact order). Then, for every contact at once (reading only the gathered velocities):
@@ -50,9 +51,10 @@
 //!
 //!    then gather again. The last gather gives the new velocities.
 //! 6. **Position correction** (split impulse): the contacts with ψ < −s (s = 0.005 r_max,
-//!    `cpu::OVERLAP_SLOP`) get a normal pseudo-impulse μ ≥ 0, solved by max(2, ⌈K/4⌉)
-//!    projected-Jacobi iterations from 0 with mass splitting over these contacts only:
-//!    μ ← max(0, μ − m_c (n·(p_a − p_b) + α (ψ + s)/Δt)), pᵢ = wᵢ Σ ±μ_c n_c.
+//!    `cpu::OVERLAP_SLOP`) get a normal pseudo-impulse κ ≥ 0, solved by max(2, ⌈K/4⌉)
+//!    projected-Jacobi iterations from κ = 0 with mass splitting over these contacts only
+//!    (n counts a grain's overlapping contacts): κ ← max(0, κ − m_c (n·(p_a − p_b) +
+//!    α (ψ + s)/Δt)), then pᵢ = wᵢ Σ ±κ_c n_c (P_k = −Σ κ_c n_c / M_k for a dynamic body).
 //!    The pseudo-velocities p move positions but are not kept: overlaps are removed without
 //!    adding kinetic energy.
 //! 7. **Integrate** (symplectic Euler): xᵢ ← xᵢ + Δt (vᵢ + pᵢ); a body's X ← X + Δt (V + P).
