@@ -14,15 +14,18 @@
 //!    V* = V + Δt (g + F_ext / M); a kinematic body keeps its prescribed velocity.
 //! 2. **Broadphase.** The speculative margin of the step is
 //!    δ = min(2 r_max, max(contact_margin · r_max, 2 Δt max|vᵢ*|)), so grains that can meet
-//!    within the step are in the contact list before they touch. Cell size h = 2 r_max + δ. Cell c(x) = ⌊x / h⌋ (three integers);
+//!    within the step are in the contact list before they touch. Cell size h = 2 r_max + δ;
+//!    cell c(x) = ⌊x / h⌋ (three integers, compared through a key packing each in 21 bits);
 //!    bucket = hash(c) mod T with T = the table size (a power of two ≥ 2 N) and
 //!    hash(c) = (73856093 cx) ⊕ (19349663 cy) ⊕ (83492791 cz) in wrapping 64-bit integer
 //!    arithmetic. Grains are counting-sorted by bucket into ONE array of grain indices
 //!    (`cell_start[T + 1]`, `sorted[N]`), stable in grain order, so the layout is unique.
 //! 3. **Narrowphase** builds one contact list, ordered by grain a, then by partner key b:
-//!    - grain–grain (a < b): for each of the 27 cells around c(x_a), its (de-duplicated)
-//!      bucket, each grain b > a in it with gap ψ = |x_a − x_b| − r_a − r_b < δ;
-//!      normal n = (x_a − x_b)/|x_a − x_b|; key b.
+//!    - grain–grain, each pair once: for the half shell of cells around c(x_a) (its own cell,
+//!      partners b > a only, and the 13 neighbours after it in (z, y, x) order: offsets
+//!      (1,0,0), (−1..1,1,0), (−1..1,−1..1,1)), each grain b of the cell's bucket whose cell is
+//!      that cell, with gap ψ = |x_a − x_b| − r_a − r_b < δ; normal n = (x_a − x_b)/|x_a − x_b|;
+//!      key b. (So a > b is possible; the pair is unique.)
 //!    - grain–wall: the floor z = 0 (n = +z, ψ = z_a − r_a); a cylinder's side
 //!      (ψ = R − |x_a,xy| − r_a, n = −x_a,xy/|x_a,xy|); a box's four sides
 //!      (ψ = L/2 ∓ x − r_a, n = ∓ axis). Key N + wall index (floor 0, then sides).
@@ -31,23 +34,31 @@
 //!
 //!    Each contact stores a, b, n, ψ, μ (grain friction, wall friction or the body's friction)
 //!    and its impulse λ ∈ ℝ³ (acting on a; −λ acts on b). λ is warm-started with the previous
-//!    step's λ of the contact with the same (a, b) key, and is 0 for a new contact.
+//!    step's λ of the contact with the same (a, b) key, or −λ of a previous (b, a) contact,
+//!    and is 0 for a new contact.
 //! 4. **Mass splitting** (Tonge et al. 2012): nᵢ = the number of contacts grain i is in
-//!    (bodies likewise; walls have zero inverse mass). A contact's effective inverse mass is
-//!    m_c⁻¹ = w_a n_a + w_b n_b, which makes the Jacobi sweep below a convergent iteration
+//!    (a dynamic body: n_k = its contact count, w_k = 1/M_k; walls and kinematic bodies have
+//!    zero inverse mass). A contact's effective inverse mass is m_c⁻¹ = w_a n_a + w_b n_b, which makes the Jacobi sweep below a convergent iteration
 //!    rather than one that overshoots when a grain has many contacts.
 //! 5. **Projected Jacobi, K iterations.** First gather: vᵢ = vᵢ* + wᵢ Σ_c ±λ_c (in the fixed
 //!    contact order). Then, for every contact at once (reading only the gathered velocities):
 //!      - relative velocity u = v_a − v_b, normal part u_n = n·u, tangential u_t = u − u_n n;
-//!      - bias b = ψ/Δt when ψ ≥ 0 (a speculative contact: it may close exactly this step)
-//!        and b = α ψ/Δt when ψ < 0 (push out a fraction α of the overlap per step);
+//!      - bias b = max(ψ, 0)/Δt (a speculative contact may close exactly this step; an
+//!        overlapping one must not close further);
 //!      - λ_n ← max(0, λ_n − ω (u_n + b) / m_c⁻¹);
 //!      - λ_t ← λ_t − ω u_t / m_c⁻¹, then scaled back onto the disc |λ_t| ≤ μ λ_n (Coulomb);
 //!      - λ = λ_n n + λ_t.
 //!
 //!    then gather again. The last gather gives the new velocities.
-//! 6. **Integrate** (symplectic Euler): xᵢ ← xᵢ + Δt vᵢ; a body's X ← X + Δt V.
-//! 7. **Body forces**: F_k = −Σ_{c on body k} λ_c / Δt (the grains' force on the body over the
+//! 6. **Position correction** (split impulse): the contacts with ψ < −s (s = 0.005 r_max,
+//!    `cpu::OVERLAP_SLOP`) get a normal pseudo-impulse κ ≥ 0, solved by max(2, ⌈K/4⌉)
+//!    projected-Jacobi iterations from κ = 0 with mass splitting over these contacts only
+//!    (n counts a grain's overlapping contacts): κ ← max(0, κ − m_c (n·(p_a − p_b) +
+//!    α (ψ + s)/Δt)), then pᵢ = wᵢ Σ ±κ_c n_c (P_k = −Σ κ_c n_c / M_k for a dynamic body).
+//!    The pseudo-velocities p move positions but are not kept: overlaps are removed without
+//!    adding kinetic energy.
+//! 7. **Integrate** (symplectic Euler): xᵢ ← xᵢ + Δt (vᵢ + pᵢ); a body's X ← X + Δt (V + P).
+//! 8. **Body forces**: F_k = −Σ_{c on body k} λ_c / Δt (the grains' force on the body over the
 //!    step) and torque τ_k = Σ (p_c − X_k) × (−λ_c/Δt) about the body's origin, with contact
 //!    point p_c = x_a − n (r_a + min(ψ, 0)/2).
 //!
@@ -306,6 +317,7 @@ pub struct Timings {
     pub broadphase: f64,
     pub narrowphase: f64,
     pub solver: f64,
+    /// Position correction (split impulse), integration and body forces.
     pub integrate: f64,
     pub steps: usize,
     /// Contacts summed over the steps (divide by `steps` for the mean).

@@ -77,11 +77,13 @@ pub fn pour(scene: &Scene) -> GrainState {
         .map(|_| spec.radius * (1.0 + spec.size_spread * (2.0 * rng.uniform() - 1.0)))
         .collect();
     let r_max = spec.radius * (1.0 + spec.size_spread);
-    // Sites 1.5 diameters apart, jittered by up to ±0.2 diameters, and random initial
+    // Sites 1.5 diameters apart in a layer, jittered by up to ±0.2 diameters, and random initial
     // velocities: neighbours never start overlapping, and the columns collapse into a random
     // packing instead of stacking as a lattice.
     let spacing = 2.0 * r_max * 1.5;
     let jitter = 0.4 * r_max;
+    // Layers 1.1 diameters apart (vertical jitter stays within the 0.1-diameter gap).
+    let layer_spacing = 2.0 * r_max * 1.1;
     // Lattice sites of one layer inside the container, keeping clear of the walls.
     let (half_x, half_y) = match scene.container {
         Container::Cylinder { radius } => (radius, radius),
@@ -113,11 +115,11 @@ pub fn pour(scene: &Scene) -> GrainState {
     let sites = xy.len();
     for _ in 0..n {
         let [x, y] = xy[site];
-        let z = r_max + 0.5 * spacing * 0.1 + layer as f64 * spacing;
+        let z = r_max + jitter + layer as f64 * layer_spacing;
         position.push([
             x + jitter * (2.0 * rng.uniform() - 1.0),
             y + jitter * (2.0 * rng.uniform() - 1.0),
-            z + jitter * rng.uniform(),
+            z + 0.1 * r_max * rng.uniform(),
         ]);
         velocity.push([
             POUR_SPEED * (2.0 * rng.uniform() - 1.0),

@@ -40,7 +40,7 @@ struct Contact {
     friction: f64,
     /// 1 / m_c⁻¹ (mass-split effective mass).
     effective_mass: f64,
-    /// b: the normal velocity bias (ψ/Δt, or α min(ψ + slop, 0)/Δt when overlapping).
+    /// b: the normal velocity bias, max(ψ, 0)/Δt (a speculative contact may close).
     bias: f64,
     /// λ: accumulated impulse on a.
     impulse: Vec3,
@@ -86,6 +86,16 @@ pub struct CpuBackend {
     body_contacts: Vec<Vec<u32>>,
     contact_count: Vec<u32>,
 
+    /// Split-impulse position correction: the overlapping contacts, their pseudo-impulses,
+    /// effective masses, and each grain's incidence (contact, sign) in CSR form.
+    deep: Vec<u32>,
+    deep_impulse: Vec<f64>,
+    deep_mass: Vec<f64>,
+    deep_start: Vec<u32>,
+    deep_list: Vec<(u32, f64)>,
+    deep_body: Vec<Vec<u32>>,
+    pseudo: Vec<Vec3>,
+    pseudo_body: Vec<Vec3>,
     velocity_body: Vec<Vec3>,
     predicted_body: Vec<Vec3>,
     forces: Vec<BodyForce>,
@@ -173,24 +183,27 @@ impl CpuBackend {
         self.solve(&params);
         let t3 = Instant::now();
 
-        // 6. Integrate.
+        // 6. Position correction (split impulse), then integrate.
+        self.correct_positions(&params);
         self.grains
             .position
             .par_iter_mut()
             .zip(self.grains.velocity.par_iter())
+            .zip(self.pseudo.par_iter())
             .with_min_len(GRAIN_CHUNK)
-            .for_each(|(x, v)| {
-                x[0] += dt * v[0];
-                x[1] += dt * v[1];
-                x[2] += dt * v[2];
+            .for_each(|((x, v), p)| {
+                x[0] += dt * (v[0] + p[0]);
+                x[1] += dt * (v[1] + p[1]);
+                x[2] += dt * (v[2] + p[2]);
             });
         for (k, body) in self.bodies.iter_mut().enumerate() {
             if body.motion == Motion::Dynamic {
                 body.state.velocity = self.velocity_body[k];
             }
             let v = body.state.velocity;
-            for (x, v) in body.state.position.iter_mut().zip(v) {
-                *x += dt * v;
+            let p = self.pseudo_body[k];
+            for i in 0..3 {
+                body.state.position[i] += dt * (v[i] + p[i]);
             }
         }
         // 7. Body forces.
@@ -287,39 +300,36 @@ impl CpuBackend {
                     let xa = grains.position[a];
                     let ra = grains.radius[a];
                     let ca = cell_of(xa, h);
-                    // Grain–grain, b > a.
-                    for dx in -1..=1 {
-                        for dy in -1..=1 {
-                            for dz in -1..=1 {
-                                let c = [ca[0] + dx, ca[1] + dy, ca[2] + dz];
-                                let key = cell_key(c);
-                                let bucket = (hash(c) & mask) as usize;
-                                for k in
-                                    cell_start[bucket] as usize..cell_start[bucket + 1] as usize
-                                {
-                                    let b = sorted[k] as usize;
-                                    if b <= a || sorted_key[k] != key {
-                                        continue;
-                                    }
-                                    let xb = sorted_position[k];
-                                    let rb = sorted_radius[k];
-                                    let d = [xa[0] - xb[0], xa[1] - xb[1], xa[2] - xb[2]];
-                                    let dist2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-                                    let reach = ra + rb + margin;
-                                    if dist2 >= reach * reach || dist2 == 0.0 {
-                                        continue;
-                                    }
-                                    let dist = dist2.sqrt();
-                                    out.push(Contact {
-                                        a: a as u32,
-                                        b: b as u32,
-                                        normal: [d[0] / dist, d[1] / dist, d[2] / dist],
-                                        gap: dist - ra - rb,
-                                        friction: params.friction,
-                                        ..Contact::default()
-                                    });
-                                }
+                    // Grain–grain over the half shell: the own cell (partners b > a) and the
+                    // 13 neighbour cells after it in (z, y, x) order, so each pair is found
+                    // once, by the grain in the lower cell.
+                    for &(dx, dy, dz) in &HALF_SHELL {
+                        let c = [ca[0] + dx, ca[1] + dy, ca[2] + dz];
+                        let own = (dx, dy, dz) == (0, 0, 0);
+                        let key = cell_key(c);
+                        let bucket = (hash(c) & mask) as usize;
+                        for k in cell_start[bucket] as usize..cell_start[bucket + 1] as usize {
+                            let b = sorted[k] as usize;
+                            if sorted_key[k] != key || (own && b <= a) {
+                                continue;
                             }
+                            let xb = sorted_position[k];
+                            let rb = sorted_radius[k];
+                            let d = [xa[0] - xb[0], xa[1] - xb[1], xa[2] - xb[2]];
+                            let dist2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+                            let reach = ra + rb + margin;
+                            if dist2 >= reach * reach || dist2 == 0.0 {
+                                continue;
+                            }
+                            let dist = dist2.sqrt();
+                            out.push(Contact {
+                                a: a as u32,
+                                b: b as u32,
+                                normal: [d[0] / dist, d[1] / dist, d[2] / dist],
+                                gap: dist - ra - rb,
+                                friction: params.friction,
+                                ..Contact::default()
+                            });
                         }
                     }
                     // Keys in increasing order within a grain (the warm-start lookup and the
@@ -371,6 +381,15 @@ impl CpuBackend {
                         for c in &mut out[first..] {
                             if let Some(p) = old.iter().find(|p| p.b == c.b) {
                                 c.impulse = p.impulse;
+                            } else if (c.b as usize) < n {
+                                // The pair may have been found from the other grain last step
+                                // (the grains changed cell order): its impulse, reversed.
+                                let b = c.b as usize;
+                                let other = &previous
+                                    [previous_start[b] as usize..previous_start[b + 1] as usize];
+                                if let Some(p) = other.iter().find(|p| p.b as usize == a) {
+                                    c.impulse = p.impulse.map(|x| -x);
+                                }
                             }
                         }
                     }
@@ -432,8 +451,6 @@ impl CpuBackend {
         let inverse_mass = &self.grains.inverse_mass;
         let counts = &self.contact_count;
         let dt = params.time_step;
-        let alpha = params.stabilisation;
-        let slop = OVERLAP_SLOP * self.max_radius;
         let bodies = &self.bodies;
         let body_contacts = &self.body_contacts;
         self.contacts
@@ -452,11 +469,7 @@ impl CpuBackend {
                     }
                 }
                 c.effective_mass = if w > 0.0 { 1.0 / w } else { 0.0 };
-                c.bias = if c.gap >= 0.0 {
-                    c.gap / dt
-                } else {
-                    alpha * (c.gap + slop).min(0.0) / dt
-                };
+                c.bias = c.gap.max(0.0) / dt;
             });
     }
 
@@ -565,6 +578,150 @@ impl CpuBackend {
             .for_each(|(c, l)| c.impulse = *l);
     }
 
+    /// Split-impulse stabilisation: a projected Jacobi on the overlapping contacts alone
+    /// (ψ < −slop), normal only, solving for pseudo-velocities p with
+    /// n·(p_a − p_b) ≥ −α (ψ + slop)/Δt. Positions move by Δt (v + p); velocities keep no trace
+    /// of it, so pushing overlaps apart never adds kinetic energy (with the bias in the
+    /// velocity solve, a heavy body on the bed bounces on the overlaps as on a spring).
+    fn correct_positions(&mut self, params: &StepParams) {
+        let n = self.grains.len();
+        let walls = self.walls();
+        let dt = params.time_step;
+        let alpha = params.stabilisation;
+        let slop = OVERLAP_SLOP * self.max_radius;
+        self.pseudo.iter_mut().for_each(|p| *p = [0.0; 3]);
+        self.pseudo_body.iter_mut().for_each(|p| *p = [0.0; 3]);
+        self.deep.clear();
+        if alpha == 0.0 {
+            return;
+        }
+        self.deep.extend(
+            self.contacts
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.gap < -slop)
+                .map(|(i, _)| i as u32),
+        );
+        if self.deep.is_empty() {
+            return;
+        }
+        // Incidence of grains in deep contacts (counting sort, in contact order).
+        self.deep_start.clear();
+        self.deep_start.resize(n + 1, 0);
+        for list in &mut self.deep_body {
+            list.clear();
+        }
+        for (d, &c) in self.deep.iter().enumerate() {
+            let c = &self.contacts[c as usize];
+            self.deep_start[c.a as usize + 1] += 1;
+            let b = c.b as usize;
+            if b < n {
+                self.deep_start[b + 1] += 1;
+            } else if b >= n + walls {
+                self.deep_body[b - n - walls].push(d as u32);
+            }
+        }
+        for i in 0..n {
+            self.deep_start[i + 1] += self.deep_start[i];
+        }
+        self.deep_list.clear();
+        self.deep_list.resize(self.deep_start[n] as usize, (0, 0.0));
+        let mut fill: Vec<u32> = self.deep_start[..n].to_vec();
+        for (d, &c) in self.deep.iter().enumerate() {
+            let c = &self.contacts[c as usize];
+            let a = c.a as usize;
+            self.deep_list[fill[a] as usize] = (d as u32, 1.0);
+            fill[a] += 1;
+            let b = c.b as usize;
+            if b < n {
+                self.deep_list[fill[b] as usize] = (d as u32, -1.0);
+                fill[b] += 1;
+            }
+        }
+        let count = |i: usize| (self.deep_start[i + 1] - self.deep_start[i]) as f64;
+        self.deep_mass.clear();
+        for &c in &self.deep {
+            let c = &self.contacts[c as usize];
+            let a = c.a as usize;
+            let b = c.b as usize;
+            let mut w = self.grains.inverse_mass[a] * count(a);
+            if b < n {
+                w += self.grains.inverse_mass[b] * count(b);
+            } else if b >= n + walls {
+                let k = b - n - walls;
+                if self.bodies[k].motion == Motion::Dynamic {
+                    w += self.deep_body[k].len() as f64 / self.bodies[k].mass;
+                }
+            }
+            self.deep_mass.push(if w > 0.0 { 1.0 / w } else { 0.0 });
+        }
+        self.deep_impulse.clear();
+        self.deep_impulse.resize(self.deep.len(), 0.0);
+        for _ in 0..position_iterations(params.iterations) {
+            let pseudo = &self.pseudo;
+            let pseudo_body = &self.pseudo_body;
+            let contacts = &self.contacts;
+            let deep = &self.deep;
+            self.deep_impulse
+                .par_iter_mut()
+                .zip(self.deep_mass.par_iter())
+                .enumerate()
+                .with_min_len(GRAIN_CHUNK)
+                .for_each(|(d, (l, m))| {
+                    let c = &contacts[deep[d] as usize];
+                    let pa = pseudo[c.a as usize];
+                    let b = c.b as usize;
+                    let pb = if b < n {
+                        pseudo[b]
+                    } else if b >= n + walls {
+                        pseudo_body[b - n - walls]
+                    } else {
+                        [0.0; 3]
+                    };
+                    let nrm = c.normal;
+                    let un = (pa[0] - pb[0]) * nrm[0]
+                        + (pa[1] - pb[1]) * nrm[1]
+                        + (pa[2] - pb[2]) * nrm[2];
+                    let bias = alpha * (c.gap + slop) / dt;
+                    *l = (*l - m * (un + bias)).max(0.0);
+                });
+            let impulse = &self.deep_impulse;
+            let deep_start = &self.deep_start;
+            let deep_list = &self.deep_list;
+            self.pseudo
+                .par_iter_mut()
+                .zip(self.grains.inverse_mass.par_iter())
+                .enumerate()
+                .with_min_len(GRAIN_CHUNK)
+                .for_each(|(i, (p, w))| {
+                    let mut s = [0.0; 3];
+                    for &(d, sign) in &deep_list[deep_start[i] as usize..deep_start[i + 1] as usize]
+                    {
+                        let nrm = contacts[deep[d as usize] as usize].normal;
+                        let l = sign * impulse[d as usize];
+                        s[0] += l * nrm[0];
+                        s[1] += l * nrm[1];
+                        s[2] += l * nrm[2];
+                    }
+                    *p = [w * s[0], w * s[1], w * s[2]];
+                });
+            for (k, body) in self.bodies.iter().enumerate() {
+                if body.motion != Motion::Dynamic {
+                    continue;
+                }
+                let mut s = [0.0; 3];
+                for &d in &self.deep_body[k] {
+                    let nrm = contacts[deep[d as usize] as usize].normal;
+                    let l = impulse[d as usize];
+                    s[0] -= l * nrm[0];
+                    s[1] -= l * nrm[1];
+                    s[2] -= l * nrm[2];
+                }
+                self.pseudo_body[k] = s.map(|x| x / body.mass);
+            }
+        }
+    }
+
     fn body_forces_of_step(&mut self, dt: f64) {
         self.forces.clear();
         for (k, body) in self.bodies.iter().enumerate() {
@@ -580,12 +737,15 @@ impl CpuBackend {
                     xa[1] - c.normal[1] * reach - o[1],
                     xa[2] - c.normal[2] * reach - o[2],
                 ];
-                for i in 0..3 {
-                    f.force[i] += force[i];
-                }
                 let t = cross(arm, force);
-                for i in 0..3 {
-                    f.torque[i] += t[i];
+                for ((sum_f, sum_t), (fi, ti)) in f
+                    .force
+                    .iter_mut()
+                    .zip(f.torque.iter_mut())
+                    .zip(force.iter().zip(&t))
+                {
+                    *sum_f += fi;
+                    *sum_t += ti;
                 }
                 if c.impulse.iter().any(|x| *x != 0.0) {
                     f.contacts += 1;
@@ -594,6 +754,30 @@ impl CpuBackend {
             self.forces.push(f);
         }
     }
+}
+
+/// The own cell and the 13 neighbour cells that follow it in (z, y, x) order.
+const HALF_SHELL: [(i64, i64, i64); 14] = [
+    (0, 0, 0),
+    (1, 0, 0),
+    (-1, 1, 0),
+    (0, 1, 0),
+    (1, 1, 0),
+    (-1, -1, 1),
+    (0, -1, 1),
+    (1, -1, 1),
+    (-1, 0, 1),
+    (0, 0, 1),
+    (1, 0, 1),
+    (-1, 1, 1),
+    (0, 1, 1),
+    (1, 1, 1),
+];
+
+/// Iterations of the position correction: a quarter of the velocity solve's (at least 2).
+/// It only has to remove a fraction α of each overlap, not converge.
+pub fn position_iterations(iterations: usize) -> usize {
+    iterations.div_ceil(4).max(2)
 }
 
 fn cross(a: Vec3, b: Vec3) -> Vec3 {
@@ -708,6 +892,9 @@ impl Backend for CpuBackend {
         self.contact_count = vec![0; n];
         self.body_contacts = vec![Vec::new(); bodies.len()];
         self.velocity_body = bodies.iter().map(|b| b.state.velocity).collect();
+        self.pseudo = vec![[0.0; 3]; n];
+        self.pseudo_body = vec![[0.0; 3]; bodies.len()];
+        self.deep_body = vec![Vec::new(); bodies.len()];
         self.predicted_body = self.velocity_body.clone();
         self.forces = vec![BodyForce::default(); bodies.len()];
         Ok(())

@@ -24,6 +24,8 @@ pub struct IntrudeSettings {
     pub sample_travel: Option<f64>,
     /// Coulomb friction between body and grains. Default: the grains' friction.
     pub friction: Option<f64>,
+    /// Jacobi iterations per step. Default: the bed scene's.
+    pub iterations: Option<usize>,
 }
 
 /// One output row: the body's depth and the grains' mean force and torque (about the body's
@@ -61,7 +63,10 @@ pub fn intrude(
     positive("speed", settings.speed)?;
     positive("depth", settings.depth)?;
     let scene = &bed.scene;
-    let params = scene.step_params();
+    let mut params = scene.step_params();
+    if let Some(iterations) = settings.iterations {
+        params.iterations = iterations;
+    }
     let dt = params.time_step;
     let r = scene.grains.radius;
     let start = settings.start_height.unwrap_or(2.0 * r);
