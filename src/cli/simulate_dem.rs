@@ -35,6 +35,10 @@ pub struct DemArgs {
     /// Stop at this time if no apex has come [s].
     #[arg(long, default_value_t = 0.6)]
     pub t_max: f64,
+    /// Projected-Jacobi iterations per grain step (default: the replay's own, 100; the bed's
+    /// forces still change with this number, see README).
+    #[arg(long)]
+    pub iterations: Option<usize>,
 }
 
 /// `dem.json`: what the DEM replay shows against the plan and the reduced-order replay.
@@ -100,6 +104,10 @@ pub fn run(
         snapshot_every: (args.snapshot_every > 0.0).then_some(args.snapshot_every),
         ..HopperReplaySettings::default()
     };
+    let settings = HopperReplaySettings {
+        iterations: args.iterations.or(settings.iterations),
+        ..settings
+    };
     let z_d0 = plan.nodes[0].x[loam::model::hopper::state::Z_D];
     let started = Instant::now();
     let dem = replay_hopper(
@@ -124,7 +132,10 @@ pub fn run(
     output::write_atomic(&out.join("dem_bodies.csv"), bodies_csv(&dem).as_bytes())?;
     write_snapshots(&out, &dem, &args.render_at)?;
     let scene = &bed.scene;
-    let params = scene.step_params();
+    let mut params = scene.step_params();
+    if let Some(n) = settings.iterations {
+        params.iterations = n;
+    }
     let summary = DemSummary {
         backend: name,
         bed: bed_path.display().to_string(),

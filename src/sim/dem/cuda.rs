@@ -1287,7 +1287,7 @@ impl CudaBackend {
 }
 
 fn dem_error(e: CudaError) -> DemError {
-    DemError::Invalid(format!("CUDA backend: {e}"))
+    DemError::Cuda(e)
 }
 
 fn device_params(p: &StepParams) -> DeviceParams {

@@ -418,7 +418,14 @@ fn sample(
         f_m: robot.motor_force(&x, &u),
         f_s: robot.spring_force(&x),
         f_bed,
-        f_added_mass: resistance.force - resistance.added_mass * foot_acceleration,
+        // The model describes a foot that sinks or rests (MODEL.md section 2); a foot moving
+        // up through the bed is leaving it, and the model's bed holds nothing then. Applying
+        // its ż_f² drag to a rising foot would invent a force of hundreds of newtons.
+        f_added_mass: if x[V_F] > 0.0 {
+            0.0
+        } else {
+            resistance.force - resistance.added_mass * foot_acceleration
+        },
     }
 }
 

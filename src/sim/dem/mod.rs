@@ -49,7 +49,7 @@ pub use bed::Checkpoint;
 pub use cpu::CpuBackend;
 pub use scene::Scene;
 
-/// Everything that can go wrong in the DEM layer. Every variant except `Io` and `Output`
+/// Everything that can go wrong in the DEM layer. Every variant except `Io`, `Output`, `Cuda`
 /// is bad input (exit code 2 at the command line).
 #[derive(Debug, thiserror::Error)]
 pub enum DemError {
@@ -75,12 +75,18 @@ pub enum DemError {
     },
     #[error(transparent)]
     Output(#[from] crate::output::OutputError),
+    /// The GPU, its driver or NVRTC is missing or failed: not the user's input.
+    #[error("CUDA backend: {0}")]
+    Cuda(#[from] cuda::CudaError),
 }
 
 impl DemError {
     /// Whether the user can fix this by changing the input (exit code 2).
     pub fn is_bad_input(&self) -> bool {
-        !matches!(self, DemError::Io { .. } | DemError::Output(_))
+        !matches!(
+            self,
+            DemError::Io { .. } | DemError::Output(_) | DemError::Cuda(_)
+        )
     }
 }
 
