@@ -59,6 +59,52 @@ fn prepare_then_intrude_writes_a_checkpoint_and_a_force_table() {
         "t,depth,F_x,F_y,F_z,tau_x,tau_y,tau_z"
     );
     assert!(csv.lines().count() > 5);
+
+    // A mesh body: the shipped foot disc intrudes; an open mesh is refused before any step.
+    let foot = concat!(env!("CARGO_MANIFEST_DIR"), "/problems/meshes/foot_disc.obj");
+    let out = loam(
+        &[
+            "dem",
+            "intrude",
+            "tiny.bed",
+            "--body",
+            "mesh",
+            "--mesh",
+            foot,
+            "--spacing",
+            "0.002",
+            "--velocity",
+            "0.1",
+            "--depth",
+            "0.005",
+            "-o",
+            "mesh.csv",
+        ],
+        &dir,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let open = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 2 3 4\n";
+    std::fs::write(dir.join("open.obj"), open).unwrap();
+    let out = loam(
+        &[
+            "dem",
+            "intrude",
+            "tiny.bed",
+            "--body",
+            "mesh",
+            "--mesh",
+            "open.obj",
+            "--velocity",
+            "0.1",
+            "--depth",
+            "0.005",
+            "-o",
+            "open.csv",
+        ],
+        &dir,
+    );
+    assert_bad_input(&out, &["open.obj", "not closed", "open edge"]);
+    assert!(!dir.join("open.csv").exists());
 }
 
 fn assert_bad_input(out: &Output, needles: &[&str]) {

@@ -26,7 +26,7 @@ pub struct PrepareArgs {
     pub output: Option<PathBuf>,
 }
 
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum BodyKind {
     /// A flat disc (radius, thickness) with its axis vertical.
     Disc,
@@ -34,6 +34,8 @@ pub enum BodyKind {
     Cylinder,
     /// A box with square top (radius = half width, thickness = height).
     Box,
+    /// A closed triangle mesh (OBJ or STL) given by --mesh, sampled on a grid (--spacing).
+    Mesh,
 }
 
 #[derive(clap::Args)]
@@ -42,8 +44,8 @@ pub struct IntrudeArgs {
     pub checkpoint: PathBuf,
     #[arg(long, value_enum, default_value = "disc")]
     pub body: BodyKind,
-    /// The body's radius (half width for a box) [m].
-    #[arg(long)]
+    /// The body's radius (half width for a box) [m]; default: the robot's foot, 38 mm.
+    #[arg(long, default_value_t = 0.038)]
     pub radius: f64,
     /// The body's thickness (height) [m].
     #[arg(long, default_value_t = 0.005)]
@@ -54,6 +56,13 @@ pub struct IntrudeArgs {
     /// Final depth of the body's lowest point below the surface [m].
     #[arg(long)]
     pub depth: f64,
+    /// The mesh of a `--body mesh` (OBJ or STL, closed, in metres, origin at the body's
+    /// reference point).
+    #[arg(long, value_name = "FILE")]
+    pub mesh: Option<PathBuf>,
+    /// Grid spacing of the mesh's signed distance field [m].
+    #[arg(long, default_value_t = 0.001)]
+    pub spacing: f64,
     /// Jacobi iterations per step (default: the bed scene's).
     #[arg(long)]
     pub iterations: Option<usize>,
@@ -163,6 +172,20 @@ fn run_intrude(args: IntrudeArgs) -> anyhow::Result<u8> {
         BodyKind::Box => Shape::Box {
             half_extents: [args.radius, args.radius, 0.5 * args.thickness],
         },
+        BodyKind::Mesh => Shape::Plane,
+    };
+    let geometry = if args.body == BodyKind::Mesh {
+        let path = args.mesh.as_ref().ok_or_else(|| {
+            BadInput("--body mesh needs --mesh FILE (an OBJ or STL triangle mesh)".into())
+        })?;
+        let mesh =
+            loam::sim::dem::mesh::TriangleMesh::load(path).map_err(|e| BadInput(e.to_string()))?;
+        let field =
+            loam::sim::dem::mesh::GridSdf::from_mesh(&mesh, args.spacing, 2.0 * args.spacing)
+                .map_err(|e| BadInput(e.to_string()))?;
+        BodyGeometry::Field(std::sync::Arc::new(field))
+    } else {
+        BodyGeometry::Shape(shape)
     };
     let settings = IntrudeSettings {
         speed: args.velocity,
@@ -177,13 +200,7 @@ fn run_intrude(args: IntrudeArgs) -> anyhow::Result<u8> {
     });
     let mut backend = CpuBackend::new();
     let start = Instant::now();
-    let samples = intrude(
-        &mut backend,
-        &checkpoint,
-        BodyGeometry::Shape(shape),
-        &settings,
-    )
-    .map_err(classify)?;
+    let samples = intrude(&mut backend, &checkpoint, geometry, &settings).map_err(classify)?;
     loam::output::write_atomic(&output, intrusion_csv(&samples).as_bytes())?;
     if let Some(last) = samples.last() {
         println!(
