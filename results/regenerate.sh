@@ -23,3 +23,15 @@ for problem in hopper_granular hopper_rigid; do
     $loam simulate "results/$problem" -q --terrain poppy_seeds
     $loam plot "results/$problem" -q
 done
+
+# The DEM bed (issue 4): a poured and settled bed of ~14 000 3-mm grains, and both 60 mm plans
+# replayed on it by the CPU backend (about a minute each on two cores), with the intrusion
+# force of the robot's foot driven slowly into the same bed.
+mkdir -p results/dem
+$loam dem prepare problems/beds/poppy_bed.yaml --output results/dem/poppy_bed.bed
+for problem in hopper_granular hopper_rigid; do
+    $loam simulate "results/$problem" --backend dem-cpu --bed results/dem/poppy_bed.bed -q
+    $loam plot "results/$problem/dem-cpu" -q
+done
+$loam dem intrude results/dem/poppy_bed.bed --body disc --radius 0.038 --thickness 0.005 \
+    --velocity 0.05 --depth 0.02 --iterations 100 --output results/dem/intrusion_disc.csv
