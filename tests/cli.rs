@@ -670,3 +670,87 @@ fn sweep_solves_and_replays_every_point_on_both_terrains() {
             .exists());
     }
 }
+
+#[test]
+fn simulate_on_grains_needs_a_bed_and_says_what_is_missing() {
+    let dir = TempDir::new("simulate-dem");
+    let solve = loam(
+        dir.path(),
+        &["solve", &shipped("hopper_rigid.yaml"), "--out", "run", "-q"],
+    );
+    assert_eq!(solve.code, 0, "{}", solve.dump());
+
+    let out = loam(dir.path(), &["simulate", "run", "--backend", "dem-cpu"]);
+    assert_eq!(out.code, 2, "{}", out.dump());
+    assert_contains(&out.stderr, &["--bed", "loam dem prepare"]);
+
+    let out = loam(
+        dir.path(),
+        &[
+            "simulate",
+            "run",
+            "--backend",
+            "dem-cpu",
+            "--bed",
+            "no-such.bed",
+        ],
+    );
+    assert_eq!(out.code, 2, "{}", out.dump());
+    assert_contains(&out.stderr, &["no-such.bed"]);
+
+    dir.write("foreign.bed", "not a checkpoint at all");
+    let out = loam(
+        dir.path(),
+        &[
+            "simulate",
+            "run",
+            "--backend",
+            "dem-cpu",
+            "--bed",
+            "foreign.bed",
+        ],
+    );
+    assert_eq!(out.code, 2, "{}", out.dump());
+    assert_contains(&out.stderr, &["foreign.bed"]);
+    assert!(!dir.path().join("run/dem-cpu").exists());
+
+    let out = loam(dir.path(), &["simulate", "run", "--bed", "foreign.bed"]);
+    assert_eq!(out.code, 2, "{}", out.dump());
+    assert_contains(&out.stderr, &["--backend dem-cpu"]);
+}
+
+#[test]
+fn simulate_on_a_gpu_without_one_says_why_and_is_not_bad_input() {
+    // CI has no GPU: the CUDA backend must refuse with the probe's reason, never panic.
+    // Where a GPU exists this checks only that a missing bed is asked for.
+    let dir = TempDir::new("simulate-cuda");
+    let solve = loam(
+        dir.path(),
+        &["solve", &shipped("hopper_rigid.yaml"), "--out", "run", "-q"],
+    );
+    assert_eq!(solve.code, 0, "{}", solve.dump());
+    dir.write("tiny.yaml", "container: { shape: box, half_x: 0.02, half_y: 0.02 }\ngrains: { radius: 0.003, density: 1000, friction: 0.5, count: 20, seed: 1 }\n");
+    let prepare = loam(
+        dir.path(),
+        &["dem", "prepare", "tiny.yaml", "-o", "tiny.bed"],
+    );
+    assert!(prepare.code == 0 || prepare.code == 1, "{}", prepare.dump());
+    let out = loam(
+        dir.path(),
+        &[
+            "simulate",
+            "run",
+            "--backend",
+            "dem-cuda",
+            "--bed",
+            "tiny.bed",
+            "--t-max",
+            "0.01",
+        ],
+    );
+    assert!(!out.stderr.contains("panicked"), "{}", out.dump());
+    if loam::sim::dem::cuda::probe().is_err() {
+        assert_eq!(out.code, 1, "{}", out.dump());
+        assert_contains(&out.stderr, &["dem-cuda"]);
+    }
+}
