@@ -35,3 +35,18 @@ for problem in hopper_granular hopper_rigid; do
 done
 $loam dem intrude results/dem/poppy_bed.bed --body disc --radius 0.038 --thickness 0.005 \
     --velocity 0.05 --depth 0.02 --iterations 100 --output results/dem/intrusion_disc.csv
+
+# How the DEM replay's apex depends on the solver's iteration budget (the bed's force does not
+# converge with iterations; README): both plans at 20, 50, 100 and 200 iterations.
+echo "plan,iterations,apex_rise_m,takeoff_s,rest_depth_m,wall_s" > results/dem/iteration_study.csv
+for problem in hopper_granular hopper_rigid; do
+    for iterations in 20 50 100 200; do
+        run=$(mktemp -d)
+        cp "results/$problem/solution.json" "results/$problem/trajectory.csv" "$run/"
+        $loam simulate "$run" --backend dem-cpu --bed results/dem/poppy_bed.bed \
+            --snapshot-every 0 --iterations "$iterations" -q || true
+        python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(','.join(map(str, [sys.argv[2], sys.argv[3], d['apex_rise_m'], d['takeoff_s'], d['rest_depth_m'], round(d['wall_time_s'], 1)])))" \
+            "$run/dem-cpu/dem.json" "$problem" "$iterations" >> results/dem/iteration_study.csv
+        rm -rf "$run"
+    done
+done
