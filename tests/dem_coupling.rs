@@ -117,21 +117,9 @@ fn the_bed_resists_a_slowly_pressed_disc_more_the_deeper_it_goes() {
     assert!(last.force[0].abs() < 0.3 * last.force[2], "{last:?}");
 }
 
+/// The paper's robot: the problem file's defaults are MODEL.md's table.
 fn paper_hopper() -> Hopper {
-    Hopper {
-        motor_mass: 0.948,
-        rod_mass: 0.165,
-        foot_mass: 0.044,
-        spring_stiffness: 2730.0,
-        spring_damping: 2.0,
-        spring_rest_length: 0.060,
-        force_constant: 3.81,
-        position_gain: 100.0,
-        velocity_feedforward: 1.0,
-        velocity_gain: 10.0,
-        integral_gain: 40.0,
-        gravity: 9.81,
-    }
+    Hopper::from_problem(&loam::problem::Problem::default())
 }
 
 fn hold_still(_t: f64) -> (f64, f64) {

@@ -3,40 +3,19 @@
 //! the simulators write their own), decodes, has the size its SVG twin declares, is not blank
 //! and touches no edge; bad folders and bad files give errors that name the file and line.
 
-use std::path::{Path, PathBuf};
+mod common {
+    pub mod temp_dir;
+}
+
+use common::temp_dir::TempDir;
+use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use loam::plot::{plot_dir, PlotError, PlotSettings};
 
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
-
-/// A fresh folder under the system's temporary directory, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(label: &str) -> TempDir {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-        let path =
-            std::env::temp_dir().join(format!("loam-plot-test-{}-{label}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("create temp dir");
-        TempDir(path)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn loam(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_loam"))

@@ -2,24 +2,23 @@
 //! measures the collocation's accuracy), free flight follows the analytic parabola, and energy
 //! is conserved in flight without damping or motor.
 
-use std::path::{Path, PathBuf};
+mod common {
+    pub mod temp_dir;
+}
+
+use std::path::Path;
+
+use common::temp_dir::TempDir;
 
 use loam::model::hopper::{state, Hopper};
 use loam::output::{self, run};
 use loam::planner;
 use loam::problem;
 use loam::sim::command::{Command, Interpolation};
-use loam::sim::reduced::{self, EventKind, Mode, Simulator};
+use loam::sim::reduced::{self, EventKind, Mode, Replay, Simulator};
 use loam::sim::replay;
 use loam::solver::SolveSettings;
 use loam::terrain::Terrain;
-
-fn temp_dir(label: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("loam-replay-{}-{label}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// Solves `file` for `height_mm`, saves it as `loam solve` does, reads it back.
 fn saved_plan(file: &str, height_mm: u32, dir: &Path) -> run::SavedPlan {
@@ -46,10 +45,10 @@ fn saved_plan_with(file: &str, height_mm: u32, dir: &Path, extra: &[&str]) -> ru
 /// Each plan replayed on its own terrain reaches the planned apex rise within 1%, takes off
 /// within 2 ms of the plan, and stays within 1 mm of the plan's rod and motor heights.
 fn assert_replays_hit_their_apex(file: &str, heights: &[u32]) {
-    let dir = temp_dir(Path::new(file).file_stem().unwrap().to_str().unwrap());
+    let dir = TempDir::new(Path::new(file).file_stem().unwrap().to_str().unwrap());
     let mut report = Vec::new();
     for &h in heights {
-        let plan = saved_plan(file, h, &dir);
+        let plan = saved_plan(file, h, dir.path());
         let (_, s) =
             replay::replay(&plan, &plan.problem.terrain, reduced::Settings::default()).unwrap();
         let rise = s.apex_rise_m.expect("the replay reaches an apex");
@@ -73,7 +72,6 @@ fn assert_replays_hit_their_apex(file: &str, heights: &[u32]) {
         assert!(rod < 1e-3, "{file}:\n{}", report.join("\n"));
     }
     eprintln!("{file}:\n{}", report.join("\n"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -94,13 +92,18 @@ fn granular_plans_replayed_on_poppy_seeds_reach_their_apex_within_one_percent() 
 fn hermite_simpson_plans_replay_through_their_cubic_command_to_a_tenth_of_a_percent() {
     // The fourth-order scheme's own interpolant (a cubic z_d with the node rates as slopes)
     // replays more closely than the trapezoidal chords: within 0.1%.
-    let dir = temp_dir("hermite-simpson");
+    let dir = TempDir::new("hermite-simpson");
     for file in [
         "problems/hopper_rigid.yaml",
         "problems/hopper_granular.yaml",
     ] {
         for h in [40, 70] {
-            let plan = saved_plan_with(file, h, &dir, &["transcription.scheme=hermite_simpson"]);
+            let plan = saved_plan_with(
+                file,
+                h,
+                dir.path(),
+                &["transcription.scheme=hermite_simpson"],
+            );
             let (_, s) =
                 replay::replay(&plan, &plan.problem.terrain, reduced::Settings::default()).unwrap();
             assert_eq!(
@@ -111,28 +114,34 @@ fn hermite_simpson_plans_replay_through_their_cubic_command_to_a_tenth_of_a_perc
             assert!(error.abs() < 1e-3, "{file} {h} mm: {:+.4}%", 100.0 * error);
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_rigid_plan_falls_short_on_poppy_seeds() {
     // The paper's headline (Fig. 5): rigid-ground plans miss badly on the bed.
-    let dir = temp_dir("rigid-on-seeds");
-    let plan = saved_plan("problems/hopper_rigid.yaml", 60, &dir);
+    let dir = TempDir::new("rigid-on-seeds");
+    let plan = saved_plan("problems/hopper_rigid.yaml", 60, dir.path());
     let seeds = problem::Terrain::default();
     let (_, s) = replay::replay(&plan, &seeds, reduced::Settings::default()).unwrap();
     let rise = s.apex_rise_m.unwrap();
     assert!(rise < 0.8 * 0.06, "reached {rise} m on poppy seeds");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn paper_robot() -> Hopper {
     Hopper::from_problem(&problem::Problem::default())
 }
 
-/// A command that holds still.
-fn still(z_d: f64) -> Command {
-    Command::new(&[0.0, 1.0], &[z_d, z_d], &[0.0, 0.0], Interpolation::Linear).unwrap()
+/// Simulates `robot` on `terrain` from `x0` under a command that holds z_d still.
+fn hold_still(robot: &Hopper, terrain: &Terrain, z_d: f64, x0: [f64; state::COUNT]) -> Replay {
+    let command =
+        Command::new(&[0.0, 1.0], &[z_d, z_d], &[0.0, 0.0], Interpolation::Linear).unwrap();
+    let sim = Simulator {
+        robot,
+        terrain,
+        command: &command,
+        settings: reduced::Settings::default(),
+    };
+    sim.run(x0, &[]).unwrap()
 }
 
 /// The robot thrown upward: foot 5 cm up, every body moving up at a different speed.
@@ -153,16 +162,9 @@ fn free_flight_follows_the_parabola() {
     // z_c(t) = z_c0 + v_c0 t − g t²/2, with its apex at t = v_c0 / g.
     let robot = paper_robot();
     let x0 = thrown(&robot);
-    let command = still(0.01);
-    let sim = Simulator {
-        robot: &robot,
-        terrain: &Terrain::Rigid,
-        command: &command,
-        settings: reduced::Settings::default(),
-    };
     let mut x_start = x0;
     x_start[state::Z_D] = 0.01;
-    let replay = sim.run(x_start, &[]).unwrap();
+    let replay = hold_still(&robot, &Terrain::Rigid, 0.01, x_start);
     let m = robot.total_mass();
     let g = robot.gravity;
     let z_c0 = robot.centre_of_mass(&x0);
@@ -188,13 +190,6 @@ fn energy_is_conserved_in_flight_without_damping_or_motor() {
     robot.force_constant = 0.0;
     let mut x0 = thrown(&robot);
     x0[state::E] = 0.0; // the rest state's integrator would hold the motor with no motor
-    let command = still(0.01);
-    let sim = Simulator {
-        robot: &robot,
-        terrain: &Terrain::Rigid,
-        command: &command,
-        settings: reduced::Settings::default(),
-    };
     let energy = |x: &[f64]| {
         let masses = [robot.motor_mass, robot.rod_mass, robot.foot_mass];
         let heights = [x[state::Z_M], x[state::Z_R], x[state::Z_F]];
@@ -205,7 +200,7 @@ fn energy_is_conserved_in_flight_without_damping_or_motor() {
             .sum::<f64>()
             + 0.5 * robot.spring_stiffness * stretch * stretch
     };
-    let replay = sim.run(x0, &[]).unwrap();
+    let replay = hold_still(&robot, &Terrain::Rigid, 0.01, x0);
     let e0 = energy(&x0);
     // Relative to the energy that moves: kinetic plus elastic at the start.
     let potential = (robot.motor_mass * x0[state::Z_M]
@@ -231,14 +226,7 @@ fn the_robot_at_rest_stays_at_rest_on_either_terrain() {
         Terrain::from_problem(&problem::Terrain::default(), 0.038),
     ] {
         let x0 = robot.rest_state(&terrain, 0.0);
-        let command = still(0.0);
-        let sim = Simulator {
-            robot: &robot,
-            terrain: &terrain,
-            command: &command,
-            settings: reduced::Settings::default(),
-        };
-        let replay = sim.run(x0, &[]).unwrap();
+        let replay = hold_still(&robot, &terrain, 0.0, x0);
         assert!(replay.events.is_empty(), "{:?}", replay.events);
         let last = replay.samples.last().unwrap();
         for k in 0..state::COUNT {

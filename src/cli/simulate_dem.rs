@@ -99,14 +99,12 @@ pub fn run(
     let robot = Hopper::from_problem(&plan.problem);
     let foot_radius = plan.problem.robot.foot_radius;
     let command = replay::command_of(plan)?;
+    let defaults = HopperReplaySettings::default();
     let settings = HopperReplaySettings {
         t_max: args.t_max,
         snapshot_every: (args.snapshot_every > 0.0).then_some(args.snapshot_every),
-        ..HopperReplaySettings::default()
-    };
-    let settings = HopperReplaySettings {
-        iterations: args.iterations.or(settings.iterations),
-        ..settings
+        iterations: args.iterations.or(defaults.iterations),
+        ..defaults
     };
     let z_d0 = plan.nodes[0].x[loam::model::hopper::state::Z_D];
     let started = Instant::now();

@@ -120,28 +120,23 @@ fn decimals_of(number: &str) -> usize {
 
 /// Every combination of the axes' values, the first axis changing fastest.
 pub fn combinations(axes: &[Axis]) -> Vec<Vec<(String, String)>> {
+    // Built from the last axis inwards, so that the first axis is the innermost loop.
     let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
-    for axis in axes {
+    for axis in axes.iter().rev() {
         combos = combos
             .into_iter()
-            .flat_map(|combo| {
+            .flat_map(|outer| {
                 axis.values.iter().map(move |v| {
-                    let mut c = combo.clone();
+                    let mut c = outer.clone();
                     c.push((axis.path.clone(), v.clone()));
                     c
                 })
             })
             .collect();
     }
-    // Built with the last axis fastest; reverse the roles so the first is.
-    let mut combos = combos;
-    combos.sort_by_key(|c| {
-        c.iter()
-            .rev()
-            .zip(axes.iter().rev())
-            .map(|((_, v), axis)| axis.values.iter().position(|x| x == v).unwrap())
-            .collect::<Vec<_>>()
-    });
+    for c in &mut combos {
+        c.reverse();
+    }
     combos
 }
 
@@ -345,19 +340,14 @@ pub fn solve_in_order<'a>(
     warm: bool,
     mut each: impl FnMut(usize, &Plan) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let mut previous: Option<Plan> = None;
+    let mut previous: Option<(Plan, TerrainModel)> = None;
     for (i, problem) in problems.enumerate() {
-        // Only a converged neighbour of the same shape is a good start.
+        // Only a converged neighbour on the same terrain model is a good start (planner::plan
+        // also ignores a start of another NLP shape).
         let start = previous
             .as_ref()
-            .filter(|p| {
-                warm && p.report.converged
-                    && p.jump.terrain.name()
-                        == planner::Jump::from_problem(problem)
-                            .map(|j| j.terrain.name())
-                            .unwrap_or("")
-            })
-            .map(|p| (p.report.x.as_slice(), &p.report.multipliers));
+            .filter(|(p, model)| warm && p.report.converged && *model == problem.terrain.model)
+            .map(|(p, _)| (p.report.x.as_slice(), &p.report.multipliers));
         let mut options = planner::solver_options(problem);
         if start.is_some() {
             options.extend(warm_start_options());
@@ -377,7 +367,7 @@ pub fn solve_in_order<'a>(
             plan = planner::plan(problem, &settings, None, None)?;
         }
         each(i, &plan)?;
-        previous = Some(plan);
+        previous = Some((plan, problem.terrain.model));
     }
     Ok(())
 }
@@ -417,14 +407,9 @@ fn other_terrain(problem: &Problem) -> problem::Terrain {
 
 fn replay_point(point: &Point, out: &Path) -> anyhow::Result<Vec<Row>> {
     let plan = simulate::read_plan(&point.dir)?;
-    let solution: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(point.dir.join("solution.json")).context("solution.json")?,
-    )?;
-    let solve_s = solution["timing_s"]["total"].as_f64().unwrap_or(f64::NAN);
-    let iterations = solution["iterations"].as_u64().unwrap_or(0);
     let mut rows = Vec::new();
     for terrain in [point.problem.terrain.clone(), other_terrain(&point.problem)] {
-        let settings = simulate::settings(1e-10, 1e-12)?;
+        let settings = loam::sim::reduced::Settings::default();
         // A plan that did not converge may not replay at all; its row records no apex.
         let achieved = simulate::replay_and_write(&plan, &terrain, settings)
             .ok()
@@ -435,8 +420,8 @@ fn replay_point(point: &Point, out: &Path) -> anyhow::Result<Vec<Row>> {
             status: plan.status.clone(),
             converged: plan.converged,
             planned: plan.apex_rise,
-            solve_s,
-            iterations,
+            solve_s: plan.solve_seconds,
+            iterations: plan.iterations,
             replay_terrain: terrain_label(&terrain),
             achieved,
             run_dir: point

@@ -231,21 +231,9 @@ impl Hopper {
 mod tests {
     use super::*;
 
+    /// The paper's robot: the problem file's defaults are MODEL.md's table.
     pub fn paper_hopper() -> Hopper {
-        Hopper {
-            motor_mass: 0.948,
-            rod_mass: 0.165,
-            foot_mass: 0.044,
-            spring_stiffness: 2730.0,
-            spring_damping: 2.0,
-            spring_rest_length: 0.060,
-            force_constant: 3.81,
-            position_gain: 100.0,
-            velocity_feedforward: 1.0,
-            velocity_gain: 10.0,
-            integral_gain: 40.0,
-            gravity: 9.81,
-        }
+        Hopper::from_problem(&Problem::default())
     }
 
     #[test]

@@ -5,6 +5,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub mod run;
+
+/// DejaVu Sans (assets/fonts/, with its licence), embedded once for every figure loam draws:
+/// a machine without system fonts still gets labelled plots and renders.
+pub static DEJAVU_SANS: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 #[cfg(feature = "planner")]
 mod solution;
 #[cfg(feature = "planner")]

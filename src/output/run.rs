@@ -24,6 +24,9 @@ pub struct SavedPlan {
     pub status: String,
     pub converged: bool,
     pub apex_rise: f64,
+    pub iterations: u64,
+    /// Set-up plus solve time of the plan [s].
+    pub solve_seconds: f64,
     pub nodes: Vec<Node>,
 }
 
@@ -89,6 +92,8 @@ pub fn read_plan(dir: &Path) -> Result<SavedPlan, RunError> {
     let status = field("status")?.as_str().unwrap_or("unknown").to_string();
     let converged = field("converged")?.as_bool().unwrap_or(false);
     let apex_rise = field("apex_rise_m")?.as_f64().unwrap_or(f64::NAN);
+    let iterations = field("iterations")?.as_u64().unwrap_or(0);
+    let solve_seconds = field("timing_s")?["total"].as_f64().unwrap_or(f64::NAN);
     let nodes = read_nodes(&dir.join("trajectory.csv"))?;
     Ok(SavedPlan {
         dir: dir.to_path_buf(),
@@ -96,6 +101,8 @@ pub fn read_plan(dir: &Path) -> Result<SavedPlan, RunError> {
         status,
         converged,
         apex_rise,
+        iterations,
+        solve_seconds,
         nodes,
     })
 }

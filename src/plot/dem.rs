@@ -9,8 +9,8 @@ use plotters::style::RGBColor;
 
 use super::data::DemBodies;
 use super::style::{
-    draw_error, draw_legend, draw_line, font, range_of, trim_number, Chart, Figure, LegendEntry,
-    Stroke, BLUE, GREEN, LABEL_SIZE, TICK_SIZE, TITLE_SIZE, VERMILION,
+    draw_error, draw_grid, draw_legend, draw_line, font, range_of, trim_number, Chart, Figure,
+    LegendEntry, Stroke, BLUE, GREEN, TITLE_SIZE, VERMILION,
 };
 use super::PlotError;
 
@@ -40,21 +40,9 @@ fn mesh<DB: DrawingBackend>(
     y: &str,
     x_digits: usize,
 ) -> Result<(), PlotError> {
-    chart
-        .configure_mesh()
-        .x_labels(8)
-        .y_labels(8)
-        .max_light_lines(1)
-        .light_line_style(RGBColor(240, 240, 240))
-        .bold_line_style(RGBColor(215, 215, 215))
-        .label_style(font(TICK_SIZE))
-        .axis_desc_style(font(LABEL_SIZE))
-        .x_desc(x)
-        .y_desc(y)
-        .x_label_formatter(&|v| format!("{v:.x_digits$}"))
-        .y_label_formatter(&|v| trim_number(*v))
-        .draw()
-        .map_err(draw_error)
+    draw_grid(chart, (x, y), 8, &|v| format!("{v:.x_digits$}"), &|v| {
+        trim_number(*v)
+    })
 }
 
 impl Figure for DemFigure {

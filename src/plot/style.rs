@@ -11,9 +11,7 @@ use plotters::prelude::*;
 use plotters::style::{FontStyle, RGBColor};
 
 use super::PlotError;
-
-/// DejaVu Sans, embedded so that machines without system fonts still render text.
-static DEJAVU_SANS: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+use crate::output::DEJAVU_SANS;
 
 /// The family every text style names; the SVG files name it too, so viewers use their own
 /// sans-serif face for the text, which stays text.
@@ -259,6 +257,32 @@ fn draw_sample<DB: DrawingBackend>(
 
 /// The chart type of every panel: f64 against f64.
 pub type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// The light grid, ticks and axis labels of a single-panel chart (the sweep and DEM figures):
+/// `labels` ticks per axis, each axis's tick text from its formatter.
+pub fn draw_grid<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    (x_desc, y_desc): (&str, &str),
+    labels: usize,
+    x_format: &dyn Fn(&f64) -> String,
+    y_format: &dyn Fn(&f64) -> String,
+) -> Result<(), PlotError> {
+    chart
+        .configure_mesh()
+        .x_labels(labels)
+        .y_labels(labels)
+        .max_light_lines(1)
+        .light_line_style(RGBColor(240, 240, 240))
+        .bold_line_style(RGBColor(215, 215, 215))
+        .label_style(font(TICK_SIZE))
+        .axis_desc_style(font(LABEL_SIZE))
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_label_formatter(x_format)
+        .y_label_formatter(y_format)
+        .draw()
+        .map_err(draw_error)
+}
 
 /// Pixel offsets of a marker's outline around its centre; `None` for a circle.
 fn marker_outline(marker: Marker, size: i32) -> Option<Vec<(i32, i32)>> {

@@ -9,8 +9,8 @@ use plotters::style::RGBColor;
 
 use super::data::{Motion, Sweep, SWEEP_TERRAINS};
 use super::style::{
-    draw_error, draw_legend, draw_line, draw_markers, font, range_of, sequential, trim_number,
-    Chart, Figure, LegendEntry, Marker, Stroke, BLUE, GREEN, GREY, LABEL_SIZE, PURPLE, TICK_SIZE,
+    draw_error, draw_grid, draw_legend, draw_line, draw_markers, font, range_of, sequential,
+    trim_number, Chart, Figure, LegendEntry, Marker, Stroke, BLUE, GREEN, GREY, LABEL_SIZE, PURPLE,
     TITLE_SIZE, VERMILION,
 };
 use super::PlotError;
@@ -181,21 +181,13 @@ impl Figure for ApexFigure {
             .y_label_area_size(80)
             .build_cartesian_2d(lo..hi, lo..hi)
             .map_err(draw_error)?;
-        chart
-            .configure_mesh()
-            .x_labels(10)
-            .y_labels(10)
-            .max_light_lines(1)
-            .light_line_style(RGBColor(240, 240, 240))
-            .bold_line_style(RGBColor(215, 215, 215))
-            .label_style(font(TICK_SIZE))
-            .axis_desc_style(font(LABEL_SIZE))
-            .x_desc("commanded apex rise [mm]")
-            .y_desc("achieved apex rise [mm]")
-            .x_label_formatter(&|v| format!("{v:.0}"))
-            .y_label_formatter(&|v| format!("{v:.0}"))
-            .draw()
-            .map_err(draw_error)?;
+        draw_grid(
+            &mut chart,
+            ("commanded apex rise [mm]", "achieved apex rise [mm]"),
+            10,
+            &|v| format!("{v:.0}"),
+            &|v| format!("{v:.0}"),
+        )?;
         draw_line(
             &mut chart,
             &[(0.0, 0.0), (hi, hi)],
@@ -379,21 +371,13 @@ impl Figure for CommandFigure {
                 .y_label_area_size(80)
                 .build_cartesian_2d(t_lo.min(0.0)..t_hi, z_lo..z_hi)
                 .map_err(draw_error)?;
-            chart
-                .configure_mesh()
-                .x_labels(8)
-                .y_labels(8)
-                .max_light_lines(1)
-                .light_line_style(RGBColor(240, 240, 240))
-                .bold_line_style(RGBColor(215, 215, 215))
-                .label_style(font(TICK_SIZE))
-                .axis_desc_style(font(LABEL_SIZE))
-                .x_desc("time t [s]")
-                .y_desc("command z_d (actuator z_m − z_r) [mm]")
-                .x_label_formatter(&|v| format!("{v:.2}"))
-                .y_label_formatter(&|v| format!("{v:.0}"))
-                .draw()
-                .map_err(draw_error)?;
+            draw_grid(
+                &mut chart,
+                ("time t [s]", "command z_d (actuator z_m − z_r) [mm]"),
+                8,
+                &|v| format!("{v:.2}"),
+                &|v| format!("{v:.0}"),
+            )?;
             for command in commands {
                 let stroke = if command.converged {
                     Stroke::Solid

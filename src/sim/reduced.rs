@@ -288,15 +288,15 @@ impl Simulator<'_> {
             rejected: 0,
         };
         let breakpoints = self.command.breakpoints();
+        let mut derivative: Option<(Segment, [f64; N])> = None;
         while t < t_end {
             if replay.steps + replay.rejected >= s.max_steps {
                 return Err(SimError::TooManySteps(s.max_steps, t));
             }
             // Never step across a node of the command: its derivatives jump there.
             let next_break = breakpoints
-                .iter()
+                .get(breakpoints.partition_point(|&b| b <= t * (1.0 + 1e-15) + 1e-15))
                 .copied()
-                .find(|&b| b > t * (1.0 + 1e-15) + 1e-15)
                 .unwrap_or(t_end);
             let h_try = h.min(next_break - t).min(t_end - t);
             if h_try < 1e-14 * (1.0 + t) {
@@ -309,7 +309,13 @@ impl Simulator<'_> {
             }
             let segment = self.command.segment(t + 0.5 * h_try);
             let mut f = |tt: f64, xx: &[f64; N]| self.derivatives(mode, segment, tt, xx);
-            let dx0 = f(t, &x);
+            // First same as last: the previous step's ẋ at its end, unless a retry, an event or
+            // a node of the command (where u jumps) makes it stale.
+            let dx0 = match derivative {
+                Some((piece, dx)) if piece == segment => dx,
+                _ => f(t, &x),
+            };
+            derivative = Some((segment, dx0));
             let (attempt, h_next) = integrator::attempt(&mut f, t, &x, &dx0, h_try, s.tolerances);
             let step = match attempt {
                 Attempt::Rejected { .. } => {
@@ -343,6 +349,10 @@ impl Simulator<'_> {
                 }
             }
 
+            derivative = match event {
+                None => Some((segment, step.dx1)),
+                Some(_) => None,
+            };
             let (t_new, mut x_new) = match event {
                 None => (step.t1(), step.x1),
                 Some((te, _)) if te >= step.t1() => (step.t1(), step.x1),

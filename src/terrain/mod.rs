@@ -30,20 +30,10 @@ impl Terrain {
     pub fn from_problem(terrain: &problem::Terrain, foot_radius: f64) -> Terrain {
         match terrain.model {
             problem::TerrainModel::Rigid => Terrain::Rigid,
-            problem::TerrainModel::AddedMass => {
-                let m = terrain.medium_parameters();
-                Terrain::AddedMass(AddedMass {
-                    foot_radius,
-                    recruitment_rate: m.recruitment_rate,
-                    shear_band_angle: m.shear_band_angle(),
-                    surrounding_mass_scaling: m.surrounding_mass_scaling,
-                    volume_fraction: m.volume_fraction,
-                    grain_density: m.grain_density,
-                    penetration_stiffness: m.penetration_stiffness,
-                    resistive_stress: m.resistive_stress,
-                    drag_scaling: m.drag_scaling,
-                })
-            }
+            problem::TerrainModel::AddedMass => Terrain::AddedMass(AddedMass::from_medium(
+                &terrain.medium_parameters(),
+                foot_radius,
+            )),
         }
     }
 

@@ -131,18 +131,7 @@ pub struct HopperReplay {
 
 /// The added-mass model of poppy seeds (loam's preset) under a foot of radius `foot_radius`.
 pub fn poppy_seed_model(foot_radius: f64) -> AddedMass {
-    let m = MediumPreset::PoppySeeds.parameters();
-    AddedMass {
-        foot_radius,
-        recruitment_rate: m.recruitment_rate,
-        shear_band_angle: m.shear_band_angle(),
-        surrounding_mass_scaling: m.surrounding_mass_scaling,
-        volume_fraction: m.volume_fraction,
-        grain_density: m.grain_density,
-        penetration_stiffness: m.penetration_stiffness,
-        resistive_stress: m.resistive_stress,
-        drag_scaling: m.drag_scaling,
-    }
+    AddedMass::from_medium(&MediumPreset::PoppySeeds.parameters(), foot_radius)
 }
 
 /// Replays `command` (t ↦ (z_d, u = ż_d)) on the robot standing on `bed`.

@@ -26,8 +26,6 @@ pub const BACKGROUND: [u8; 3] = [255, 255, 255];
 /// Body outlines.
 pub const OUTLINE: [u8; 3] = [30, 30, 30];
 
-static FONT_BYTES: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
-
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
     #[error(
@@ -276,7 +274,8 @@ pub fn render_rgb(input: &RenderInput<'_>) -> Result<Image, RenderError> {
     let view = &input.view;
     let layout = view.layout()?;
     let (width, height) = view.image_size()?;
-    let font = FontRef::try_from_slice(FONT_BYTES).map_err(|e| RenderError::Font(e.to_string()))?;
+    let font = FontRef::try_from_slice(crate::output::DEJAVU_SANS)
+        .map_err(|e| RenderError::Font(e.to_string()))?;
     let mut image = Image::new(width, height, BACKGROUND);
 
     let speeds: Vec<f64> = input
