@@ -9,6 +9,22 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    if args.problem.is_planar()? {
+        let problem = args.problem.load_planar()?;
+        let planner = loam::planner::planar::PlanarPlanner::new(&problem);
+        let nlp = loam::transcription::Nlp::build(&planner.ocp(), planner.scheme)?;
+        println!(
+            "{}: ok ({}: {} with {} coordinates, {} phases; {} variables, {} constraints)",
+            args.problem.file.display(),
+            problem.name(),
+            problem.robot.model_name(),
+            planner.layout.n_q,
+            planner.phases.len(),
+            nlp.n_variables(),
+            nlp.n_constraints()
+        );
+        return Ok(0);
+    }
     let problem = args.problem.load()?;
     let (jump, nlp) = planner::transcribe(&problem)?;
     println!(

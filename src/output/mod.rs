@@ -10,6 +10,8 @@ pub mod run;
 /// a machine without system fonts still gets labelled plots and renders.
 pub static DEJAVU_SANS: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 #[cfg(feature = "planner")]
+pub mod planar;
+#[cfg(feature = "planner")]
 mod solution;
 #[cfg(feature = "planner")]
 pub use solution::{trajectory_csv, write_run, PhaseSummary, SolutionFile, Timing};

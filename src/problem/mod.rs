@@ -13,6 +13,7 @@ mod field_path;
 mod fields;
 mod locate;
 mod overrides;
+pub mod planar;
 mod presets;
 mod schema;
 mod validate;
@@ -60,6 +61,54 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<Problem, ProblemError> 
 /// implied value is filled in and `name` defaults to `origin`'s file stem.
 #[allow(clippy::result_large_err)]
 pub fn parse(text: &str, origin: &Path, overrides: &[String]) -> Result<Problem, ProblemError> {
+    parse_as::<Problem>(text, origin, overrides)
+}
+
+/// A problem file's schema: the hopper's [`Problem`] or a planar robot's
+/// [`planar::PlanarProblem`]. Both go through the same reading, overriding, validation and
+/// error placement.
+pub trait Schema: serde::Serialize + serde::de::DeserializeOwned + Default {
+    /// Fills every implied value (see [`Problem::resolve`]).
+    fn resolve(&mut self);
+    fn validate(&self) -> Result<(), Vec<Violation>>;
+    fn name_mut(&mut self) -> &mut Option<String>;
+}
+
+impl Schema for Problem {
+    fn resolve(&mut self) {
+        Problem::resolve(self)
+    }
+    fn validate(&self) -> Result<(), Vec<Violation>> {
+        Problem::validate(self)
+    }
+    fn name_mut(&mut self) -> &mut Option<String> {
+        &mut self.name
+    }
+}
+
+/// Which schema a problem file is written in, read from its `robot.model` (after the
+/// overrides): `hopper` (or none) is the jumper of MODEL.md section 1, anything else a planar
+/// robot.
+pub fn is_planar(text: &str, overrides: &[String]) -> bool {
+    let from_overrides = overrides
+        .iter()
+        .rev()
+        .find_map(|o| o.strip_prefix("robot.model=").map(|v| v.trim().to_owned()));
+    let model = from_overrides.or_else(|| {
+        let tree: Tree = load_yaml(text).ok()?;
+        let robot = tree.as_mapping()?.get("robot")?;
+        robot.as_mapping()?.get("model")?.as_str().map(str::to_owned)
+    });
+    model.is_some_and(|m| m != "hopper")
+}
+
+/// Reads a problem in schema `T`: see [`parse`].
+#[allow(clippy::result_large_err)]
+pub fn parse_as<T: Schema>(
+    text: &str,
+    origin: &Path,
+    overrides: &[String],
+) -> Result<T, ProblemError> {
     let mut report = Report {
         origin,
         text,
@@ -88,14 +137,14 @@ pub fn parse(text: &str, origin: &Path, overrides: &[String]) -> Result<Problem,
         report.changes.push(change);
     }
     if tree.is_mapping() {
-        let defaults = to_tree(&Problem::default());
+        let defaults = to_tree(&T::default());
         for change in &report.changes {
             apply(&mut tree, change, &defaults)
                 .map_err(|(field, message)| report.override_error(&change.text, field, message))?;
         }
     }
-    let mut problem: Problem =
-        from_tree(tree).map_err(|(field, message)| report.read_error(field, &message))?;
+    let mut problem: T =
+        from_tree(tree).map_err(|(field, message)| report.read_error::<T>(field, &message))?;
     problem.resolve();
     if let Err(violations) = problem.validate() {
         let errors = violations
@@ -104,12 +153,12 @@ pub fn parse(text: &str, origin: &Path, overrides: &[String]) -> Result<Problem,
         let first = errors.min_by_key(|error| (error.line.is_none(), error.line, error.column));
         return Err(first.expect("validate returns Err only with violations"));
     }
-    if problem.name.is_none() {
+    if problem.name_mut().is_none() {
         let stem = origin
             .file_stem()
             .and_then(|stem| stem.to_str())
             .unwrap_or("problem");
-        problem.name = Some(stem.to_owned());
+        *problem.name_mut() = Some(stem.to_owned());
     }
     Ok(problem)
 }
@@ -172,14 +221,14 @@ impl Report<'_> {
     }
 
     /// An error from reading the tree into the schema.
-    fn read_error(&self, field: FieldPath, message: &str) -> ProblemError {
+    fn read_error<T: Schema>(&self, field: FieldPath, message: &str) -> ProblemError {
         let message = explain(&field, message);
         if let Some(change) = self.override_of(&field) {
             return self.override_error(&change.text, Some(field), message);
         }
         // serde_yaml reading the text itself knows the exact position of the same complaint;
         // the locator is the fallback when overrides make the two readings differ.
-        let position = match load_yaml::<Problem>(self.text) {
+        let position = match load_yaml::<T>(self.text) {
             Err(error)
                 if error.field.as_deref().unwrap_or("") == field.to_string()
                     && error.line.is_some() =>

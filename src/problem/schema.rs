@@ -82,6 +82,9 @@ impl Problem {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Robot {
+    /// The robot model: `hopper` here. Planar robots (`planar_foot`, `monopod`, `quadruped`)
+    /// are read by the planar schema (`problem::planar`). Default `hopper`.
+    pub model: HopperModel,
     /// m_m: motor block mass \[kg\]. Default 0.948 (paper).
     pub motor_mass: f64,
     /// m_r: thrust rod mass \[kg\]. Default 0.165 (paper).
@@ -111,6 +114,7 @@ pub struct Robot {
 impl Default for Robot {
     fn default() -> Self {
         Robot {
+            model: HopperModel::Hopper,
             motor_mass: 0.948,
             rod_mass: 0.165,
             foot_mass: 0.044,
@@ -125,6 +129,15 @@ impl Default for Robot {
             integral_gain: 40.0,
         }
     }
+}
+
+/// The one robot model of this schema.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HopperModel {
+    /// The spring-legged jumper of MODEL.md section 1.
+    #[default]
+    Hopper,
 }
 
 /// The ground: a terrain model and, for granular models, the medium's parameters.

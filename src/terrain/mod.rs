@@ -2,6 +2,7 @@
 //! over the scalar, so the planner and the simulators evaluate the same equations.
 
 pub mod added_mass;
+pub mod rigid;
 
 use serde::{Deserialize, Serialize};
 

@@ -385,6 +385,19 @@ impl Nlp {
                 });
                 let vars = (a..a + w).chain(b..b + w).collect();
                 let label = format!("{} -> {}", nlp.phases[p].name, nlp.phases[p + 1].name);
+                let kind = match &ocp.phases[p + 1].entry {
+                    None => kind,
+                    Some(entry) => {
+                        let points = vec![zs[..w].to_vec(), zs[w..].to_vec()];
+                        nlp.add_kind(ElementKind::build(
+                            &format!("entry_{}", p + 1),
+                            2 * w,
+                            &z,
+                            None,
+                            entry(&points),
+                        )?)
+                    }
+                };
                 nlp.add_element(kind, label, vars, &mut hess_slots);
             }
         }

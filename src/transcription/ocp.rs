@@ -75,6 +75,10 @@ pub struct Phase {
     /// Simple bounds on the state and control at every node of the phase.
     pub state_bounds: Vec<(f64, f64)>,
     pub control_bounds: Vec<(f64, f64)>,
+    /// How the phase is entered from the previous one, in place of equal states (and
+    /// controls): constraints on [previous phase's last point, this phase's first point],
+    /// e.g. an impact reset. `None`: continuity.
+    pub entry: Option<PointConstraints>,
 }
 
 /// A point of the trajectory: a node of a phase. `Last` is the phase's final node.

@@ -16,6 +16,8 @@
 //!            z_r(apex) − z_r(start) = apex height;  x and u continuous at takeoff
 //! ```
 
+pub mod planar;
+
 use std::time::Instant;
 
 use crate::model::hopper::{self, state, Domain, Hopper};
@@ -152,6 +154,7 @@ impl Jump {
                 path: Some(path(domain)),
                 state_bounds,
                 control_bounds: vec![(-inf, inf)],
+                entry: None,
             });
         }
 
@@ -388,8 +391,12 @@ pub fn transcribe(problem: &Problem) -> Result<(Jump, Nlp), PlanError> {
 
 /// IPOPT options of a problem file, in the solver's type.
 pub fn solver_options(problem: &Problem) -> Vec<(String, solver::OptionValue)> {
-    problem
-        .solver
+    options_of(&problem.solver)
+}
+
+/// A problem file's IPOPT options in the solver's type.
+pub fn options_of(options: &problem::SolverOptions) -> Vec<(String, solver::OptionValue)> {
+    options
         .iter()
         .map(|(name, value)| {
             let v = match value {

@@ -1,0 +1,387 @@
+//! The planar robots' problem schema: a robot chosen by `robot.model`, a terrain chosen by
+//! `terrain.model`, a schedule of contact sets and a task. The hopper keeps its own schema
+//! ([`super::Problem`]); [`super::is_planar`] tells which one a file is written in.
+//!
+//! ```yaml
+//! robot: {model: monopod}            # planar_foot | monopod | quadruped, with their parameters
+//! terrain: {model: rigid, friction: 0.8}
+//! schedule:                           # phases: the feet on the ground, nodes, duration bounds
+//!   - {contacts: [foot], nodes: 21, duration: [0.05, 0.4]}
+//!   - {contacts: [], nodes: 21}
+//!   - {contacts: [foot], nodes: 21}
+//! task: {distance: 0.3, end: {at_rest: true}, objective: effort}
+//! ```
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::schema::{default_solver_options, InitialGuess, SolverOptions, Transcription};
+use super::validate::Violation;
+use super::Schema;
+use crate::model::planar::foot::PlanarFootParams;
+use crate::model::planar::monopod::MonopodParams;
+use crate::model::planar::quadruped::QuadrupedParams;
+use crate::model::planar::PlanarRobot;
+
+/// A planning problem for a planar robot.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PlanarProblem {
+    /// Name of the problem, used to name its results. Default: the file's stem.
+    pub name: Option<String>,
+    /// Gravitational acceleration g \[m/s²\]. Default 9.81.
+    pub gravity: f64,
+    /// The robot: a preset named by `model`, with its parameters.
+    pub robot: RobotConfig,
+    /// The ground under every foot.
+    pub terrain: PlanarTerrainConfig,
+    /// The phases in order, each the set of feet on the ground. Default: one stance on every
+    /// foot of the robot, 21 nodes.
+    pub schedule: Vec<PhaseSpec>,
+    /// Start, end, what the motion must achieve, and the objective.
+    pub task: PlanarTask,
+    /// How the dynamics are discretised. Default trapezoidal.
+    pub transcription: Transcription,
+    /// Where the optimiser starts. Default `auto` (the start posture held at every node).
+    pub initial_guess: InitialGuess,
+    /// IPOPT options, as in the hopper's files.
+    pub solver: SolverOptions,
+}
+
+impl Default for PlanarProblem {
+    fn default() -> Self {
+        PlanarProblem {
+            name: None,
+            gravity: 9.81,
+            robot: RobotConfig::default(),
+            terrain: PlanarTerrainConfig::default(),
+            schedule: Vec::new(),
+            task: PlanarTask::default(),
+            transcription: Transcription::default(),
+            initial_guess: InitialGuess::default(),
+            solver: default_solver_options(),
+        }
+    }
+}
+
+/// The robot presets; each is one file under `model/planar/`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case")]
+pub enum RobotConfig {
+    /// A rigid foot (cylinder section) driven by a wrench: the wrench-space paper's test foot.
+    PlanarFoot(PlanarFootParams),
+    /// Body, actuated hip, prismatic spring leg with thrust, foot.
+    Monopod(MonopodParams),
+    /// Torso and four legs of thigh, shank and foot: 13 bodies, 12 actuated joints.
+    Quadruped(QuadrupedParams),
+}
+
+impl Default for RobotConfig {
+    fn default() -> Self {
+        RobotConfig::Monopod(MonopodParams::default())
+    }
+}
+
+impl RobotConfig {
+    pub fn build(&self, gravity: f64) -> PlanarRobot {
+        match self {
+            RobotConfig::PlanarFoot(p) => p.build(gravity),
+            RobotConfig::Monopod(p) => p.build(gravity),
+            RobotConfig::Quadruped(p) => p.build(gravity),
+        }
+    }
+
+    pub fn model_name(&self) -> &'static str {
+        match self {
+            RobotConfig::PlanarFoot(_) => "planar_foot",
+            RobotConfig::Monopod(_) => "monopod",
+            RobotConfig::Quadruped(_) => "quadruped",
+        }
+    }
+}
+
+/// The terrain under a planar robot's feet.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case")]
+pub enum PlanarTerrainConfig {
+    /// Rigid ground at z = 0 with Coulomb friction.
+    Rigid(RigidGroundConfig),
+}
+
+impl Default for PlanarTerrainConfig {
+    fn default() -> Self {
+        PlanarTerrainConfig::Rigid(RigidGroundConfig::default())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RigidGroundConfig {
+    /// μ: Coulomb friction coefficient between foot and ground \[-\]. Default 0.8.
+    pub friction: f64,
+}
+
+impl Default for RigidGroundConfig {
+    fn default() -> Self {
+        RigidGroundConfig { friction: 0.8 }
+    }
+}
+
+/// One phase: the feet on the ground, the node count, the duration's bounds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PhaseSpec {
+    /// Names of the robot's contacts on the ground during the phase (empty: flight).
+    pub contacts: Vec<String>,
+    /// Collocation nodes. Default 21.
+    pub nodes: usize,
+    /// \[min, max\] duration \[s\]. Default \[0.02, 1.0\].
+    pub duration: [f64; 2],
+}
+
+impl Default for PhaseSpec {
+    fn default() -> Self {
+        PhaseSpec {
+            contacts: Vec::new(),
+            nodes: 21,
+            duration: [0.02, 1.0],
+        }
+    }
+}
+
+/// What the motion starts from and must achieve.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PlanarTask {
+    /// The state at the start.
+    pub start: StartSpec,
+    /// Conditions on the final state.
+    pub end: EndSpec,
+    /// Horizontal distance the base travels from start to end \[m\].
+    pub distance: Option<f64>,
+    /// Rise of the centre of mass from the start to the apex that ends the last phase
+    /// (a flight) \[m\].
+    pub apex_rise: Option<f64>,
+    /// The final state equals the start (but for the base's x): one cycle of a gait.
+    pub periodic: bool,
+    /// What is minimised. Default `effort`.
+    pub objective: Objective,
+}
+
+/// The start: at rest (by default) in the robot's standing posture, with the coordinates
+/// `set` names fixed to other values.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StartSpec {
+    /// Zero velocity at the first node. Default true.
+    pub at_rest: bool,
+    /// Coordinates fixed at the start, by name \[m or rad\]; the others are free but for the
+    /// base's x (0) and the feet of the first phase, which stand on the ground.
+    pub set: BTreeMap<String, f64>,
+}
+
+impl Default for StartSpec {
+    fn default() -> Self {
+        StartSpec {
+            at_rest: true,
+            set: BTreeMap::new(),
+        }
+    }
+}
+
+/// The end: optionally at rest, with coordinates fixed (`set`) or moved by a given amount
+/// from the start (`change`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EndSpec {
+    /// Zero velocity at the last node. Default false.
+    pub at_rest: bool,
+    /// Coordinates fixed at the end, by name \[m or rad\].
+    pub set: BTreeMap<String, f64>,
+    /// Coordinates' change from start to end, by name \[m or rad\].
+    pub change: BTreeMap<String, f64>,
+}
+
+/// The objective, integrated with the scheme's quadrature.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Objective {
+    /// ½∫ Σ (u_i / u_max,i)² dt: every input relative to its limit.
+    #[default]
+    Effort,
+    /// ½∫ Σ u_i² dt in the inputs' own units.
+    TorqueSquared,
+    /// ∫ Σ |u_i v_i| dt / (m g distance): mechanical cost of transport (needs `distance`).
+    CostOfTransport,
+}
+
+impl Schema for PlanarProblem {
+    fn resolve(&mut self) {
+        if self.schedule.is_empty() {
+            let robot = self.robot.build(self.gravity);
+            self.schedule = vec![PhaseSpec {
+                contacts: robot.contacts.iter().map(|c| c.name.clone()).collect(),
+                ..PhaseSpec::default()
+            }];
+        }
+        for (option, value) in default_solver_options() {
+            self.solver.entry(option).or_insert(value);
+        }
+    }
+
+    fn validate(&self) -> Result<(), Vec<Violation>> {
+        let mut bad = Vec::new();
+        macro_rules! fail {
+            ($field:expr, $message:expr $(,)?) => {
+                bad.push(Violation {
+                    field: $field,
+                    message: $message,
+                })
+            };
+        }
+        if !(self.gravity.is_finite() && self.gravity > 0.0) {
+            fail!(
+                "gravity".into(),
+                format!("must be a finite number > 0 m/s², got {}", self.gravity),
+            );
+        }
+        // Every mass, inertia and length of the robot's parameters must be positive.
+        if let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(&self.robot) {
+            for (name, value) in &fields {
+                let Some(v) = value.as_f64() else { continue };
+                let (kind, unit) = if name.ends_with("mass") {
+                    ("mass", "kg")
+                } else if name.ends_with("inertia") {
+                    ("inertia", "kg m²")
+                } else if name.ends_with("length") || name.ends_with("width") {
+                    ("length", "m")
+                } else {
+                    continue;
+                };
+                if !(v.is_finite() && v > 0.0) {
+                    fail!(
+                        format!("robot.{name}"),
+                        format!(
+                            "a {kind} must be a finite number > 0 {unit} (every link needs mass and inertia for M(q) to be positive definite), got {v}"
+                        ),
+                    );
+                }
+            }
+        }
+        let PlanarTerrainConfig::Rigid(ground) = &self.terrain;
+        if !(ground.friction.is_finite() && ground.friction >= 0.0 && ground.friction <= 10.0) {
+            fail!(
+                "terrain.friction".into(),
+                format!("must be in [0, 10], got {}", ground.friction),
+            );
+        }
+        if !bad.is_empty() {
+            return Err(bad);
+        }
+        let robot = self.robot.build(self.gravity);
+        let contact_names: Vec<&str> = robot.contacts.iter().map(|c| c.name.as_str()).collect();
+        let coordinate_names: Vec<&str> =
+            robot.coordinates.iter().map(|c| c.name.as_str()).collect();
+        let accepted = |names: &[&str]| {
+            names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        for (p, phase) in self.schedule.iter().enumerate() {
+            for (i, name) in phase.contacts.iter().enumerate() {
+                if !contact_names.contains(&name.as_str()) {
+                    fail!(
+                        format!("schedule[{p}].contacts[{i}]"),
+                        format!(
+                            "the {} has no contact `{name}`; accepted: {}",
+                            self.robot.model_name(),
+                            accepted(&contact_names)
+                        ),
+                    );
+                } else if phase.contacts[..i].contains(name) {
+                    fail!(
+                        format!("schedule[{p}].contacts[{i}]"),
+                        format!("`{name}` is listed twice"),
+                    );
+                }
+            }
+            if phase.nodes < 3 {
+                fail!(
+                    format!("schedule[{p}].nodes"),
+                    format!("must be at least 3, got {}", phase.nodes),
+                );
+            }
+            let [lo, hi] = phase.duration;
+            if !(lo.is_finite() && hi.is_finite() && 0.0 < lo && lo <= hi) {
+                fail!(
+                    format!("schedule[{p}].duration"),
+                    format!("must be [min, max] with 0 < min <= max s, got [{lo}, {hi}]"),
+                );
+            }
+        }
+        if self.task.start.at_rest
+            && self.schedule.first().is_some_and(|p| p.contacts.is_empty())
+        {
+            fail!(
+                "schedule[0].contacts".into(),
+                "the robot starts at rest (task.start.at_rest), so the first phase must have a foot on the ground; a robot at rest cannot be in flight".into(),
+            );
+        }
+        let coordinates = [
+            ("task.start.set", &self.task.start.set),
+            ("task.end.set", &self.task.end.set),
+            ("task.end.change", &self.task.end.change),
+        ];
+        for (field, map) in coordinates {
+            for (name, value) in map {
+                if !coordinate_names.contains(&name.as_str()) {
+                    fail!(
+                        format!("{field}.{name}"),
+                        format!(
+                            "the {} has no coordinate `{name}`; accepted: {}",
+                            self.robot.model_name(),
+                            accepted(&coordinate_names)
+                        ),
+                    );
+                } else if !value.is_finite() {
+                    fail!(format!("{field}.{name}"), format!("must be finite, got {value}"));
+                }
+            }
+        }
+        if self.task.apex_rise.is_some()
+            && self.schedule.last().is_some_and(|p| !p.contacts.is_empty())
+        {
+            fail!(
+                "task.apex_rise".into(),
+                "an apex rise ends the last phase at the apex, so the last phase must be a flight (contacts: [])".into(),
+            );
+        }
+        if self.task.objective == Objective::CostOfTransport
+            && !self.task.distance.is_some_and(|d| d.abs() > 1e-6)
+        {
+            fail!(
+                "task.objective".into(),
+                "cost_of_transport divides by the distance travelled: set task.distance (non-zero)"
+                    .into(),
+            );
+        }
+        if bad.is_empty() {
+            Ok(())
+        } else {
+            Err(bad)
+        }
+    }
+
+    fn name_mut(&mut self) -> &mut Option<String> {
+        &mut self.name
+    }
+}
+
+impl PlanarProblem {
+    pub fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or("")
+    }
+}
