@@ -7,6 +7,7 @@ mod dem;
 mod plot;
 mod simulate;
 mod simulate_dem;
+mod simulate_planar;
 #[cfg(feature = "planner")]
 mod solve;
 #[cfg(feature = "planner")]

@@ -118,6 +118,15 @@ pub fn replay_and_write(
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    if super::simulate_planar::is_planar_run(&args.run_dir) {
+        if args.backend != Backend::Reduced || args.terrain.is_some() {
+            return Err(BadInput(
+                "a planar robot's plan replays on its own rigid ground with --backend reduced".into(),
+            )
+            .into());
+        }
+        return super::simulate_planar::run(&args.run_dir, args.quiet);
+    }
     let settings = settings(args.rtol, args.atol)?;
     let plan = read_plan(&args.run_dir)?;
     let terrain = match &args.terrain {

@@ -41,6 +41,10 @@ use crate::transcription::{
 
 use super::PlanError;
 
+/// Share of the robot's weight (split over the feet down) every held foot keeps at every
+/// stance node but its lift-off node.
+pub const NORMAL_FORCE_MARGIN: f64 = 0.05;
+
 /// The indices of one node's variables: state then control.
 #[derive(Clone, Copy, Debug)]
 pub struct Layout {
@@ -289,6 +293,31 @@ impl PlanarPlanner {
                     for j in 0..WRENCH {
                         bounds[l.n_x() + l.impulse(c) + j] = Some((0.0, 0.0));
                     }
+                }
+                point_bounds.push(PointBounds {
+                    point: Point {
+                        phase: p,
+                        node: Node::Index(k),
+                    },
+                    state_bounds: bounds,
+                });
+            }
+        }
+        // A margin on the normal force at every stance node but a lift-off node: a plan whose
+        // feet graze F_z = 0 mid-stance lifts them in any replay (the simulator's lift-off
+        // guard is that force crossing 0), so a held foot keeps a small share of the weight.
+        for (p, active) in self.phases.iter().enumerate() {
+            let nodes = self.problem.schedule[p].nodes;
+            let lifts_at_end = p + 1 < self.phases.len()
+                && active.iter().any(|c| !self.phases[p + 1].contains(c));
+            let margin = NORMAL_FORCE_MARGIN * weight / active.len().max(1) as f64;
+            for k in 0..nodes {
+                if active.is_empty() || (lifts_at_end && k + 1 == nodes) {
+                    continue;
+                }
+                let mut bounds = vec![None; l.n_x() + l.n_u()];
+                for &c in active {
+                    bounds[l.n_x() + l.wrench(c) + 1] = Some((margin, f64::INFINITY));
                 }
                 point_bounds.push(PointBounds {
                     point: Point {

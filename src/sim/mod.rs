@@ -4,5 +4,6 @@
 pub mod command;
 pub mod dem;
 pub mod integrator;
+pub mod planar;
 pub mod reduced;
 pub mod replay;

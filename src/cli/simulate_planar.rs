@@ -1,0 +1,85 @@
+//! `loam simulate RUN_DIR` for a planar robot's plan: the hybrid replay of `sim/planar.rs`.
+
+use std::path::Path;
+
+use anyhow::Context;
+use loam::output::write_atomic;
+use loam::problem::planar::PlanarProblem;
+use loam::sim::planar;
+
+use super::BadInput;
+
+/// Whether `run_dir` holds a planar robot's plan (its problem has a `schedule`).
+pub fn is_planar_run(run_dir: &Path) -> bool {
+    std::fs::read_to_string(run_dir.join("solution.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .is_some_and(|json| json["problem"].get("schedule").is_some())
+}
+
+pub fn run(run_dir: &Path, quiet: bool) -> anyhow::Result<u8> {
+    let solution_path = run_dir.join("solution.json");
+    let text = std::fs::read_to_string(&solution_path)
+        .map_err(|e| BadInput(format!("{}: {e}", solution_path.display())))?;
+    let json: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| BadInput(format!("{}: not JSON: {e}", solution_path.display())))?;
+    let problem: PlanarProblem = serde_json::from_value(json["problem"].clone()).map_err(|e| {
+        BadInput(format!(
+            "{}: `problem` is not a planar problem: {e}",
+            solution_path.display()
+        ))
+    })?;
+    let robot = problem.robot.build(problem.gravity);
+    let csv_path = run_dir.join("trajectory.csv");
+    let csv = std::fs::read_to_string(&csv_path)
+        .map_err(|e| BadInput(format!("{}: {e}", csv_path.display())))?;
+    let table = planar::read_plan(&csv, &robot)
+        .map_err(|e| BadInput(format!("{}: {e}", csv_path.display())))?;
+    let expected: usize = problem.schedule.iter().map(|p| p.nodes).sum();
+    if table.t.len() != expected {
+        return Err(BadInput(format!(
+            "{}: {} nodes, but the plan's schedule has {expected}: the trajectory does not belong to this solution.json",
+            csv_path.display(),
+            table.t.len()
+        ))
+        .into());
+    }
+    let replay = planar::replay(&problem, &table, 1e-3).context("replaying the plan")?;
+    let mut out = String::from("mode,");
+    out.push_str(&replay.columns.join(","));
+    out.push('\n');
+    for (row, mode) in replay.rows.iter().zip(&replay.modes) {
+        out.push_str(mode);
+        for v in row {
+            out.push_str(&format!(",{v:.9e}"));
+        }
+        out.push('\n');
+    }
+    write_atomic(&run_dir.join("replay.csv"), out.as_bytes())?;
+    let json = serde_json::to_string_pretty(&replay.summary).expect("summary serializes");
+    write_atomic(&run_dir.join("replay.json"), json.as_bytes())?;
+    if !quiet {
+        let s = &replay.summary;
+        println!(
+            "replayed {} steps: distance {:.4} m (plan {:.4} m, {:.2}% off), centre of mass peak rise {:.4} m (plan {:.4} m, {:.2}% off)",
+            s.steps,
+            s.achieved_distance_m,
+            s.planned_distance_m,
+            100.0 * s.distance_error_rel,
+            s.achieved_com_peak_m,
+            s.planned_com_peak_m,
+            100.0 * s.com_peak_error_rel
+        );
+        for e in &s.events {
+            println!("  {:>8.4} s  {:<10} {}", e.t, e.kind, e.contact);
+        }
+        if s.max_friction_excess > 0.0 {
+            println!(
+                "  holding the feet needed more friction than the ground has (excess {:.1}% of μ F_z)",
+                100.0 * s.max_friction_excess
+            );
+        }
+        println!("  wrote {}/{{replay.csv, replay.json}}", run_dir.display());
+    }
+    Ok(0)
+}

@@ -1,0 +1,553 @@
+//! Replay of a planar robot's plan: a hybrid simulation whose modes are the sets of feet on
+//! the ground, found by the simulator itself (lift-off when a foot's normal force would turn
+//! negative, touchdown when a sole reaches z = 0, with a plastic impact), on rigid ground.
+//!
+//! What is replayed: the plan's joint references and feed-forward inputs, as a robot's servos
+//! would run them: every input u_i acting on coordinate j is
+//! u_i = u_plan,i(t) + K_p (q_plan,j(t) − q_j) + K_d (v_plan,j(t) − v_j), clamped to its limits,
+//! with K_p = M_jj ω², K_d = 2 ζ ω M_jj (ω = 2π·8 Hz, ζ = 1) from the mass matrix at the start.
+//! The unactuated coordinates (the base, for a legged robot) are not tracked: where the robot
+//! goes follows from its dynamics, which are the same generic equations the planner used.
+//!
+//! In stance the contact is held (sticking) by M a + h = Q + Gᵀλ, G a + Ġ v = −2ω_b G v − ω_b² e
+//! (Baumgarte terms on the drift e from the anchor, ω_b = 2π·30 Hz). Sliding is not modelled:
+//! where holding the foot needs more friction than μ F_z, the excess is reported.
+
+use nalgebra::{DMatrix, DVector};
+use serde::Serialize;
+
+use crate::model::planar::PlanarRobot;
+use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
+use crate::terrain::rigid::{self, RigidGround};
+
+/// A plan as a table of nodes: times, states, inputs, contacts per node.
+#[derive(Clone, Debug)]
+pub struct PlanTable {
+    pub t: Vec<f64>,
+    /// Per node: q then v.
+    pub x: Vec<Vec<f64>>,
+    /// Per node: the inputs.
+    pub u: Vec<Vec<f64>>,
+    /// Per node: its phase.
+    pub phase: Vec<usize>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlanarSimError {
+    #[error("the replay diverged at t = {t:.4} s (a state is not finite)")]
+    Diverged { t: f64 },
+    #[error("the constrained dynamics are singular at t = {t:.4} s (mode {mode})")]
+    Singular { t: f64, mode: String },
+    #[error("more than {0} contact events: the feet chatter")]
+    Chatter(usize),
+}
+
+/// One event the simulator found.
+#[derive(Clone, Debug, Serialize)]
+pub struct Event {
+    pub t: f64,
+    pub kind: &'static str,
+    pub contact: String,
+}
+
+/// What a replay measured, against the plan.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlanarReplaySummary {
+    pub planned_distance_m: f64,
+    pub achieved_distance_m: f64,
+    pub distance_error_rel: f64,
+    pub planned_com_rise_m: f64,
+    pub achieved_com_rise_m: f64,
+    /// Highest centre of mass rise over the replay, and the plan's.
+    pub planned_com_peak_m: f64,
+    pub achieved_com_peak_m: f64,
+    pub com_peak_error_rel: f64,
+    /// Per coordinate: the largest |q − q_plan| at the plan's nodes.
+    pub max_coordinate_error: Vec<(String, f64)>,
+    /// Largest excess of a held foot's wrench over the friction cone (0: never slips).
+    pub max_friction_excess: f64,
+    pub events: Vec<Event>,
+    pub planned_contacts: Vec<Vec<String>>,
+    pub steps: usize,
+}
+
+/// The result: samples every `sample_every` seconds and at events, and the summary.
+pub struct PlanarReplay {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<f64>>,
+    pub modes: Vec<String>,
+    pub summary: PlanarReplaySummary,
+}
+
+struct Sim<'a> {
+    robot: &'a PlanarRobot,
+    ground: RigidGround,
+    plan: &'a PlanTable,
+    kp: Vec<f64>,
+    kd: Vec<f64>,
+    n: usize,
+}
+
+/// Baumgarte stabilisation of the contacts' drift.
+const BAUMGARTE: f64 = 2.0 * std::f64::consts::PI * 30.0;
+/// Servo bandwidth and damping ratio.
+const SERVO: f64 = 2.0 * std::f64::consts::PI * 8.0;
+const STEP: f64 = 1e-4;
+
+impl Sim<'_> {
+    /// The plan's state and inputs at `t` (linear between nodes).
+    fn reference(&self, t: f64) -> (Vec<f64>, Vec<f64>) {
+        let ts = &self.plan.t;
+        let k = match ts.iter().rposition(|&tk| tk <= t) {
+            None => 0,
+            Some(k) => k.min(ts.len() - 1),
+        };
+        if k + 1 >= ts.len() || ts[k + 1] <= ts[k] {
+            return (self.plan.x[k].clone(), self.plan.u[k].clone());
+        }
+        let s = ((t - ts[k]) / (ts[k + 1] - ts[k])).clamp(0.0, 1.0);
+        let lerp = |a: &[f64], b: &[f64]| -> Vec<f64> {
+            a.iter().zip(b).map(|(a, b)| a + s * (b - a)).collect()
+        };
+        (
+            lerp(&self.plan.x[k], &self.plan.x[k + 1]),
+            lerp(&self.plan.u[k], &self.plan.u[k + 1]),
+        )
+    }
+
+    fn inputs(&self, t: f64, x: &[f64]) -> Vec<f64> {
+        let (xr, ur) = self.reference(t);
+        let n = self.n;
+        self.robot
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, input)| {
+                let j = input.coordinate;
+                let u = ur[i] + self.kp[i] * (xr[j] - x[j]) + self.kd[i] * (xr[n + j] - x[n + j]);
+                u.clamp(input.limit.0, input.limit.1)
+            })
+            .collect()
+    }
+
+    /// Accelerations and the held contacts' wrenches (F_x, F_z, τ each) in `mode`.
+    fn dynamics(
+        &self,
+        t: f64,
+        x: &[f64],
+        mode: &[usize],
+        anchors: &[[f64; 3]],
+    ) -> Result<(Vec<f64>, Vec<[f64; 3]>), PlanarSimError> {
+        let n = self.n;
+        let (q, v) = x.split_at(n);
+        let body = &self.robot.body;
+        let m = body.mass_matrix(q);
+        let h = body.bias_forces(q, v);
+        let u = self.inputs(t, x);
+        let f = self.robot.generalized_forces(q, v, &u);
+        let mut rows: Vec<(Vec<f64>, f64)> = Vec::new();
+        for (k, &c) in mode.iter().enumerate() {
+            let jac = rigid::jacobian(self.robot, c, q);
+            let bias = rigid::bias_acceleration(self.robot, c, q, v);
+            let vel = rigid::velocity(self.robot, c, q, v);
+            let error = self.hold_error(c, q, &anchors[k]);
+            for d in 0..jac.len() {
+                let rhs = -bias[d] - 2.0 * BAUMGARTE * vel[d] - BAUMGARTE * BAUMGARTE * error[d];
+                rows.push((jac[d].clone(), rhs));
+            }
+        }
+        let k = rows.len();
+        let mut a = DMatrix::zeros(n + k, n + k);
+        let mut b = DVector::zeros(n + k);
+        for i in 0..n {
+            for j in 0..n {
+                a[(i, j)] = m[i][j];
+            }
+            b[i] = f[i] - h[i];
+        }
+        for (r, (jac, rhs)) in rows.iter().enumerate() {
+            for j in 0..n {
+                a[(n + r, j)] = jac[j];
+                a[(j, n + r)] = -jac[j];
+            }
+            b[n + r] = *rhs;
+        }
+        let solution = a.lu().solve(&b).ok_or_else(|| PlanarSimError::Singular {
+            t,
+            mode: self.mode_name(mode),
+        })?;
+        let acc = solution.rows(0, n).iter().copied().collect();
+        let mut wrenches = Vec::new();
+        let mut r = n;
+        for &c in mode {
+            let d = rigid::held_directions(self.robot, c);
+            let mut w = [0.0; 3];
+            w[..d].copy_from_slice(&solution.as_slice()[r..r + d]);
+            wrenches.push(w);
+            r += d;
+        }
+        Ok((acc, wrenches))
+    }
+
+    /// Drift of a held contact from where it landed: x, z of the sole centre (and angle).
+    fn hold_error(&self, c: usize, q: &[f64], anchor: &[f64; 3]) -> Vec<f64> {
+        let p = self.robot.contact_point(q, c);
+        let mut e = vec![p[0] - anchor[0], p[1] - anchor[1]];
+        if rigid::held_directions(self.robot, c) == 3 {
+            e.push(self.robot.body.frames(q)[self.robot.contacts[c].body].angle - anchor[2]);
+        }
+        e
+    }
+
+    fn derivative(
+        &self,
+        t: f64,
+        x: &[f64],
+        mode: &[usize],
+        anchors: &[[f64; 3]],
+    ) -> Result<Vec<f64>, PlanarSimError> {
+        let (a, _) = self.dynamics(t, x, mode, anchors)?;
+        let mut dx = x[self.n..].to_vec();
+        dx.extend(a);
+        Ok(dx)
+    }
+
+    fn rk4(
+        &self,
+        t: f64,
+        x: &[f64],
+        h: f64,
+        mode: &[usize],
+        anchors: &[[f64; 3]],
+    ) -> Result<Vec<f64>, PlanarSimError> {
+        let add = |x: &[f64], k: &[f64], s: f64| -> Vec<f64> {
+            x.iter().zip(k).map(|(x, k)| x + s * k).collect()
+        };
+        let k1 = self.derivative(t, x, mode, anchors)?;
+        let k2 = self.derivative(t + h / 2.0, &add(x, &k1, h / 2.0), mode, anchors)?;
+        let k3 = self.derivative(t + h / 2.0, &add(x, &k2, h / 2.0), mode, anchors)?;
+        let k4 = self.derivative(t + h, &add(x, &k3, h), mode, anchors)?;
+        let next: Vec<f64> = (0..x.len())
+            .map(|i| x[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]))
+            .collect();
+        if next.iter().all(|v| v.is_finite()) {
+            Ok(next)
+        } else {
+            Err(PlanarSimError::Diverged { t: t + h })
+        }
+    }
+
+    /// Guards, one per contact, crossing below 0 when the contact switches: a held foot's
+    /// normal force, a free foot's lowest sole height.
+    fn guards(
+        &self,
+        t: f64,
+        x: &[f64],
+        mode: &[usize],
+        anchors: &[[f64; 3]],
+    ) -> Result<Vec<f64>, PlanarSimError> {
+        let (_, wrenches) = self.dynamics(t, x, mode, anchors)?;
+        let q = &x[..self.n];
+        Ok((0..self.robot.contacts.len())
+            .map(|c| match mode.iter().position(|&m| m == c) {
+                Some(k) => wrenches[k][1],
+                None => rigid::clearance(self.robot, c, q)
+                    .into_iter()
+                    .fold(f64::INFINITY, f64::min),
+            })
+            .collect())
+    }
+
+    /// Plastic impact: v⁺ with every held contact stopped, M (v⁺ − v⁻) = Gᵀ Λ.
+    fn impact(&self, x: &mut [f64], mode: &[usize]) {
+        let n = self.n;
+        let (q, v) = x.split_at_mut(n);
+        let m = self.robot.body.mass_matrix(&*q);
+        let rows: Vec<Vec<f64>> = mode
+            .iter()
+            .flat_map(|&c| rigid::jacobian(self.robot, c, &*q))
+            .collect();
+        let k = rows.len();
+        let mut a = DMatrix::zeros(n + k, n + k);
+        let mut b = DVector::zeros(n + k);
+        for i in 0..n {
+            for j in 0..n {
+                a[(i, j)] = m[i][j];
+                b[i] += m[i][j] * v[j];
+            }
+        }
+        for (r, jac) in rows.iter().enumerate() {
+            for j in 0..n {
+                a[(n + r, j)] = jac[j];
+                a[(j, n + r)] = -jac[j];
+            }
+        }
+        if let Some(s) = a.lu().solve(&b) {
+            v.copy_from_slice(&s.as_slice()[..n]);
+        }
+    }
+
+    fn anchor(&self, c: usize, q: &[f64]) -> [f64; 3] {
+        let p = self.robot.contact_point(q, c);
+        let angle = self.robot.body.frames(q)[self.robot.contacts[c].body].angle;
+        // A flat sole lands level on the ground; a point foot where it touches.
+        let angle = if rigid::held_directions(self.robot, c) == 3 { 0.0 } else { angle };
+        [p[0], 0.0, angle]
+    }
+
+    fn mode_name(&self, mode: &[usize]) -> String {
+        if mode.is_empty() {
+            "flight".into()
+        } else {
+            let names: Vec<&str> = mode
+                .iter()
+                .map(|&c| self.robot.contacts[c].name.as_str())
+                .collect();
+            format!("stance[{}]", names.join("+"))
+        }
+    }
+}
+
+/// Replays `plan` of `problem` on its own rigid ground.
+pub fn replay(
+    problem: &PlanarProblem,
+    plan: &PlanTable,
+    sample_every: f64,
+) -> Result<PlanarReplay, PlanarSimError> {
+    let robot = problem.robot.build(problem.gravity);
+    let PlanarTerrainConfig::Rigid(ground) = &problem.terrain;
+    let n = robot.body.n_q();
+    let q0 = &plan.x[0][..n];
+    let m0 = robot.body.mass_matrix(q0);
+    let kp = robot
+        .inputs
+        .iter()
+        .map(|i| m0[i.coordinate][i.coordinate] * SERVO * SERVO)
+        .collect();
+    let kd = robot
+        .inputs
+        .iter()
+        .map(|i| 2.0 * m0[i.coordinate][i.coordinate] * SERVO)
+        .collect();
+    let sim = Sim {
+        robot: &robot,
+        ground: RigidGround {
+            friction: ground.friction,
+        },
+        plan,
+        kp,
+        kd,
+        n,
+    };
+    let contacts_of = |p: usize| -> Vec<usize> {
+        problem.schedule[p]
+            .contacts
+            .iter()
+            .filter_map(|name| robot.contact(name))
+            .collect()
+    };
+    let t_end = *plan.t.last().unwrap();
+    let mut t = 0.0;
+    let mut x = plan.x[0].clone();
+    let mut mode: Vec<usize> = contacts_of(0);
+    let mut anchors: Vec<[f64; 3]> = mode.iter().map(|&c| sim.anchor(c, &x[..n])).collect();
+    let mut events = Vec::new();
+    let mut rows = Vec::new();
+    let mut modes = Vec::new();
+    let mut next_sample = 0.0;
+    let mut steps = 0;
+    let mut max_excess: f64 = 0.0;
+    let com_z = |x: &[f64]| robot.body.centre_of_mass(&x[..n])[1];
+    let com0 = com_z(&x);
+    let mut peak = 0.0_f64;
+    let mut record = |t: f64, x: &[f64], mode: &[usize], anchors: &[[f64; 3]], rows: &mut Vec<Vec<f64>>, modes: &mut Vec<String>| -> Result<f64, PlanarSimError> {
+        let (_, wrenches) = sim.dynamics(t, x, mode, anchors)?;
+        let mut row = vec![t];
+        row.extend_from_slice(x);
+        row.extend(sim.inputs(t, x));
+        let mut excess: f64 = 0.0;
+        for c in 0..robot.contacts.len() {
+            match mode.iter().position(|&m| m == c) {
+                Some(k) => {
+                    row.extend_from_slice(&wrenches[k]);
+                    excess = excess.max(sim.ground.cone_excess(&wrenches[k], robot.contacts[c].half_width));
+                }
+                None => row.extend_from_slice(&[0.0; 3]),
+            }
+        }
+        rows.push(row);
+        modes.push(sim.mode_name(mode));
+        Ok(excess)
+    };
+    let mut guards = sim.guards(t, &x, &mode, &anchors)?;
+    while t < t_end - 1e-12 {
+        if t >= next_sample - 1e-12 {
+            max_excess = max_excess.max(record(t, &x, &mode, &anchors, &mut rows, &mut modes)?);
+            next_sample += sample_every;
+        }
+        let h = STEP.min(t_end - t);
+        let mut x1 = sim.rk4(t, &x, h, &mode, &anchors)?;
+        steps += 1;
+        let g1 = sim.guards(t + h, &x1, &mode, &anchors)?;
+        let crossed: Vec<usize> = (0..g1.len())
+            .filter(|&c| guards[c] >= 0.0 && g1[c] < 0.0)
+            .collect();
+        let mut t1 = t + h;
+        if let Some(&first) = crossed.first() {
+            // Locate the earliest crossing by bisection on the step length.
+            let (mut lo, mut hi) = (0.0, h);
+            let mut which = first;
+            for _ in 0..40 {
+                let mid = 0.5 * (lo + hi);
+                let xm = sim.rk4(t, &x, mid, &mode, &anchors)?;
+                let gm = sim.guards(t + mid, &xm, &mode, &anchors)?;
+                match (0..gm.len()).find(|&c| guards[c] >= 0.0 && gm[c] < 0.0) {
+                    Some(c) => {
+                        hi = mid;
+                        which = c;
+                    }
+                    None => lo = mid,
+                }
+            }
+            x1 = sim.rk4(t, &x, hi, &mode, &anchors)?;
+            t1 = t + hi;
+            let name = robot.contacts[which].name.clone();
+            if let Some(k) = mode.iter().position(|&m| m == which) {
+                mode.remove(k);
+                anchors.remove(k);
+                events.push(Event { t: t1, kind: "lift-off", contact: name });
+            } else {
+                mode.push(which);
+                anchors.push(sim.anchor(which, &x1[..n]));
+                sim.impact(&mut x1, &mode);
+                events.push(Event { t: t1, kind: "touchdown", contact: name });
+            }
+            if events.len() > 200 {
+                return Err(PlanarSimError::Chatter(200));
+            }
+        }
+        t = t1;
+        x = x1;
+        peak = peak.max(com_z(&x) - com0);
+        guards = sim.guards(t, &x, &mode, &anchors)?;
+        if !crossed.is_empty() {
+            // A switch is effective from here: the new mode's guards start non-negative.
+            for g in guards.iter_mut() {
+                *g = g.max(0.0);
+            }
+        }
+    }
+    max_excess = max_excess.max(record(t, &x, &mode, &anchors, &mut rows, &mut modes)?);
+
+    let mut columns = vec!["t".to_string()];
+    columns.extend(robot.coordinates.iter().map(|c| c.name.clone()));
+    columns.extend(robot.coordinates.iter().map(|c| format!("d_{}", c.name)));
+    columns.extend(robot.inputs.iter().map(|i| i.name.clone()));
+    for c in &robot.contacts {
+        for part in ["fx", "fz", "tau"] {
+            columns.push(format!("{}_{part}", c.name));
+        }
+    }
+    // Errors at the plan's nodes, from the samples nearest in time.
+    let mut max_error = vec![0.0_f64; n];
+    for (k, &tk) in plan.t.iter().enumerate() {
+        let row = rows
+            .iter()
+            .min_by(|a, b| (a[0] - tk).abs().total_cmp(&(b[0] - tk).abs()))
+            .unwrap();
+        if (row[0] - tk).abs() <= sample_every {
+            for j in 0..n {
+                max_error[j] = max_error[j].max((row[1 + j] - plan.x[k][j]).abs());
+            }
+        }
+    }
+    let planned_distance = plan.x.last().unwrap()[0] - plan.x[0][0];
+    let achieved_distance = x[0] - plan.x[0][0];
+    let planned_peak = plan
+        .x
+        .iter()
+        .map(|xk| com_z(xk) - com0)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let relative = |a: f64, b: f64| if b.abs() > 1e-9 { (a - b).abs() / b.abs() } else { (a - b).abs() };
+    let summary = PlanarReplaySummary {
+        planned_distance_m: planned_distance,
+        achieved_distance_m: achieved_distance,
+        distance_error_rel: relative(achieved_distance, planned_distance),
+        planned_com_rise_m: com_z(plan.x.last().unwrap()) - com0,
+        achieved_com_rise_m: com_z(&x) - com0,
+        planned_com_peak_m: planned_peak,
+        achieved_com_peak_m: peak,
+        com_peak_error_rel: relative(peak, planned_peak),
+        max_coordinate_error: robot
+            .coordinates
+            .iter()
+            .zip(max_error)
+            .map(|(c, e)| (c.name.clone(), e))
+            .collect(),
+        max_friction_excess: max_excess,
+        events,
+        planned_contacts: problem.schedule.iter().map(|p| p.contacts.clone()).collect(),
+        steps,
+    };
+    Ok(PlanarReplay {
+        columns,
+        rows,
+        modes,
+        summary,
+    })
+}
+
+/// Reads a planar `trajectory.csv` (as `loam solve` writes it) into a plan table.
+pub fn read_plan(csv: &str, robot: &PlanarRobot) -> Result<PlanTable, String> {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().ok_or("empty trajectory.csv")?.split(',').collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .ok_or_else(|| format!("trajectory.csv has no column `{name}`"))
+    };
+    let t_col = col("t")?;
+    let phase_col = col("phase")?;
+    let mut x_cols = Vec::new();
+    for c in &robot.coordinates {
+        x_cols.push(col(&c.name)?);
+    }
+    for c in &robot.coordinates {
+        x_cols.push(col(&format!("d_{}", c.name))?);
+    }
+    let mut u_cols = Vec::new();
+    for i in &robot.inputs {
+        u_cols.push(col(&i.name)?);
+    }
+    let mut table = PlanTable {
+        t: Vec::new(),
+        x: Vec::new(),
+        u: Vec::new(),
+        phase: Vec::new(),
+    };
+    for (i, line) in lines.enumerate() {
+        let cells: Vec<&str> = line.split(',').collect();
+        if cells.len() != header.len() {
+            return Err(format!(
+                "trajectory.csv line {}: {} cells, the header has {}",
+                i + 2,
+                cells.len(),
+                header.len()
+            ));
+        }
+        let num = |j: usize| -> Result<f64, String> {
+            cells[j]
+                .parse::<f64>()
+                .map_err(|_| format!("trajectory.csv line {}: `{}` is not a number", i + 2, cells[j]))
+        };
+        table.t.push(num(t_col)?);
+        table.phase.push(num(phase_col)? as usize);
+        table.x.push(x_cols.iter().map(|&j| num(j)).collect::<Result<_, _>>()?);
+        table.u.push(u_cols.iter().map(|&j| num(j)).collect::<Result<_, _>>()?);
+    }
+    if table.t.len() < 2 {
+        return Err("trajectory.csv has fewer than two nodes".into());
+    }
+    Ok(table)
+}
