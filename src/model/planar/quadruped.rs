@@ -127,7 +127,7 @@ impl QuadrupedParams {
                 });
                 coordinates.push(channel(&format!("{joint}_{leg}"), "rad", 1.0));
                 inputs.push(Input {
-                    name: format!("{joint}_{leg}"),
+                    name: format!("{joint}_{leg}_torque"),
                     unit: "N m".into(),
                     coordinate: index + 2,
                     limit,
