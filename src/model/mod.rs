@@ -2,3 +2,5 @@
 //! scalar.
 
 pub mod hopper;
+pub mod multibody;
+pub mod planar;

@@ -1,0 +1,218 @@
+//! Planar robots as data: a multibody tree plus the names, units and nominal magnitudes of
+//! its coordinates, its actuators, its contact points, its passive joint springs and a
+//! standing posture. A new robot is a new file that fills one [`PlanarRobot`] in; the
+//! planner and simulators read only this description.
+
+pub mod foot;
+pub mod monopod;
+pub mod quadruped;
+
+use thiserror::Error;
+
+use crate::model::multibody::{Multibody, MultibodyError};
+use crate::scalar::Scalar;
+
+pub use foot::PlanarFootParams;
+pub use monopod::MonopodParams;
+pub use quadruped::QuadrupedParams;
+
+/// One generalized coordinate's name and unit, for output and scaling.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Channel {
+    /// e.g. "x", "z", "pitch", "hip", "leg".
+    pub name: String,
+    /// "m" or "rad".
+    pub unit: String,
+    /// A typical magnitude, in `unit`, for scaling the planner's variables.
+    pub nominal: f64,
+}
+
+/// One actuator: a force or torque acting on one generalized coordinate (so the input matrix
+/// B is a selection matrix).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Input {
+    pub name: String,
+    /// "N" or "N m".
+    pub unit: String,
+    /// The coordinate it acts on.
+    pub coordinate: usize,
+    /// (lower, upper) bounds, in `unit`.
+    pub limit: (f64, f64),
+}
+
+/// A point (or a flat sole) that can touch the ground.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContactPoint {
+    pub name: String,
+    pub body: usize,
+    /// The contact point (the sole's centre) in the body frame [m].
+    pub point: [f64; 2],
+    /// 0 for a point foot; > 0 for a flat sole of this half width [m] that can carry a torque
+    /// |τ| ≤ F_z · half_width about its centre. The sole lies along the body's x axis.
+    pub half_width: f64,
+}
+
+/// A passive spring and viscous damper on one joint coordinate:
+/// Q = −stiffness (q − rest) − damping q̇.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JointSpring {
+    pub coordinate: usize,
+    /// [N/m] on a prismatic coordinate, [N m/rad] on a revolute one.
+    pub stiffness: f64,
+    /// [N s/m] or [N m s/rad].
+    pub damping: f64,
+    /// Rest value of the coordinate [m or rad].
+    pub rest: f64,
+}
+
+/// A planar robot: its bodies and everything the planner needs to know about them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanarRobot {
+    pub name: String,
+    pub body: Multibody,
+    /// One per generalized coordinate.
+    pub coordinates: Vec<Channel>,
+    pub inputs: Vec<Input>,
+    pub contacts: Vec<ContactPoint>,
+    pub springs: Vec<JointSpring>,
+    /// A nominal configuration with every foot just touching z = 0, for guesses and tests.
+    pub standing: Vec<f64>,
+}
+
+/// Why a robot description is inconsistent.
+#[derive(Clone, Debug, PartialEq, Error)]
+pub enum PlanarRobotError {
+    #[error("robot `{robot}`: {source}")]
+    Multibody {
+        robot: String,
+        source: MultibodyError,
+    },
+    #[error("robot `{robot}`: {message}")]
+    Description { robot: String, message: String },
+}
+
+impl PlanarRobot {
+    pub fn n_q(&self) -> usize {
+        self.body.n_q()
+    }
+
+    /// Index of the contact called `name`.
+    pub fn contact(&self, name: &str) -> Option<usize> {
+        self.contacts.iter().position(|c| c.name == name)
+    }
+
+    /// Index of the input called `name`.
+    pub fn input(&self, name: &str) -> Option<usize> {
+        self.inputs.iter().position(|i| i.name == name)
+    }
+
+    /// Index of the coordinate called `name`.
+    pub fn coordinate(&self, name: &str) -> Option<usize> {
+        self.coordinates.iter().position(|c| c.name == name)
+    }
+
+    /// B u plus the springs' and dampers' forces, per coordinate.
+    pub fn generalized_forces<S: Scalar>(&self, q: &[S], v: &[S], u: &[S]) -> Vec<S> {
+        assert_eq!(u.len(), self.inputs.len(), "u has the wrong length");
+        let mut forces = vec![S::zero(); self.n_q()];
+        for (input, ui) in self.inputs.iter().zip(u) {
+            let k = input.coordinate;
+            forces[k] = forces[k].clone() + ui.clone();
+        }
+        for spring in &self.springs {
+            let k = spring.coordinate;
+            forces[k] = forces[k].clone()
+                - (q[k].clone() - spring.rest) * spring.stiffness
+                - v[k].clone() * spring.damping;
+        }
+        forces
+    }
+
+    /// The springs' stored energy Σ ½ k (q − rest)² [J] (the dampers store none).
+    pub fn spring_energy<S: Scalar>(&self, q: &[S]) -> S {
+        let mut e = S::zero();
+        for spring in &self.springs {
+            let d = q[spring.coordinate].clone() - spring.rest;
+            e = e + d.clone() * d * (0.5 * spring.stiffness);
+        }
+        e
+    }
+
+    /// World position of a contact point [m].
+    pub fn contact_point<S: Scalar>(&self, q: &[S], contact: usize) -> [S; 2] {
+        let c = &self.contacts[contact];
+        self.body.point(q, c.body, c.point)
+    }
+
+    /// Checks the multibody and that every index, limit and length agrees.
+    pub fn validate(&self) -> Result<(), PlanarRobotError> {
+        self.body
+            .validate()
+            .map_err(|source| PlanarRobotError::Multibody {
+                robot: self.name.clone(),
+                source,
+            })?;
+        let fail = |message: String| {
+            Err(PlanarRobotError::Description {
+                robot: self.name.clone(),
+                message,
+            })
+        };
+        let n = self.n_q();
+        if self.coordinates.len() != n {
+            return fail(format!("{} coordinate names for {n} coordinates", self.coordinates.len()));
+        }
+        if self.standing.len() != n {
+            return fail(format!("standing posture has {} entries, want {n}", self.standing.len()));
+        }
+        for input in &self.inputs {
+            if input.coordinate >= n {
+                return fail(format!("input `{}` acts on coordinate {} of {n}", input.name, input.coordinate));
+            }
+            if !(input.limit.0 <= input.limit.1) {
+                return fail(format!("input `{}`: limits {:?} out of order", input.name, input.limit));
+            }
+        }
+        for contact in &self.contacts {
+            if contact.body >= self.body.bodies.len() {
+                return fail(format!("contact `{}` on missing body {}", contact.name, contact.body));
+            }
+            if !(contact.half_width >= 0.0 && contact.half_width.is_finite()) {
+                return fail(format!(
+                    "contact `{}`: half width must be >= 0 m, got {}",
+                    contact.name, contact.half_width
+                ));
+            }
+        }
+        for spring in &self.springs {
+            if spring.coordinate < 3 || spring.coordinate >= n {
+                return fail(format!("spring on coordinate {}, not a joint", spring.coordinate));
+            }
+            if !(spring.stiffness >= 0.0 && spring.damping >= 0.0) {
+                return fail(format!(
+                    "spring on `{}`: stiffness and damping must be >= 0",
+                    self.coordinates[spring.coordinate].name
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A body-frame-independent helper for presets: a coordinate channel.
+pub(crate) fn channel(name: &str, unit: &str, nominal: f64) -> Channel {
+    Channel {
+        name: name.into(),
+        unit: unit.into(),
+        nominal,
+    }
+}
+
+/// The floating base's three coordinates.
+pub(crate) fn base_channels(length: f64) -> Vec<Channel> {
+    vec![
+        channel("x", "m", length),
+        channel("z", "m", length),
+        channel("pitch", "rad", 1.0),
+    ]
+}
