@@ -78,7 +78,12 @@ fn presets_validate_and_stand_on_the_ground() {
         assert_eq!(robot.standing.len(), robot.n_q());
         for c in 0..robot.contacts.len() {
             let [_, z] = robot.contact_point(&robot.standing, c);
-            assert!(z.abs() < 1e-12, "{}: contact {} at z = {z}", robot.name, robot.contacts[c].name);
+            assert!(
+                z.abs() < 1e-12,
+                "{}: contact {} at z = {z}",
+                robot.name,
+                robot.contacts[c].name
+            );
         }
     }
     let quadruped = QuadrupedParams::default().build(G);
@@ -91,7 +96,8 @@ fn presets_validate_and_stand_on_the_ground() {
     assert_eq!(quadruped.standing[2], 0.0);
     let frames = quadruped.body.frames(&quadruped.standing);
     for c in &quadruped.contacts {
-        let [x, _] = quadruped.contact_point(&quadruped.standing, quadruped.contact(&c.name).unwrap());
+        let [x, _] =
+            quadruped.contact_point(&quadruped.standing, quadruped.contact(&c.name).unwrap());
         let hip = &frames[c.body - 2].position;
         assert!((x - hip[0]).abs() < 1e-12, "{}", c.name);
     }
@@ -111,11 +117,20 @@ fn mass_matrix_is_spd_and_the_hessian_of_kinetic_energy() {
             let scale = max_abs(m.iter().copied());
             for i in 0..n {
                 for j in 0..n {
-                    assert!((m[(i, j)] - m[(j, i)]).abs() <= 1e-14 * scale, "{}: not symmetric", robot.name);
+                    assert!(
+                        (m[(i, j)] - m[(j, i)]).abs() <= 1e-14 * scale,
+                        "{}: not symmetric",
+                        robot.name
+                    );
                 }
             }
             let eigen = m.clone().symmetric_eigen();
-            assert!(eigen.eigenvalues.min() > 0.0, "{}: eigenvalues {}", robot.name, eigen.eigenvalues);
+            assert!(
+                eigen.eigenvalues.min() > 0.0,
+                "{}: eigenvalues {}",
+                robot.name,
+                eigen.eigenvalues
+            );
             // T is quadratic in v: a central second difference with a unit step is exact up to
             // rounding.
             let t = |v: &[f64]| robot.body.kinetic_energy(&q, v);
@@ -137,9 +152,10 @@ fn mass_matrix_is_spd_and_the_hessian_of_kinetic_energy() {
                 }
             }
             // And T = ½ vᵀ M v.
-            let quad = 0.5 * (v.iter().enumerate())
-                .map(|(i, vi)| vi * (0..n).map(|j| m[(i, j)] * v[j]).sum::<f64>())
-                .sum::<f64>();
+            let quad = 0.5
+                * (v.iter().enumerate())
+                    .map(|(i, vi)| vi * (0..n).map(|j| m[(i, j)] * v[j]).sum::<f64>())
+                    .sum::<f64>();
             assert!((quad - t(&v)).abs() <= 1e-12 * quad.abs().max(1.0));
         }
     }
@@ -156,6 +172,7 @@ fn point_jacobian_and_bias_acceleration_match_finite_differences() {
             for (b, local) in points(&robot, &mut rng) {
                 let jac = body.point_jacobian(&q, b, local);
                 let h = 1e-6;
+                #[allow(clippy::needless_range_loop)]
                 for k in 0..n {
                     let plus = body.point(&axpy(1.0, &unit(n, k, h), &q), b, local);
                     let minus = body.point(&axpy(-1.0, &unit(n, k, h), &q), b, local);
@@ -173,7 +190,11 @@ fn point_jacobian_and_bias_acceleration_match_finite_differences() {
                 let vel = body.point_velocity(&q, &v, b, local);
                 for r in 0..2 {
                     let jv: f64 = (0..n).map(|k| jac[r][k] * v[k]).sum();
-                    assert!((vel[r] - jv).abs() < 1e-12, "{}: point velocity", robot.name);
+                    assert!(
+                        (vel[r] - jv).abs() < 1e-12,
+                        "{}: point velocity",
+                        robot.name
+                    );
                 }
                 // J̇ v = d/dt (J(q + t v) v) at t = 0.
                 let bias = body.point_bias_acceleration(&q, &v, b, local);
@@ -205,25 +226,27 @@ fn bias_forces_satisfy_lagranges_equations() {
             // ∂T/∂v_i, exact for a quadratic with a unit step.
             let momentum = |q: &[f64], i: usize| {
                 let e = unit(n, i, 1.0);
-                (body.kinetic_energy(q, &axpy(1.0, &e, &v)) - body.kinetic_energy(q, &axpy(-1.0, &e, &v)))
+                (body.kinetic_energy(q, &axpy(1.0, &e, &v))
+                    - body.kinetic_energy(q, &axpy(-1.0, &e, &v)))
                     / 2.0
             };
             let h = body.bias_forces(&q, &v);
             let scale = max_abs(h.iter().copied()) + body.total_mass() * G;
-            for i in 0..n {
+            for (i, &hi) in h.iter().enumerate() {
                 let dt = 1e-4;
-                let dp_dt = (momentum(&axpy(dt, &v, &q), i) - momentum(&axpy(-dt, &v, &q), i)) / (2.0 * dt);
+                let dp_dt =
+                    (momentum(&axpy(dt, &v, &q), i) - momentum(&axpy(-dt, &v, &q), i)) / (2.0 * dt);
                 let dq = 1e-6;
                 let qp = axpy(1.0, &unit(n, i, dq), &q);
                 let qm = axpy(-1.0, &unit(n, i, dq), &q);
-                let dt_dq = (body.kinetic_energy(&qp, &v) - body.kinetic_energy(&qm, &v)) / (2.0 * dq);
+                let dt_dq =
+                    (body.kinetic_energy(&qp, &v) - body.kinetic_energy(&qm, &v)) / (2.0 * dq);
                 let dv_dq = (body.potential_energy(&qp) - body.potential_energy(&qm)) / (2.0 * dq);
                 let lagrange = dp_dt - dt_dq + dv_dq;
                 assert!(
-                    (lagrange - h[i]).abs() <= 1e-6 * scale,
-                    "{}: h[{i}] = {} but Lagrange gives {lagrange}",
+                    (lagrange - hi).abs() <= 1e-6 * scale,
+                    "{}: h[{i}] = {hi} but Lagrange gives {lagrange}",
                     robot.name,
-                    h[i]
                 );
             }
         }
@@ -232,7 +255,13 @@ fn bias_forces_satisfy_lagranges_equations() {
 
 /// Classic fourth-order Runge–Kutta on (q, v) under the robot's passive forces (no inputs,
 /// no contacts), with the springs' damping removed; returns the states at every step.
-fn simulate_flight(robot: &PlanarRobot, q: &[f64], v: &[f64], dt: f64, steps: usize) -> Vec<(Vec<f64>, Vec<f64>)> {
+fn simulate_flight(
+    robot: &PlanarRobot,
+    q: &[f64],
+    v: &[f64],
+    dt: f64,
+    steps: usize,
+) -> Vec<(Vec<f64>, Vec<f64>)> {
     let n = robot.n_q();
     let u = vec![0.0; robot.inputs.len()];
     let rate = |x: &[f64]| -> Vec<f64> {
@@ -285,19 +314,37 @@ fn flight_conserves_energy_and_the_centre_of_mass_falls_on_a_parabola() {
         let steps = 10_000; // 0.5 s
         let trajectory = simulate_flight(&robot, &q0, &v0, dt, steps);
         // Relative to the energy's size: the kinetic plus |potential| at the start.
-        let e_scale = body.kinetic_energy(&q0, &v0) + body.potential_energy(&q0).abs() + robot.spring_energy(&q0);
+        let e_scale = body.kinetic_energy(&q0, &v0)
+            + body.potential_energy(&q0).abs()
+            + robot.spring_energy(&q0);
         let mut worst_energy: f64 = 0.0;
         let mut worst_com: f64 = 0.0;
         for (k, (q, v)) in trajectory.iter().enumerate() {
             worst_energy = worst_energy.max((energy(q, v) - e0).abs() / e_scale);
             let t = k as f64 * dt;
             let com = body.centre_of_mass(q);
-            let expected = [com0[0] + com_velocity[0] * t, com0[1] + com_velocity[1] * t - 0.5 * G * t * t];
-            worst_com = worst_com.max((com[0] - expected[0]).abs()).max((com[1] - expected[1]).abs());
+            let expected = [
+                com0[0] + com_velocity[0] * t,
+                com0[1] + com_velocity[1] * t - 0.5 * G * t * t,
+            ];
+            worst_com = worst_com
+                .max((com[0] - expected[0]).abs())
+                .max((com[1] - expected[1]).abs());
         }
-        eprintln!("{}: energy drift {worst_energy:.2e} (relative), COM error {worst_com:.2e} m", robot.name);
-        assert!(worst_energy < 1e-9, "{}: energy drift {worst_energy:e}", robot.name);
-        assert!(worst_com < 1e-9, "{}: COM off the parabola by {worst_com:e} m", robot.name);
+        eprintln!(
+            "{}: energy drift {worst_energy:.2e} (relative), COM error {worst_com:.2e} m",
+            robot.name
+        );
+        assert!(
+            worst_energy < 1e-9,
+            "{}: energy drift {worst_energy:e}",
+            robot.name
+        );
+        assert!(
+            worst_com < 1e-9,
+            "{}: COM off the parabola by {worst_com:e} m",
+            robot.name
+        );
     }
 }
 
@@ -306,14 +353,22 @@ fn forward_dynamics_solves_the_equations_of_motion() {
     let mut rng = Lcg(5);
     for robot in robots() {
         let (q, v) = random_state(&robot, &mut rng);
-        let u: Vec<f64> = robot.inputs.iter().map(|i| rng.uniform(i.limit.0, i.limit.1)).collect();
+        let u: Vec<f64> = robot
+            .inputs
+            .iter()
+            .map(|i| rng.uniform(i.limit.0, i.limit.1))
+            .collect();
         let force = robot.generalized_forces(&q, &v, &u);
         let a = robot.body.forward_dynamics_f64(&q, &v, &force);
         let m = robot.body.mass_matrix_f64(&q);
         let h = robot.body.bias_forces(&q, &v);
         let residual = &m * &a;
         for i in 0..robot.n_q() {
-            assert!((residual[i] + h[i] - force[i]).abs() < 1e-9 * (1.0 + force[i].abs()), "{}", robot.name);
+            assert!(
+                (residual[i] + h[i] - force[i]).abs() < 1e-9 * (1.0 + force[i].abs()),
+                "{}",
+                robot.name
+            );
         }
     }
 }
@@ -327,7 +382,8 @@ fn generalized_forces_select_inputs_and_add_springs() {
     let f = robot.generalized_forces(&q, &v, &[7.0, 30.0]);
     assert_eq!(&f[..3], &[0.0, 0.0, 0.0]);
     assert_eq!(f[3], 7.0);
-    let spring = -monopod.leg_stiffness * (0.45 - monopod.leg_rest_length) - monopod.leg_damping * -0.2;
+    let spring =
+        -monopod.leg_stiffness * (0.45 - monopod.leg_rest_length) - monopod.leg_damping * -0.2;
     assert!((f[4] - (30.0 + spring)).abs() < 1e-12);
 }
 
@@ -340,7 +396,11 @@ fn wrench_maps_by_virtual_work_and_the_foot_inputs_are_the_body_wrench() {
         let (q, _) = random_state(&robot, &mut rng);
         let dq: Vec<f64> = (0..n).map(|_| rng.uniform(-1.0, 1.0)).collect();
         for (b, local) in points(&robot, &mut rng) {
-            let wrench = [rng.uniform(-5.0, 5.0), rng.uniform(-5.0, 5.0), rng.uniform(-5.0, 5.0)];
+            let wrench = [
+                rng.uniform(-5.0, 5.0),
+                rng.uniform(-5.0, 5.0),
+                rng.uniform(-5.0, 5.0),
+            ];
             let g = body.wrench_to_generalized(&q, b, local, &wrench);
             // Qᵀ δq = F · δr + τ δθ.
             let h = 1e-6;
@@ -352,7 +412,11 @@ fn wrench_maps_by_virtual_work_and_the_foot_inputs_are_the_body_wrench() {
                 + wrench[1] * (plus[1] - minus[1]) / (2.0 * h)
                 + wrench[2] * dtheta;
             let power: f64 = g.iter().zip(&dq).map(|(a, b)| a * b).sum();
-            assert!((work - power).abs() < 1e-7, "{} body {b}: {work} vs {power}", robot.name);
+            assert!(
+                (work - power).abs() < 1e-7,
+                "{} body {b}: {work} vs {power}",
+                robot.name
+            );
         }
     }
     let foot = PlanarFootParams::default().build(G);
@@ -374,26 +438,48 @@ fn validate_names_the_body_at_fault() {
     }
     .build(G);
     let error = robot.body.validate().unwrap_err();
-    assert_eq!(error.to_string(), "body `shank_front_left`: mass must be > 0 kg, got 0");
-    assert!(robot.validate().unwrap_err().to_string().contains("shank_front_left"));
+    assert_eq!(
+        error.to_string(),
+        "body `shank_front_left`: mass must be > 0 kg, got 0"
+    );
+    assert!(robot
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("shank_front_left"));
 
     let robot = MonopodParams {
         leg_inertia: f64::NAN,
         ..Default::default()
     }
     .build(G);
-    assert!(robot.body.validate().unwrap_err().to_string().starts_with("body `leg`: inertia"));
+    assert!(robot
+        .body
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .starts_with("body `leg`: inertia"));
 
     let bad_parent = Multibody {
         gravity: G,
         bodies: vec![
-            Body { name: "base".into(), mass: 1.0, inertia: 0.1, com: [0.0; 2], joint: None },
+            Body {
+                name: "base".into(),
+                mass: 1.0,
+                inertia: 0.1,
+                com: [0.0; 2],
+                joint: None,
+            },
             Body {
                 name: "arm".into(),
                 mass: 1.0,
                 inertia: 0.1,
                 com: [0.0; 2],
-                joint: Some(Joint { kind: JointKind::Revolute, parent: 1, origin: [0.0; 2] }),
+                joint: Some(Joint {
+                    kind: JointKind::Revolute,
+                    parent: 1,
+                    origin: [0.0; 2],
+                }),
             },
         ],
     };
@@ -402,8 +488,16 @@ fn validate_names_the_body_at_fault() {
         other => panic!("{other:?}"),
     }
     let mut bad_axis = bad_parent.clone();
-    bad_axis.bodies[1].joint = Some(Joint { kind: JointKind::Prismatic { axis: [1.0, 1.0] }, parent: 0, origin: [0.0; 2] });
-    assert!(bad_axis.validate().unwrap_err().to_string().contains("unit vector"));
+    bad_axis.bodies[1].joint = Some(Joint {
+        kind: JointKind::Prismatic { axis: [1.0, 1.0] },
+        parent: 0,
+        origin: [0.0; 2],
+    });
+    assert!(bad_axis
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("unit vector"));
 }
 
 /// A pendulum hanging from a base far heavier than it: its small-swing period approaches
@@ -414,13 +508,23 @@ fn compound_pendulum_on_a_heavy_base_swings_at_its_period() {
     let body = Multibody {
         gravity: G,
         bodies: vec![
-            Body { name: "base".into(), mass: 1e9, inertia: 1e9, com: [0.0; 2], joint: None },
+            Body {
+                name: "base".into(),
+                mass: 1e9,
+                inertia: 1e9,
+                com: [0.0; 2],
+                joint: None,
+            },
             Body {
                 name: "bob".into(),
                 mass: m,
                 inertia: i,
                 com: [0.0, -l],
-                joint: Some(Joint { kind: JointKind::Revolute, parent: 0, origin: [0.0; 2] }),
+                joint: Some(Joint {
+                    kind: JointKind::Revolute,
+                    parent: 0,
+                    origin: [0.0; 2],
+                }),
             },
         ],
     };
@@ -458,5 +562,8 @@ fn compound_pendulum_on_a_heavy_base_swings_at_its_period() {
     }
     let period = 2.0 * (crossings[1] - crossings[0]);
     let expected = 2.0 * std::f64::consts::PI * ((i + m * l * l) / (m * G * l)).sqrt();
-    assert!((period - expected).abs() < 1e-5 * expected, "period {period} vs {expected}");
+    assert!(
+        (period - expected).abs() < 1e-5 * expected,
+        "period {period} vs {expected}"
+    );
 }
