@@ -567,3 +567,17 @@ fn compound_pendulum_on_a_heavy_base_swings_at_its_period() {
         "period {period} vs {expected}"
     );
 }
+
+#[test]
+fn preset_parameters_read_from_yaml_with_defaults_and_reject_unknown_fields() {
+    let foot: PlanarFootParams = serde_yaml::from_str("{}").unwrap();
+    assert_eq!(foot, PlanarFootParams::default());
+    let monopod: MonopodParams = serde_yaml::from_str("leg_stiffness: 5000.0").unwrap();
+    assert_eq!(monopod.leg_stiffness, 5000.0);
+    assert_eq!(monopod.body_mass, MonopodParams::default().body_mass);
+    let quadruped: QuadrupedParams =
+        serde_yaml::from_str(&serde_yaml::to_string(&QuadrupedParams::default()).unwrap()).unwrap();
+    assert_eq!(quadruped, QuadrupedParams::default());
+    let error = serde_yaml::from_str::<QuadrupedParams>("torso_mas: 30").unwrap_err();
+    assert!(error.to_string().contains("torso_mas"), "{error}");
+}
