@@ -581,3 +581,62 @@ fn preset_parameters_read_from_yaml_with_defaults_and_reject_unknown_fields() {
     let error = serde_yaml::from_str::<QuadrupedParams>("torso_mas: 30").unwrap_err();
     assert!(error.to_string().contains("torso_mas"), "{error}");
 }
+
+/// The monopod can push off forward: with its foot pinned to the ground behind the body and
+/// full thrust, the ground pushes the foot up and forward and the body accelerates up and
+/// forward (pinned-foot dynamics: [M −Jᵀ; J 0] [q̈; f] = [Q − h; −J̇ v]).
+#[test]
+fn monopod_pushes_off_forward_with_its_foot_behind() {
+    let params = MonopodParams::default();
+    let robot = params.build(G);
+    let body = &robot.body;
+    let foot = &robot.contacts[robot.contact("foot").unwrap()];
+    let n = robot.n_q();
+    let hip = -0.3; // the foot swings back (clockwise) behind the hip
+    let leg = 0.45;
+    let q = vec![0.0, leg * f64::cos(hip), 0.0, hip, leg];
+    let v = vec![0.0; n];
+    let [foot_x, foot_z] = body.point(&q, foot.body, foot.point);
+    assert!(
+        foot_x < -0.1 && foot_z.abs() < 1e-12,
+        "foot at ({foot_x}, {foot_z})"
+    );
+    let thrust = params.thrust_limit.1;
+    let force = robot.generalized_forces(&q, &v, &[0.0, thrust]);
+    let h = body.bias_forces(&q, &v);
+    let jac = body.point_jacobian(&q, foot.body, foot.point);
+    let bias = body.point_bias_acceleration(&q, &v, foot.body, foot.point);
+    let m = body.mass_matrix_f64(&q);
+    let mut kkt = nalgebra::DMatrix::zeros(n + 2, n + 2);
+    let mut rhs = nalgebra::DVector::zeros(n + 2);
+    for i in 0..n {
+        for j in 0..n {
+            kkt[(i, j)] = m[(i, j)];
+        }
+        for r in 0..2 {
+            kkt[(i, n + r)] = -jac[r][i];
+            kkt[(n + r, i)] = jac[r][i];
+        }
+        rhs[i] = force[i] - h[i];
+    }
+    rhs[n] = -bias[0];
+    rhs[n + 1] = -bias[1];
+    let solution = kkt.lu().solve(&rhs).unwrap();
+    let (ground_x, ground_z) = (solution[n], solution[n + 1]);
+    assert!(
+        ground_z > 0.0 && ground_x > 0.0,
+        "ground force ({ground_x}, {ground_z})"
+    );
+    assert!(
+        solution[0] > 0.0 && solution[1] > 0.0,
+        "body accelerates ({}, {})",
+        solution[0],
+        solution[1]
+    );
+    // The leg extends and the foot stays put.
+    assert!(solution[4] > 0.0);
+    for r in 0..2 {
+        let foot_acc: f64 = (0..n).map(|k| jac[r][k] * solution[k]).sum::<f64>() + bias[r];
+        assert!(foot_acc.abs() < 1e-9);
+    }
+}
