@@ -217,7 +217,7 @@ impl PlanarRobot {
     }
 }
 
-/// A body-frame-independent helper for presets: a coordinate channel.
+/// A coordinate channel, for the presets.
 pub(crate) fn channel(name: &str, unit: &str, nominal: f64) -> Channel {
     Channel {
         name: name.into(),
