@@ -201,7 +201,13 @@ impl Multibody {
 
     /// Every body's frame in the world.
     pub fn frames<S: Scalar>(&self, q: &[S]) -> Vec<Frame<S>> {
-        assert_eq!(q.len(), self.n_q(), "q has {} entries, want {}", q.len(), self.n_q());
+        assert_eq!(
+            q.len(),
+            self.n_q(),
+            "q has {} entries, want {}",
+            q.len(),
+            self.n_q()
+        );
         let mut frames: Vec<Frame<S>> = Vec::with_capacity(self.bodies.len());
         frames.push(Frame {
             position: [q[0].clone(), q[1].clone()],
@@ -305,7 +311,13 @@ impl Multibody {
 
     /// Velocities and bias accelerations of all frame origins (one forward pass).
     fn motions<S: Scalar>(&self, frames: &[Frame<S>], v: &[S]) -> Vec<FrameMotion<S>> {
-        assert_eq!(v.len(), self.n_q(), "v has {} entries, want {}", v.len(), self.n_q());
+        assert_eq!(
+            v.len(),
+            self.n_q(),
+            "v has {} entries, want {}",
+            v.len(),
+            self.n_q()
+        );
         let mut motions: Vec<FrameMotion<S>> = Vec::with_capacity(self.bodies.len());
         motions.push(FrameMotion {
             velocity: [v[0].clone(), v[1].clone()],
@@ -428,8 +440,8 @@ impl Multibody {
                     if j > i {
                         continue;
                     }
-                    let mut term = (jx[i].clone() * jx[j].clone() + jz[i].clone() * jz[j].clone())
-                        * body.mass;
+                    let mut term =
+                        (jx[i].clone() * jx[j].clone() + jz[i].clone() * jz[j].clone()) * body.mass;
                     let angular = ja[i] * ja[j] * body.inertia;
                     if angular != 0.0 {
                         term = term + angular;
@@ -438,10 +450,10 @@ impl Multibody {
                 }
             }
         }
+        // Fill the upper triangle from the lower one.
         for i in 0..n {
-            for j in (i + 1)..n {
-                m[i][j] = m[j][i].clone();
-            }
+            let column: Vec<S> = m[i + 1..].iter().map(|row| row[i].clone()).collect();
+            m[i][i + 1..].clone_from_slice(&column);
         }
         m
     }
@@ -543,7 +555,11 @@ impl Multibody {
         generalized_force: &[f64],
     ) -> DVector<f64> {
         let n = self.n_q();
-        assert_eq!(generalized_force.len(), n, "generalized force has the wrong length");
+        assert_eq!(
+            generalized_force.len(),
+            n,
+            "generalized force has the wrong length"
+        );
         let h = self.bias_forces(q, v);
         let rhs = DVector::from_fn(n, |i, _| generalized_force[i] - h[i]);
         let cholesky = self

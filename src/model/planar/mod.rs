@@ -160,22 +160,37 @@ impl PlanarRobot {
         };
         let n = self.n_q();
         if self.coordinates.len() != n {
-            return fail(format!("{} coordinate names for {n} coordinates", self.coordinates.len()));
+            return fail(format!(
+                "{} coordinate names for {n} coordinates",
+                self.coordinates.len()
+            ));
         }
         if self.standing.len() != n {
-            return fail(format!("standing posture has {} entries, want {n}", self.standing.len()));
+            return fail(format!(
+                "standing posture has {} entries, want {n}",
+                self.standing.len()
+            ));
         }
         for input in &self.inputs {
             if input.coordinate >= n {
-                return fail(format!("input `{}` acts on coordinate {} of {n}", input.name, input.coordinate));
+                return fail(format!(
+                    "input `{}` acts on coordinate {} of {n}",
+                    input.name, input.coordinate
+                ));
             }
-            if !(input.limit.0 <= input.limit.1) {
-                return fail(format!("input `{}`: limits {:?} out of order", input.name, input.limit));
+            if input.limit.0.is_nan() || input.limit.1.is_nan() || input.limit.0 > input.limit.1 {
+                return fail(format!(
+                    "input `{}`: limits {:?} out of order",
+                    input.name, input.limit
+                ));
             }
         }
         for contact in &self.contacts {
             if contact.body >= self.body.bodies.len() {
-                return fail(format!("contact `{}` on missing body {}", contact.name, contact.body));
+                return fail(format!(
+                    "contact `{}` on missing body {}",
+                    contact.name, contact.body
+                ));
             }
             if !(contact.half_width >= 0.0 && contact.half_width.is_finite()) {
                 return fail(format!(
@@ -186,7 +201,10 @@ impl PlanarRobot {
         }
         for spring in &self.springs {
             if spring.coordinate < 3 || spring.coordinate >= n {
-                return fail(format!("spring on coordinate {}, not a joint", spring.coordinate));
+                return fail(format!(
+                    "spring on coordinate {}, not a joint",
+                    spring.coordinate
+                ));
             }
             if !(spring.stiffness >= 0.0 && spring.damping >= 0.0) {
                 return fail(format!(
@@ -199,7 +217,7 @@ impl PlanarRobot {
     }
 }
 
-/// A body-frame-independent helper for presets: a coordinate channel.
+/// A coordinate channel, for the presets.
 pub(crate) fn channel(name: &str, unit: &str, nominal: f64) -> Channel {
     Channel {
         name: name.into(),

@@ -104,11 +104,36 @@ impl QuadrupedParams {
         ];
         let half = 0.5 * self.torso_length;
         for leg in LEGS {
-            let hip_x = if leg.starts_with("front") { half } else { -half };
+            let hip_x = if leg.starts_with("front") {
+                half
+            } else {
+                -half
+            };
             let links = [
-                ("thigh", "hip", self.thigh_mass, self.thigh_length, self.thigh_inertia, self.hip_torque_limit),
-                ("shank", "knee", self.shank_mass, self.shank_length, self.shank_inertia, self.knee_torque_limit),
-                ("foot", "ankle", self.foot_mass, self.foot_length, self.foot_inertia, self.ankle_torque_limit),
+                (
+                    "thigh",
+                    "hip",
+                    self.thigh_mass,
+                    self.thigh_length,
+                    self.thigh_inertia,
+                    self.hip_torque_limit,
+                ),
+                (
+                    "shank",
+                    "knee",
+                    self.shank_mass,
+                    self.shank_length,
+                    self.shank_inertia,
+                    self.knee_torque_limit,
+                ),
+                (
+                    "foot",
+                    "ankle",
+                    self.foot_mass,
+                    self.foot_length,
+                    self.foot_inertia,
+                    self.ankle_torque_limit,
+                ),
             ];
             let mut parent = 0;
             let mut origin = [hip_x, 0.0];
