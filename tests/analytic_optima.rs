@@ -58,6 +58,7 @@ fn single_phase(
             path: None,
             state_bounds: vec![(-INF, INF); 2],
             control_bounds: vec![(-INF, INF)],
+            entry: None,
         }],
         control_continuity: false,
         point_constraints: vec![],
@@ -304,6 +305,7 @@ fn accelerate_coast_brake(nodes: usize) -> Ocp {
         path: None,
         state_bounds: vec![(-INF, INF); 2],
         control_bounds: vec![(u, u)],
+        entry: None,
     };
     Ocp {
         state_names: vec!["x".into(), "v".into()],

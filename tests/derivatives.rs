@@ -55,6 +55,7 @@ fn two_phase_problem(nodes: usize, control_continuity: bool) -> Ocp {
         })),
         state_bounds: vec![(-INF, INF); 3],
         control_bounds: vec![(-2.0, 2.0), (-INF, INF)],
+        entry: None,
     };
     let spring = Phase {
         name: "spring".into(),
@@ -90,6 +91,7 @@ fn two_phase_problem(nodes: usize, control_continuity: bool) -> Ocp {
         })),
         state_bounds: vec![(-INF, INF), (-5.0, 5.0), (-INF, INF)],
         control_bounds: vec![(-INF, INF); 2],
+        entry: None,
     };
     let point = |phase, node| Point { phase, node };
     Ocp {
