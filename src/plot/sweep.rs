@@ -262,6 +262,26 @@ impl Figure for ApexFigure {
     }
 }
 
+/// Orders `drag_scaling=5` before `drag_scaling=17.2`: values compared as numbers where both
+/// are numbers, as text otherwise.
+fn variant_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let values = |v: &str| -> Vec<String> {
+        v.split(", ")
+            .map(|kv| kv.split_once('=').map_or(kv, |(_, x)| x).to_string())
+            .collect()
+    };
+    for (x, y) in values(a).iter().zip(values(b).iter()) {
+        let order = match (x.parse::<f64>(), y.parse::<f64>()) {
+            (Ok(x), Ok(y)) => x.total_cmp(&y),
+            _ => x.cmp(y),
+        };
+        if order.is_ne() {
+            return order;
+        }
+    }
+    a.cmp(b)
+}
+
 /// "granular plan on poppy seeds", with the other varied values when there are any
 /// ("…, drag_scaling=5").
 fn series_label(group: &Group, variant: &str) -> String {
@@ -335,7 +355,7 @@ impl CommandFigure {
             commands.sort_by(|a, b| {
                 a.target_mm
                     .total_cmp(&b.target_mm)
-                    .then_with(|| a.variant.cmp(&b.variant))
+                    .then_with(|| variant_order(&a.variant, &b.variant))
             });
             if !seen.is_empty() {
                 panels.push((terrain, commands));
@@ -358,7 +378,7 @@ impl CommandFigure {
             .iter()
             .flat_map(|(_, c)| c.iter().map(|c| (c.target_mm, c.variant.clone(), c.converged)))
             .collect();
-        keys.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+        keys.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| variant_order(&a.1, &b.1)));
         keys.dedup_by(|a, b| (a.0 - b.0).abs() < 1e-9 && a.1 == b.1);
         keys
     }
