@@ -160,6 +160,16 @@ fn run_intrude(args: IntrudeArgs) -> anyhow::Result<u8> {
         }
     }
     let checkpoint = bed::Checkpoint::load(&args.checkpoint).map_err(classify)?;
+    let bed_depth = checkpoint.info.surface_height;
+    if args.depth >= bed_depth {
+        return Err(BadInput(format!(
+            "--depth {} m is below the floor of the bed in {}: it is {bed_depth:.4} m deep \
+             (surface to floor); give a depth less than {bed_depth:.4} m",
+            args.depth,
+            args.checkpoint.display()
+        ))
+        .into());
+    }
     let shape = match args.body {
         BodyKind::Disc => Shape::Disc {
             radius: args.radius,

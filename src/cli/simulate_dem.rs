@@ -29,9 +29,11 @@ pub struct DemArgs {
     /// Save the grains (VTK and PLY, for ParaView) every this many seconds; 0: none.
     #[arg(long, default_value_t = 0.02)]
     pub snapshot_every: f64,
-    /// Render side views (PNG) of the snapshots at these times [s] (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "0,0.06,0.1,0.14")]
-    pub render_at: Vec<f64>,
+    /// Render side views (PNG) at these times [s] (comma-separated, within 0..--t-max; the
+    /// grains are saved at each). Default with snapshots on: 0,0.06,0.1,0.14 (those up to
+    /// --t-max); with --snapshot-every 0, none.
+    #[arg(long, value_delimiter = ',')]
+    pub render_at: Option<Vec<f64>>,
     /// Stop at this time if no apex has come [s].
     #[arg(long, default_value_t = 0.6)]
     pub t_max: f64,
@@ -84,6 +86,7 @@ pub fn run(
         ))
         .into());
     }
+    let render_at = render_times(args)?;
     let bed = Checkpoint::load(bed_path).map_err(dem_error)?;
     let (mut engine, name): (Box<dyn Backend>, &'static str) = match backend {
         BackendChoice::DemCpu => (Box::new(CpuBackend::new()), "dem-cpu"),
@@ -103,6 +106,7 @@ pub fn run(
     let settings = HopperReplaySettings {
         t_max: args.t_max,
         snapshot_every: (args.snapshot_every > 0.0).then_some(args.snapshot_every),
+        snapshot_at: render_at.clone(),
         iterations: args.iterations.or(defaults.iterations),
         ..defaults
     };
@@ -128,7 +132,10 @@ pub fn run(
 
     let out = plan.dir.join(name);
     output::write_atomic(&out.join("dem_bodies.csv"), bodies_csv(&dem).as_bytes())?;
-    write_snapshots(&out, &dem, &args.render_at)?;
+    let params_dt = settings
+        .time_step
+        .unwrap_or(bed.scene.time_step);
+    let written = write_snapshots(&out, &dem, &render_at, params_dt)?;
     let scene = &bed.scene;
     let mut params = scene.step_params();
     if let Some(n) = settings.iterations {
@@ -162,7 +169,14 @@ pub fn run(
     let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
     output::write_atomic(&out.join("dem.json"), json.as_bytes())?;
     if !quiet {
-        print_summary(&summary, &out);
+        print_summary(&summary, &out, &written);
+    }
+    for t in &written.not_rendered {
+        eprintln!(
+            "warning: --render-at {t} s not rendered: the replay ended at {:.4} s{}",
+            summary.simulated_time_s,
+            if summary.reached_apex { " (apex)" } else { "" }
+        );
     }
     Ok(if dem.reached_apex { 0 } else { 1 })
 }
@@ -175,8 +189,58 @@ fn dem_error(e: DemError) -> anyhow::Error {
     }
 }
 
-/// Snapshots as VTK and PLY, and side-view renders of the ones nearest `render_at`.
-fn write_snapshots(out: &Path, dem: &HopperReplay, render_at: &[f64]) -> anyhow::Result<()> {
+/// The render times, checked before any work: each within the run (0..--t-max), and none
+/// asked for without snapshots.
+fn render_times(args: &DemArgs) -> anyhow::Result<Vec<f64>> {
+    let snapshots = args.snapshot_every > 0.0;
+    let Some(times) = &args.render_at else {
+        return Ok(if snapshots {
+            [0.0, 0.06, 0.1, 0.14]
+                .into_iter()
+                .filter(|t| *t <= args.t_max)
+                .collect()
+        } else {
+            Vec::new()
+        });
+    };
+    if !snapshots && !times.is_empty() {
+        return Err(BadInput(
+            "--render-at renders saved grains, and --snapshot-every 0 saves none; give \
+             --snapshot-every a positive interval or leave --render-at out"
+                .into(),
+        )
+        .into());
+    }
+    for &t in times {
+        if !(t >= 0.0 && t <= args.t_max) {
+            return Err(BadInput(format!(
+                "--render-at {t}: outside the run, which spans 0 to --t-max {} s; give times \
+                 in that range",
+                args.t_max
+            ))
+            .into());
+        }
+    }
+    Ok(times.clone())
+}
+
+/// What `write_snapshots` wrote.
+struct Written {
+    /// Snapshots written (each as VTK and PLY).
+    snapshots: usize,
+    renders: Vec<PathBuf>,
+    /// Render times after the replay's end (it stopped at the apex before them).
+    not_rendered: Vec<f64>,
+}
+
+/// Snapshots as VTK and PLY, and a side-view render at each of `render_at`, from the snapshot
+/// of the step that starts at or within one step `dt` after it (the replay saved it there).
+fn write_snapshots(
+    out: &Path,
+    dem: &HopperReplay,
+    render_at: &[f64],
+    dt: f64,
+) -> anyhow::Result<Written> {
     let frames = out.join("snapshots");
     for (i, snap) in dem.snapshots.iter().enumerate() {
         let g = &snap.grains;
@@ -195,13 +259,19 @@ fn write_snapshots(out: &Path, dem: &HopperReplay, render_at: &[f64]) -> anyhow:
         )
         .context("writing a PLY snapshot")?;
     }
+    let mut written = Written {
+        snapshots: dem.snapshots.len(),
+        renders: Vec::new(),
+        not_rendered: Vec::new(),
+    };
     for &t in render_at {
         let Some(snap) = dem
             .snapshots
             .iter()
-            .min_by(|a, b| (a.t - t).abs().total_cmp(&(b.t - t).abs()))
+            .find(|s| s.t >= t - 1e-12 && s.t - t < dt - 1e-12)
         else {
-            break;
+            written.not_rendered.push(t);
+            continue;
         };
         let g = &snap.grains;
         let (lo, hi) = bounds(&g.position);
@@ -217,8 +287,9 @@ fn write_snapshots(out: &Path, dem: &HopperReplay, render_at: &[f64]) -> anyhow:
             speed_range: Some([0.0, 0.5]),
             ..SideView::new([lo[0], hi[0]], [0.0, top], 1200)
         };
+        let path = out.join(format!("render_t{:.3}.png", snap.t));
         render_side_view(
-            &out.join(format!("render_t{:.3}.png", snap.t)),
+            &path,
             &RenderInput {
                 positions: &g.position,
                 radii: &g.radius,
@@ -229,8 +300,9 @@ fn write_snapshots(out: &Path, dem: &HopperReplay, render_at: &[f64]) -> anyhow:
             },
         )
         .context("rendering a side view")?;
+        written.renders.push(path);
     }
-    Ok(())
+    Ok(written)
 }
 
 fn bounds(points: &[[f64; 3]]) -> ([f64; 3], [f64; 3]) {
@@ -245,7 +317,7 @@ fn bounds(points: &[[f64; 3]]) -> ([f64; 3], [f64; 3]) {
     (lo, hi)
 }
 
-fn print_summary(s: &DemSummary, out: &Path) {
+fn print_summary(s: &DemSummary, out: &Path, written: &Written) {
     let mm = |v: f64| v * 1e3;
     println!(
         "replayed the {} plan on {} grains ({}; dt {} s, {} iterations) in {:.1} s for {:.3} s simulated",
@@ -279,8 +351,17 @@ fn print_summary(s: &DemSummary, out: &Path) {
     if let Some(t) = s.takeoff_s {
         println!("  takeoff {t:.4} s   planned {:.4} s", s.planned_takeoff_s);
     }
-    println!(
-        "  wrote {}/ (dem_bodies.csv, dem.json, snapshots/, render_*.png)",
-        out.display()
-    );
+    // Only what this run wrote.
+    let mut files = vec!["dem_bodies.csv".to_string(), "dem.json".to_string()];
+    if written.snapshots > 0 {
+        files.push(format!(
+            "snapshots/ ({} VTK and {} PLY)",
+            written.snapshots, written.snapshots
+        ));
+    }
+    files.extend(written.renders.iter().map(|p| {
+        p.file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    }));
+    println!("  wrote {}/ ({})", out.display(), files.join(", "));
 }

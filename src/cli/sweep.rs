@@ -145,6 +145,8 @@ struct Point {
     problem: Problem,
     overrides: Vec<String>,
     dir: PathBuf,
+    /// (path, value) of every --vary at this point, in --vary order.
+    varied: Vec<(String, String)>,
 }
 
 /// One row of sweep.csv.
@@ -156,6 +158,10 @@ struct Row {
     planned: f64,
     solve_s: f64,
     iterations: u64,
+    /// ½∫u² dt of the plan, from its solution.json (NaN if absent).
+    objective: f64,
+    /// (path, value) of every --vary.
+    varied: Vec<(String, String)>,
     replay_terrain: String,
     achieved: Option<f64>,
     run_dir: String,
@@ -196,6 +202,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             problem,
             overrides,
             dir,
+            varied: combo,
         });
     }
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
@@ -407,6 +414,11 @@ fn other_terrain(problem: &Problem) -> problem::Terrain {
 
 fn replay_point(point: &Point, out: &Path) -> anyhow::Result<Vec<Row>> {
     let plan = simulate::read_plan(&point.dir)?;
+    let objective = std::fs::read_to_string(point.dir.join("solution.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|json| json.get("objective").and_then(serde_json::Value::as_f64))
+        .unwrap_or(f64::NAN);
     let mut rows = Vec::new();
     for terrain in [point.problem.terrain.clone(), other_terrain(&point.problem)] {
         let settings = loam::sim::reduced::Settings::default();
@@ -422,6 +434,8 @@ fn replay_point(point: &Point, out: &Path) -> anyhow::Result<Vec<Row>> {
             planned: plan.apex_rise,
             solve_s: plan.solve_seconds,
             iterations: plan.iterations,
+            objective,
+            varied: point.varied.clone(),
             replay_terrain: terrain_label(&terrain),
             achieved,
             run_dir: point
@@ -435,17 +449,26 @@ fn replay_point(point: &Point, out: &Path) -> anyhow::Result<Vec<Row>> {
     Ok(rows)
 }
 
+/// `sweep.csv`: the fixed columns (their order is stable), then `objective` and one column per
+/// --vary named by its path, holding the value as given.
 fn sweep_csv(rows: &[Row]) -> String {
     let mut s = String::from(
-        "plan_terrain,apex_target_m,status,converged,planned_apex_m,solve_s,iterations,replay_terrain,achieved_apex_m,error_m,run_dir\n",
+        "plan_terrain,apex_target_m,status,converged,planned_apex_m,solve_s,iterations,replay_terrain,achieved_apex_m,error_m,run_dir,objective",
     );
+    if let Some(first) = rows.first() {
+        for (path, _) in &first.varied {
+            s.push(',');
+            s.push_str(path);
+        }
+    }
+    s.push('\n');
     for r in rows {
         let (achieved, error) = match r.achieved {
             Some(a) => (format!("{a:.6e}"), format!("{:.6e}", a - r.target)),
             None => ("nan".into(), "nan".into()),
         };
         s.push_str(&format!(
-            "{},{:.6},{},{},{:.6e},{:.4},{},{},{achieved},{error},{}\n",
+            "{},{:.6},{},{},{:.6e},{:.4},{},{},{achieved},{error},{},{:.6e}",
             r.plan_terrain,
             r.target,
             r.status,
@@ -454,16 +477,54 @@ fn sweep_csv(rows: &[Row]) -> String {
             r.solve_s,
             r.iterations,
             r.replay_terrain,
-            r.run_dir
+            r.run_dir,
+            r.objective
         ));
+        for (_, value) in &r.varied {
+            s.push(',');
+            s.push_str(value);
+        }
+        s.push('\n');
     }
     s
 }
 
 fn print_table(rows: &[Row]) {
+    // One column per varied field (its last path segment), as wide as its values.
+    let varied: Vec<(String, usize)> = rows
+        .first()
+        .map(|r| {
+            r.varied
+                .iter()
+                .enumerate()
+                .map(|(k, (path, _))| {
+                    let name = path.rsplit('.').next().unwrap_or(path).to_string();
+                    let width = rows
+                        .iter()
+                        .map(|r| r.varied[k].1.len())
+                        .chain([name.len()])
+                        .max()
+                        .unwrap_or(0);
+                    (name, width)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut header = String::new();
+    for (name, width) in &varied {
+        header += &format!("{name:<width$} ");
+    }
     println!(
-        "{:<12} {:>10} {:>10} {:<14} {:>12} {:>9}",
-        "plan", "target mm", "converged", "replayed on", "achieved mm", "error %"
+        "{header}{:<12} {:>10} {:>10} {:<14} {:>12} {:>9} {:>12} {:>6} {:>8}",
+        "plan",
+        "target mm",
+        "converged",
+        "replayed on",
+        "achieved mm",
+        "error %",
+        "objective",
+        "iter",
+        "solve s"
     );
     for r in rows {
         let (achieved, error) = match r.achieved {
@@ -473,14 +534,21 @@ fn print_table(rows: &[Row]) {
             ),
             None => ("-".into(), "-".into()),
         };
+        let mut values = String::new();
+        for ((_, width), (_, value)) in varied.iter().zip(&r.varied) {
+            values += &format!("{value:<width$} ");
+        }
         println!(
-            "{:<12} {:>10.1} {:>10} {:<14} {:>12} {:>9}",
+            "{values}{:<12} {:>10.1} {:>10} {:<14} {:>12} {:>9} {:>12.4e} {:>6} {:>8.3}",
             r.plan_terrain,
             r.target * 1e3,
             r.converged,
             r.replay_terrain,
             achieved,
-            error
+            error,
+            r.objective,
+            r.iterations,
+            r.solve_s
         );
     }
     // Mean absolute apex error per (plan, replay) group, the numbers of the paper's Fig. 5.

@@ -174,7 +174,38 @@ pub struct SweepRow {
     pub achieved_apex: Option<f64>,
     /// Relative to the sweep folder.
     pub run_dir: PathBuf,
+    /// (path, value) of each varied field (`sweep.csv`'s columns beyond the fixed ones).
+    pub varied: Vec<(String, String)>,
 }
+
+impl SweepRow {
+    /// The varied values that the figures do not already show (the apex target is the
+    /// x axis, the terrain model the group): `drag_scaling=5`, empty if none.
+    pub fn variant(&self) -> String {
+        self.varied
+            .iter()
+            .filter(|(path, _)| path != "task.apex_height" && path != "terrain.model")
+            .map(|(path, value)| format!("{}={value}", path.rsplit('.').next().unwrap_or(path)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The columns `loam sweep` always writes; any other column of `sweep.csv` is a varied field.
+const SWEEP_FIXED_COLUMNS: [&str; 12] = [
+    "plan_terrain",
+    "apex_target_m",
+    "status",
+    "converged",
+    "planned_apex_m",
+    "solve_s",
+    "iterations",
+    "replay_terrain",
+    "achieved_apex_m",
+    "error_m",
+    "run_dir",
+    "objective",
+];
 
 #[derive(Clone, Debug)]
 pub struct Sweep {
@@ -190,6 +221,16 @@ impl Sweep {
         let replay = table.choices("replay_terrain", &SWEEP_TERRAINS)?;
         let achieved = table.optional_numbers("achieved_apex_m")?;
         let run_dir = table.text("run_dir")?;
+        let varied_columns: Vec<String> = table
+            .columns()
+            .iter()
+            .filter(|c| !SWEEP_FIXED_COLUMNS.contains(&c.as_str()))
+            .cloned()
+            .collect();
+        let varied_values = varied_columns
+            .iter()
+            .map(|c| table.text(c))
+            .collect::<Result<Vec<_>, _>>()?;
         let rows = (0..table.len())
             .map(|i| SweepRow {
                 plan_terrain: plan[i].to_string(),
@@ -198,6 +239,11 @@ impl Sweep {
                 replay_terrain: replay[i].to_string(),
                 achieved_apex: achieved[i],
                 run_dir: PathBuf::from(run_dir[i]),
+                varied: varied_columns
+                    .iter()
+                    .zip(&varied_values)
+                    .map(|(c, v)| (c.clone(), v[i].to_string()))
+                    .collect(),
             })
             .collect();
         Ok(Sweep { rows })

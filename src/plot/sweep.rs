@@ -99,21 +99,32 @@ pub struct GroupSummary {
 }
 
 pub struct ApexFigure {
-    groups: Vec<(&'static Group, GroupPoints)>,
+    /// (group, variant: the other varied values, colour, points); a group splits into one
+    /// series per variant when the sweep varied more than the target and the terrain.
+    groups: Vec<(&'static Group, String, RGBColor, GroupPoints)>,
 }
 
 impl ApexFigure {
     pub fn new(sweep: &Sweep) -> ApexFigure {
-        let groups = GROUPS
-            .iter()
-            .filter_map(|group| {
+        let mut variants: Vec<String> = Vec::new();
+        for row in &sweep.rows {
+            let v = row.variant();
+            if !variants.contains(&v) {
+                variants.push(v);
+            }
+        }
+        let shaded = variants.len() > 1;
+        let mut groups = Vec::new();
+        for group in &GROUPS {
+            for (k, variant) in variants.iter().enumerate() {
                 let rows: Vec<_> = sweep
                     .rows
                     .iter()
                     .filter(|r| r.plan_terrain == group.plan && r.replay_terrain == group.replay)
+                    .filter(|r| r.variant() == *variant)
                     .collect();
                 if rows.is_empty() {
-                    return None;
+                    continue;
                 }
                 let mut points: Vec<(f64, f64, bool)> = rows
                     .iter()
@@ -124,9 +135,14 @@ impl ApexFigure {
                     .collect();
                 points.sort_by(|a, b| a.0.total_cmp(&b.0));
                 let failed = rows.len() - points.len();
-                Some((group, GroupPoints { points, failed }))
-            })
-            .collect();
+                let color = if shaded {
+                    sequential(k as f64 / (variants.len() - 1) as f64 * 0.85)
+                } else {
+                    group.color
+                };
+                groups.push((group, variant.clone(), color, GroupPoints { points, failed }));
+            }
+        }
         ApexFigure { groups }
     }
 
@@ -134,10 +150,10 @@ impl ApexFigure {
     pub fn summary(&self) -> Vec<GroupSummary> {
         self.groups
             .iter()
-            .map(|(group, points)| {
+            .map(|(group, variant, _, points)| {
                 let mae = points.mean_abs_error();
                 GroupSummary {
-                    label: group.label.to_string(),
+                    label: series_label(group, variant),
                     plan_terrain: group.plan.to_string(),
                     replay_terrain: group.replay.to_string(),
                     mean_abs_error_mm: mae.map(|m| m.0),
@@ -171,7 +187,7 @@ impl Figure for ApexFigure {
         let all = self
             .groups
             .iter()
-            .flat_map(|(_, g)| g.points.iter().flat_map(|p| [p.0, p.1]));
+            .flat_map(|(_, _, _, g)| g.points.iter().flat_map(|p| [p.0, p.1]));
         let (lo, hi) = range_of(all, 0.0);
         let hi = (hi * 1.06 / 10.0).ceil() * 10.0;
         let lo = ((lo - 8.0) / 10.0).floor().max(0.0) * 10.0;
@@ -195,12 +211,12 @@ impl Figure for ApexFigure {
             Stroke::Dashed(8, 5),
             2,
         )?;
-        for (group, points) in &self.groups {
+        for (group, _, color, points) in &self.groups {
             let xy: Vec<(f64, f64)> = points.points.iter().map(|p| (p.0, p.1)).collect();
             draw_line(
                 &mut chart,
                 &xy,
-                group.color.mix(0.5).to_rgba().rgb_color(),
+                color.mix(0.5).to_rgba().rgb_color(),
                 Stroke::Solid,
                 1,
             )?;
@@ -211,18 +227,18 @@ impl Figure for ApexFigure {
                     .filter(|p| p.2 == filled)
                     .map(|p| (p.0, p.1))
                     .collect();
-                draw_markers(&mut chart, &these, (group.marker, filled), 6, group.color)?;
+                draw_markers(&mut chart, &these, (group.marker, filled), 6, *color)?;
             }
         }
 
         let mut entries: Vec<LegendEntry> = Vec::new();
-        for (group, points) in &self.groups {
-            let mut label = group.label.to_string();
+        for (group, variant, color, points) in &self.groups {
+            let mut label = series_label(group, variant);
             label += &match points.mean_abs_error() {
                 Some((mae, n)) => format!(": mean |error| {mae:.1} mm (n = {n})"),
                 None => ": no converged plan".into(),
             };
-            entries.push(LegendEntry::marker(label, group.color, group.marker, true));
+            entries.push(LegendEntry::marker(label, *color, group.marker, true));
             if points.failed > 0 {
                 entries.push(LegendEntry::note(format!(
                     "({} replay(s) reached no apex: not drawn)",
@@ -246,6 +262,36 @@ impl Figure for ApexFigure {
     }
 }
 
+/// Orders `drag_scaling=5` before `drag_scaling=17.2`: values compared as numbers where both
+/// are numbers, as text otherwise.
+fn variant_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let values = |v: &str| -> Vec<String> {
+        v.split(", ")
+            .map(|kv| kv.split_once('=').map_or(kv, |(_, x)| x).to_string())
+            .collect()
+    };
+    for (x, y) in values(a).iter().zip(values(b).iter()) {
+        let order = match (x.parse::<f64>(), y.parse::<f64>()) {
+            (Ok(x), Ok(y)) => x.total_cmp(&y),
+            _ => x.cmp(y),
+        };
+        if order.is_ne() {
+            return order;
+        }
+    }
+    a.cmp(b)
+}
+
+/// "granular plan on poppy seeds", with the other varied values when there are any
+/// ("…, drag_scaling=5").
+fn series_label(group: &Group, variant: &str) -> String {
+    if variant.is_empty() {
+        group.label.to_string()
+    } else {
+        format!("{}, {variant}", group.label)
+    }
+}
+
 /// Helps `mix` keep an `RGBColor` type for [`draw_line`].
 trait Rgb {
     fn rgb_color(&self) -> RGBColor;
@@ -262,6 +308,8 @@ impl Rgb for RGBAColor {
 /// One plan's command for the command figure.
 struct Command {
     target_mm: f64,
+    /// The other varied values (`drag_scaling=5`), empty if none.
+    variant: String,
     converged: bool,
     /// (t [s], z_d [mm])
     points: Vec<(f64, f64)>,
@@ -294,6 +342,7 @@ impl CommandFigure {
                 let plan = Motion::read(&path)?;
                 commands.push(Command {
                     target_mm: 1e3 * row.apex_target,
+                    variant: row.variant(),
                     converged: row.converged,
                     points: plan
                         .t
@@ -303,7 +352,11 @@ impl CommandFigure {
                         .collect(),
                 });
             }
-            commands.sort_by(|a, b| a.target_mm.total_cmp(&b.target_mm));
+            commands.sort_by(|a, b| {
+                a.target_mm
+                    .total_cmp(&b.target_mm)
+                    .then_with(|| variant_order(&a.variant, &b.variant))
+            });
             if !seen.is_empty() {
                 panels.push((terrain, commands));
             }
@@ -316,6 +369,32 @@ impl CommandFigure {
             missing,
             targets: (lo, hi),
         })
+    }
+
+    /// The legend's keys: (target, variant) in order, one per distinct plan line.
+    fn keys(&self) -> Vec<(f64, String, bool)> {
+        let mut keys: Vec<(f64, String, bool)> = self
+            .panels
+            .iter()
+            .flat_map(|(_, c)| c.iter().map(|c| (c.target_mm, c.variant.clone(), c.converged)))
+            .collect();
+        keys.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| variant_order(&a.1, &b.1)));
+        keys.dedup_by(|a, b| (a.0 - b.0).abs() < 1e-9 && a.1 == b.1);
+        keys
+    }
+
+    /// A line's colour: graded by target, or, when other fields were varied too, by its place
+    /// among the (target, variant) keys so that each is told apart.
+    fn color_of(&self, target_mm: f64, variant: &str) -> RGBColor {
+        let keys = self.keys();
+        if keys.iter().any(|k| !k.1.is_empty()) && keys.len() > 1 {
+            let i = keys
+                .iter()
+                .position(|k| (k.0 - target_mm).abs() < 1e-9 && k.1 == variant)
+                .unwrap_or(0);
+            return sequential(i as f64 / (keys.len() - 1) as f64);
+        }
+        self.color(target_mm)
     }
 
     fn color(&self, target_mm: f64) -> RGBColor {
@@ -335,8 +414,14 @@ const MAX_TARGET_ROWS: usize = 16;
 
 impl Figure for CommandFigure {
     fn size(&self) -> (u32, u32) {
+        // Wider when the legend names other varied fields beside the target.
+        let legend = if self.keys().iter().any(|k| !k.1.is_empty()) {
+            2 * COMMAND_LEGEND
+        } else {
+            COMMAND_LEGEND
+        };
         (
-            COMMAND_PANEL.0 * self.panels.len().max(1) as u32 + COMMAND_LEGEND,
+            COMMAND_PANEL.0 * self.panels.len().max(1) as u32 + legend,
             COMMAND_PANEL.1 + 50,
         )
     }
@@ -387,38 +472,32 @@ impl Figure for CommandFigure {
                 draw_line(
                     &mut chart,
                     &command.points,
-                    self.color(command.target_mm),
+                    self.color_of(command.target_mm, &command.variant),
                     stroke,
                     2,
                 )?;
             }
         }
 
-        let mut targets: Vec<(f64, bool)> = self
-            .panels
-            .iter()
-            .flat_map(|(_, c)| c.iter().map(|c| (c.target_mm, c.converged)))
-            .collect();
-        targets.sort_by(|a, b| a.0.total_cmp(&b.0));
-        targets.dedup_by(|a, b| (a.0 - b.0).abs() < 1e-9);
-        // A legend row per target up to MAX_TARGET_ROWS; beyond, evenly spaced ones (first and
-        // last included) and a note that the colour is graded in between.
-        let shown: Vec<f64> = if targets.len() <= MAX_TARGET_ROWS {
-            targets.iter().map(|t| t.0).collect()
+        let targets = self.keys();
+        // A legend row per plan line up to MAX_TARGET_ROWS; beyond, evenly spaced ones (first
+        // and last included) and a note that the colour is graded in between.
+        let shown: Vec<&(f64, String, bool)> = if targets.len() <= MAX_TARGET_ROWS {
+            targets.iter().collect()
         } else {
             (0..MAX_TARGET_ROWS)
-                .map(|k| targets[k * (targets.len() - 1) / (MAX_TARGET_ROWS - 1)].0)
+                .map(|k| &targets[k * (targets.len() - 1) / (MAX_TARGET_ROWS - 1)])
                 .collect()
         };
         let mut entries: Vec<LegendEntry> = shown
             .iter()
-            .map(|t| {
-                LegendEntry::line(
-                    format!("{} mm", trim_number(*t)),
-                    self.color(*t),
-                    Stroke::Solid,
-                    4,
-                )
+            .map(|(t, variant, _)| {
+                let label = if variant.is_empty() {
+                    format!("{} mm", trim_number(*t))
+                } else {
+                    format!("{} mm, {variant}", trim_number(*t))
+                };
+                LegendEntry::line(label, self.color_of(*t, variant), Stroke::Solid, 4)
             })
             .collect();
         if shown.len() < targets.len() {

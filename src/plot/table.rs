@@ -65,6 +65,11 @@ impl Table {
         })
     }
 
+    /// The header's column names, in order.
+    pub fn columns(&self) -> &[String] {
+        &self.header
+    }
+
     pub fn len(&self) -> usize {
         self.records.len()
     }

@@ -78,7 +78,76 @@ pub fn check_options(options: &[(String, OptionValue)]) -> Result<(), IpoptError
     };
     let mut probe = ipopt::Ipopt::new(&structure)?;
     probe.set_options(&default_options())?;
-    probe.set_options(options)
+    probe.set_options(options)?;
+    let mut all = default_options();
+    all.extend(options.iter().cloned());
+    let linear_solver = all
+        .iter()
+        .rev()
+        .find(|(name, _)| name == "linear_solver")
+        .map(|(name, value)| (name.clone(), value.clone()));
+    let refuse = |value: &OptionValue, reason: String| {
+        let working = available_linear_solvers(&all);
+        IpoptError::Option {
+            name: "linear_solver".into(),
+            value: value.to_string(),
+            message: format!(
+                "{reason}; linear solvers that work in this IPOPT build: {}",
+                if working.is_empty() {
+                    "none found".to_string()
+                } else {
+                    working.join(", ")
+                }
+            ),
+        }
+    };
+    if let Some((_, value)) = &linear_solver {
+        // IPOPT dereferences a missing custom solver object (a crash): only its C++ interface
+        // can hand one over, never the C interface loam uses.
+        if *value == OptionValue::Str("custom".into()) {
+            return Err(refuse(
+                value,
+                "`custom` needs a solver object from IPOPT's C++ interface, which loam does not use"
+                    .into(),
+            ));
+        }
+    }
+    // Some values pass `set_option` and fail only when a solve starts: a linear solver whose
+    // library IPOPT loads at run time (HSL's ma27..ma97 from libhsl.so, pardiso) and this
+    // build does not find. Run them on a one-variable problem.
+    let Err(reason) = ipopt::probe_solve(&all)? else {
+        return Ok(());
+    };
+    let reason = format!("IPOPT cannot start a solve with it: {reason}");
+    Err(match &linear_solver {
+        Some((_, value)) => refuse(value, reason),
+        None => IpoptError::Option {
+            name: "(these options together)".into(),
+            value: String::new(),
+            message: reason,
+        },
+    })
+}
+
+/// The settings of `linear_solver` that run a solve in this IPOPT build (with the other
+/// `options`). Only those IPOPT documents as built in ("use the ... package") are tried: a
+/// second failed run-time library load in one process has crashed IPOPT 3.14 (ma97 after
+/// ma27..ma86), so the "load ... at runtime" ones are not probed, and `custom` needs a C++
+/// solver object.
+pub fn available_linear_solvers(options: &[(String, OptionValue)]) -> Vec<String> {
+    ipopt::valid_settings("linear_solver")
+        .into_iter()
+        .filter(|(value, description)| value != "custom" && !description.contains("load"))
+        .map(|(value, _)| value)
+        .filter(|candidate| {
+            let mut with = options.to_vec();
+            with.push((
+                "linear_solver".to_string(),
+                OptionValue::Str(candidate.clone()),
+            ));
+            matches!(ipopt::probe_solve(&with), Ok(Ok(())))
+        })
+        .collect()
 }
 
 /// What a solve produced. Not converging is a status here, not an error.

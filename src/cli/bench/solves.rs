@@ -57,9 +57,9 @@ pub fn run_solves(files: Vec<PathBuf>, repeat: usize) -> anyhow::Result<u8> {
         }
         let total = |s: &[Sample]| median(s.iter().map(|x| x.setup + x.solve).collect());
         println!(
-            "{:<22} loam is {:.2}x faster than the baseline (median total)",
+            "{:<22} {} (median total)",
             "",
-            total(&baseline) / total(&loam)
+            time_ratio("loam", total(&loam), "baseline", total(&baseline))
         );
     }
     println!(
@@ -114,6 +114,22 @@ fn print_row(name: &str, config: &str, samples: &[Sample]) {
         samples.len(),
         if failed > 0 { format!("  {failed} NOT CONVERGED") } else { String::new() }
     );
+}
+
+/// `subject/reference time R: subject is slower` (R > 1) or `... faster` (R < 1): the ratio
+/// is always the subject's time over the reference's, and the word follows from it.
+pub fn time_ratio(subject: &str, subject_s: f64, reference: &str, reference_s: f64) -> String {
+    let ratio = subject_s / reference_s;
+    let verdict = if !ratio.is_finite() {
+        "not comparable".to_string()
+    } else if format!("{ratio:.2}") == "1.00" {
+        format!("{subject} and {reference} take the same time")
+    } else if ratio > 1.0 {
+        format!("{subject} is slower ({ratio:.2}x the time)")
+    } else {
+        format!("{subject} is faster ({:.2}x the speed)", 1.0 / ratio)
+    };
+    format!("{subject}/{reference} time {ratio:.2}: {verdict}")
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -192,11 +208,27 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<u8> {
             );
         }
         println!(
-            "{:<22} warm-started sweep is {:.2}x as fast as the cold one (median wall time)",
+            "{:<22} {} (median wall time)",
             "",
-            medians[0] / medians[1]
+            time_ratio("warm", medians[1], "cold", medians[0])
         );
     }
     println!("a warm solve that does not converge is re-solved cold; its time counts.");
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::time_ratio;
+
+    #[test]
+    fn a_ratio_above_one_is_slower_and_below_one_faster() {
+        // The reported case: loam 1.6x the baseline's time was printed "0.64x faster".
+        let slow = time_ratio("loam", 1.6, "baseline", 1.0);
+        assert_eq!(slow, "loam/baseline time 1.60: loam is slower (1.60x the time)");
+        let fast = time_ratio("loam", 0.5, "baseline", 1.0);
+        assert_eq!(fast, "loam/baseline time 0.50: loam is faster (2.00x the speed)");
+        assert!(time_ratio("warm", 1.0, "cold", 1.0).contains("the same time"));
+        assert!(!time_ratio("warm", 1.0, "cold", 0.0).contains("faster"));
+    }
 }

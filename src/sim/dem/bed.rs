@@ -210,11 +210,54 @@ pub fn prepare(backend: &mut dyn Backend, scene: &Scene) -> Result<Checkpoint, D
         kinetic_energy_per_grain: grains.kinetic_energy() / grains.len().max(1) as f64,
         volume_fraction: volume / (scene.container.area() * surface_height.max(f64::MIN_POSITIVE)),
     };
+    check_sane(&grains, &info)?;
     Ok(Checkpoint {
         scene: scene.clone(),
         grains,
         info,
     })
+}
+
+/// A settled bed must be physical: every grain finite and above the container floor, a finite
+/// kinetic energy, a free surface above the floor, a volume fraction in (0, 1) (no packing of
+/// spheres fills space). Otherwise the bed exploded: `DemError::Unphysical`.
+pub fn check_sane(grains: &GrainState, info: &BedInfo) -> Result<(), DemError> {
+    let exploded = |why: String| {
+        DemError::Unphysical(format!(
+            "the bed exploded while settling: {why}; a smaller time_step or more \
+             solver.iterations may hold it"
+        ))
+    };
+    for (i, (x, r)) in grains.position.iter().zip(&grains.radius).enumerate() {
+        if !x.iter().all(|c| c.is_finite()) {
+            return Err(exploded(format!("grain {i} is at a non-finite position {x:?}")));
+        }
+        if x[2] < -r {
+            return Err(exploded(format!(
+                "grain {i} is at z = {:.4e} m, below the container floor (z = 0)",
+                x[2]
+            )));
+        }
+    }
+    if !info.kinetic_energy_per_grain.is_finite() {
+        return Err(exploded(format!(
+            "the kinetic energy per grain is {}",
+            info.kinetic_energy_per_grain
+        )));
+    }
+    if !(info.surface_height > 0.0 && info.surface_height.is_finite()) {
+        return Err(exploded(format!(
+            "the free surface is at {} m",
+            info.surface_height
+        )));
+    }
+    if !(info.volume_fraction > 0.0 && info.volume_fraction < 1.0) {
+        return Err(exploded(format!(
+            "the volume fraction is {:.3e}, outside (0, 1)",
+            info.volume_fraction
+        )));
+    }
+    Ok(())
 }
 
 /// The free surface: the mean over the central half of the container (by radius) of the

@@ -39,6 +39,10 @@ pub struct HopperReplaySettings {
     pub t_max: f64,
     /// Save the grains every this many seconds (and at t = 0); `None`: no snapshots.
     pub snapshot_every: Option<f64>,
+    /// Also save the grains at the first step starting at or after each of these times [s]
+    /// (e.g. the times to render), whether or not `snapshot_every` is set.
+    #[serde(default)]
+    pub snapshot_at: Vec<f64>,
     /// How long the robot settles on the bed before t = 0 [s]. Default 0.3.
     pub settle_time: f64,
     /// Robot sub-steps per grain step. Default 10.
@@ -62,6 +66,7 @@ impl Default for HopperReplaySettings {
         HopperReplaySettings {
             t_max: 1.0,
             snapshot_every: None,
+            snapshot_at: Vec::new(),
             settle_time: 0.3,
             substeps: 10,
             foot_thickness: 0.005,
@@ -259,19 +264,29 @@ pub fn replay_hopper(
             ));
         }
         if k >= 0 {
+            let mut take = false;
             if let Some(every) = settings.snapshot_every {
                 if t_start >= next_snapshot - 1e-12 {
-                    let foot = backend.bodies()?[0];
-                    snapshots.push(ParticleSnapshot {
-                        t: t_start,
-                        grains: backend.grains()?,
-                        foot_centre: foot.position,
-                        foot_radius,
-                        foot_thickness: settings.foot_thickness,
-                        surface_height: surface,
-                    });
+                    take = true;
                     next_snapshot += every;
                 }
+            }
+            // A requested instant falls in this step when it is not before its start and
+            // before the next step's.
+            take |= settings
+                .snapshot_at
+                .iter()
+                .any(|&at| t_start >= at - 1e-12 && t_start - dt < at - 1e-12);
+            if take {
+                let foot = backend.bodies()?[0];
+                snapshots.push(ParticleSnapshot {
+                    t: t_start,
+                    grains: backend.grains()?,
+                    foot_centre: foot.position,
+                    foot_radius,
+                    foot_thickness: settings.foot_thickness,
+                    surface_height: surface,
+                });
             }
         }
         let command_at = |t: f64| {
@@ -291,6 +306,7 @@ pub fn replay_hopper(
             backend.set_body(0, foot)?;
             backend.step(1)?;
             let foot = backend.bodies()?[0];
+            above_floor(&foot, half_thickness, t_start + dt, scene.grains.radius)?;
             last_bed_force = backend.body_forces()?[0].force[2];
             x[Z_F] = foot.position[2] - surface - half_thickness;
             x[Z_R] = x[Z_F] + rod_offset;
@@ -304,6 +320,7 @@ pub fn replay_hopper(
         backend.set_body(0, foot)?;
         backend.step(1)?;
         let foot = backend.bodies()?[0];
+        above_floor(&foot, half_thickness, t_start + dt, scene.grains.radius)?;
         let bed_force = backend.body_forces()?[0];
         let z_f0 = x[Z_F];
         let v_f0 = x[V_F];
@@ -380,6 +397,26 @@ pub fn replay_hopper(
         initial_state,
         snapshots,
     })
+}
+
+/// The foot must stay in the container: its sole below the floor (z = 0, by more than a
+/// grain radius of overlap) means the bed no longer holds it, and the run is meaningless from
+/// there (with 5 Jacobi iterations the foot fell 7.9 m and was reported only as "no apex").
+fn above_floor(
+    foot: &BodyState,
+    half_thickness: f64,
+    t: f64,
+    tolerance: f64,
+) -> Result<(), DemError> {
+    let sole = foot.position[2] - half_thickness;
+    if sole.is_finite() && sole >= -tolerance {
+        return Ok(());
+    }
+    Err(DemError::Unphysical(format!(
+        "at t = {t:.4} s the foot's sole is at z = {sole:.4e} m, below the container floor \
+         (z = 0): the grains did not hold it (more solver iterations or a smaller time step, \
+         or a deeper bed, may)"
+    )))
 }
 
 fn sample(

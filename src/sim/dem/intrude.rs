@@ -73,6 +73,13 @@ pub fn intrude(
     let sample_travel = settings.sample_travel.unwrap_or(0.2 * r);
     positive("sample travel", sample_travel)?;
     let surface = bed.info.surface_height;
+    if settings.depth >= surface {
+        return Err(DemError::Invalid(format!(
+            "intrusion depth {} m reaches the container floor: the bed is {surface:.4} m deep \
+             (surface to floor); the depth must be less than that",
+            settings.depth
+        )));
+    }
     let bottom = bottom_extent(&geometry);
     let velocity = [0.0, 0.0, -settings.speed];
     let mut state = BodyState {

@@ -49,8 +49,8 @@ pub use bed::Checkpoint;
 pub use cpu::CpuBackend;
 pub use scene::Scene;
 
-/// Everything that can go wrong in the DEM layer. Every variant except `Io`, `Output`, `Cuda`
-/// is bad input (exit code 2 at the command line).
+/// Everything that can go wrong in the DEM layer. Every variant except `Io`, `Unphysical`,
+/// `Output`, `Cuda` is bad input (exit code 2 at the command line).
 #[derive(Debug, thiserror::Error)]
 pub enum DemError {
     /// A scene file that cannot be read into a scene, with where and what is accepted.
@@ -73,6 +73,10 @@ pub enum DemError {
         #[source]
         source: std::io::Error,
     },
+    /// The simulation left physics (a body below the container floor, a bed whose packing or
+    /// energy is not finite or out of range): the run failed, the input may be valid.
+    #[error("{0}")]
+    Unphysical(String),
     #[error(transparent)]
     Output(#[from] crate::output::OutputError),
     /// The GPU, its driver or NVRTC is missing or failed: not the user's input.
@@ -85,7 +89,7 @@ impl DemError {
     pub fn is_bad_input(&self) -> bool {
         !matches!(
             self,
-            DemError::Io { .. } | DemError::Output(_) | DemError::Cuda(_)
+            DemError::Io { .. } | DemError::Unphysical(_) | DemError::Output(_) | DemError::Cuda(_)
         )
     }
 }
