@@ -42,7 +42,6 @@ pub fn is_planar(dir: &Path) -> bool {
 
 /// One phase of the plan.
 pub struct Phase {
-    pub name: String,
     pub contacts: Vec<String>,
     pub start: f64,
     pub end: f64,
@@ -177,11 +176,6 @@ impl PlanarRun {
                     })
                     .unwrap_or_default();
                 let phase = Phase {
-                    name: p
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
                     contacts,
                     start,
                     end: start + duration,
@@ -326,7 +320,8 @@ impl PlanarRun {
         let robot = &self.robot;
         let mut panels = Vec::new();
         let coordinate = |k: usize| {
-            self.curve(robot.coordinates[k].name.clone(), |s| s.q[k].as_ref())
+            let c = &robot.coordinates[k];
+            self.curve(format!("{} [{}]", c.name, c.unit), |s| s.q[k].as_ref())
         };
         // (a) the base.
         let base_units: Vec<&str> = (0..3.min(robot.coordinates.len()))
@@ -393,7 +388,10 @@ impl PlanarRun {
                 y_label: format!("input {} [{unit}]", quantity(unit, false)),
                 curves: js
                     .iter()
-                    .map(|&j| self.curve(robot.inputs[j].name.clone(), |s| s.u[j].as_ref()))
+                    .map(|&j| {
+                        let i = &robot.inputs[j];
+                        self.curve(format!("{} [{}]", i.name, i.unit), |s| s.u[j].as_ref())
+                    })
                     .collect(),
                 limits,
             });
@@ -404,7 +402,7 @@ impl PlanarRun {
                 y_label: "contact normal force F_z [N]".into(),
                 curves: (0..robot.contacts.len())
                     .map(|c| {
-                        self.curve(format!("F_z {}", robot.contacts[c].name), |s| {
+                        self.curve(format!("F_z {} [N]", robot.contacts[c].name), |s| {
                             s.fz[c].as_ref()
                         })
                     })
@@ -788,11 +786,21 @@ impl<'a> Filmstrip<'a> {
         }
     }
 
-    /// Plot height in pixels for an equal scale at the figure's width, within limits.
+    /// Pixels per metre: the poses fill at most the widest and tallest plot area.
+    fn scale(&self) -> f64 {
+        let w = (FILM_WIDTH - FILM_Y_AREA - FILM_MARGINS) as f64;
+        (w / (self.x_range.1 - self.x_range.0)).min(FILM_MAX_PLOT / (self.z_range.1 - self.z_range.0))
+    }
+
+    /// Plot height in pixels at the equal scale.
     fn plot_height(&self) -> u32 {
-        let w = (FILM_WIDTH - FILM_Y_AREA - 40) as f64;
-        let scale = w / (self.x_range.1 - self.x_range.0);
-        ((self.z_range.1 - self.z_range.0) * scale).clamp(320.0, 900.0) as u32
+        ((self.z_range.1 - self.z_range.0) * self.scale()).max(300.0) as u32
+    }
+
+    /// Figure width: the plot at the equal scale, no narrower than the title needs.
+    fn width(&self) -> u32 {
+        let w = (self.x_range.1 - self.x_range.0) * self.scale();
+        (w as u32 + FILM_Y_AREA + FILM_MARGINS).clamp(FILM_MIN_WIDTH, FILM_WIDTH)
     }
 }
 
@@ -800,6 +808,11 @@ const FILM_TITLE: u32 = 40;
 const FILM_LEGEND: u32 = 32;
 const FILM_Y_AREA: u32 = 80;
 const FILM_X_AREA: u32 = 60;
+/// Left and right margins of the plot area together.
+const FILM_MARGINS: u32 = 40;
+const FILM_MIN_WIDTH: u32 = 1300;
+/// The tallest plot area [px].
+const FILM_MAX_PLOT: f64 = 760.0;
 
 /// A light-to-dark ramp for time.
 fn time_color(s: f64) -> RGBColor {
@@ -811,7 +824,7 @@ fn time_color(s: f64) -> RGBColor {
 impl Figure for Filmstrip<'_> {
     fn size(&self) -> (u32, u32) {
         (
-            FILM_WIDTH,
+            self.width(),
             FILM_TITLE + FILM_LEGEND + self.plot_height() + FILM_X_AREA + 20,
         )
     }
@@ -876,7 +889,7 @@ impl Figure for Filmstrip<'_> {
             .draw()
             .map_err(draw_error)?;
         draw_line(&mut chart, &[(x.0, 0.0), (x.1, 0.0)], DARK, Stroke::Solid, 2)?;
-        draw_line(&mut chart, &self.com, GREY, Stroke::Dashed(6, 4), 1)?;
+        draw_line(&mut chart, &self.com, VERMILION, Stroke::Solid, 1)?;
 
         let n = self.poses.len();
         let mut placed: Vec<(i32, i32, i32, i32)> = Vec::new();
@@ -948,7 +961,7 @@ impl Figure for Filmstrip<'_> {
 
         let mut entries = vec![
             LegendEntry::line("pose, light to dark with time", time_color(0.7), Stroke::Solid, 3),
-            LegendEntry::line("centre of mass", GREY, Stroke::Dashed(6, 4), 1),
+            LegendEntry::line("centre-of-mass path", VERMILION, Stroke::Solid, 2),
             LegendEntry::marker("foot on the ground", time_color(0.7), Marker::Circle, true),
             LegendEntry::marker("foot in the air", time_color(0.7), Marker::Circle, false),
         ];
