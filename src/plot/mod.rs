@@ -6,6 +6,7 @@
 //! | the folder holds | figure |
 //! |---|---|
 //! | `solution.json` + `trajectory.csv` (a `loam solve` run), any `replay*.csv` | `run`: heights, actuator, command velocity and forces against time, phases shaded, plan and replays overlaid |
+//! | the same from a planar robot (`problem.schedule`), an optional `replay.csv` | `planar_run`: base and joint coordinates, inputs with their limits, contact normal forces against time, phases shaded, the replay dashed; `filmstrip`: stick figures along the plan at equal scale |
 //! | `sweep.csv` (a `loam sweep`) | `sweep_apex` (commanded against achieved apex per group, the paper's Fig. 5) and `sweep_commands` (z_d(t) of every plan, per planning terrain, the paper's Fig. 6) |
 //! | `dem_bodies.csv` (a DEM replay) | `dem`: bed force against time and depth beside the added-mass model's, body heights |
 //!
@@ -14,6 +15,7 @@
 
 mod data;
 mod dem;
+mod planar;
 mod run;
 mod style;
 mod sweep;
@@ -160,7 +162,22 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
         .clone()
         .unwrap_or_else(|| dir.join("plots"));
     let mut report = PlotReport::default();
-    if contents.run {
+    if contents.run && planar::is_planar(dir) {
+        let run = planar::PlanarRun::load(dir)?;
+        report.files.extend(style::save(
+            &planar::RunFigure(&run),
+            &out.join("planar_run"),
+            settings.formats,
+        )?);
+        report.files.extend(style::save(
+            &planar::Filmstrip::new(&run),
+            &out.join("filmstrip"),
+            settings.formats,
+        )?);
+        if run.replay.is_some() {
+            report.replays = vec![dir.join("replay.csv")];
+        }
+    } else if contents.run {
         let figure = run::RunFigure::load(dir, &contents.replays)?;
         report
             .files
