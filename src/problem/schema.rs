@@ -82,9 +82,6 @@ impl Problem {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Robot {
-    /// The robot model: `hopper` here. Planar robots (`planar_foot`, `monopod`, `quadruped`)
-    /// are read by the planar schema (`problem::planar`). Default `hopper`.
-    pub model: HopperModel,
     /// m_m: motor block mass \[kg\]. Default 0.948 (paper).
     pub motor_mass: f64,
     /// m_r: thrust rod mass \[kg\]. Default 0.165 (paper).
@@ -109,12 +106,14 @@ pub struct Robot {
     pub velocity_gain: f64,
     /// V_i: drive's integral velocity gain \[A/m\]. Default 40 (loam's).
     pub integral_gain: f64,
+    /// The robot model: `hopper` here. Planar robots (`planar_foot`, `monopod`, `quadruped`)
+    /// are read by the planar schema (`problem::planar`). Default `hopper`.
+    pub model: HopperModel,
 }
 
 impl Default for Robot {
     fn default() -> Self {
         Robot {
-            model: HopperModel::Hopper,
             motor_mass: 0.948,
             rod_mass: 0.165,
             foot_mass: 0.044,
@@ -127,6 +126,7 @@ impl Default for Robot {
             velocity_feedforward: 1.0,
             velocity_gain: 10.0,
             integral_gain: 40.0,
+            model: HopperModel::Hopper,
         }
     }
 }
