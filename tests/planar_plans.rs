@@ -25,19 +25,22 @@ fn json(path: &Path) -> Value {
 }
 
 fn planar_problems() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("problems"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .filter(|p| {
-            let text = std::fs::read_to_string(p).unwrap();
-            text.lines().any(|l| {
-                let l = l.trim();
-                l.starts_with("model:") && !l.contains("hopper") && !l.contains("rigid")
-                    && !l.contains("added_mass")
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("problems"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+            .filter(|p| {
+                let text = std::fs::read_to_string(p).unwrap();
+                text.lines().any(|l| {
+                    let l = l.trim();
+                    l.starts_with("model:")
+                        && !l.contains("hopper")
+                        && !l.contains("rigid")
+                        && !l.contains("added_mass")
+                })
             })
-        })
-        .collect();
+            .collect();
     files.sort();
     files
 }
@@ -45,16 +48,37 @@ fn planar_problems() -> Vec<PathBuf> {
 #[test]
 fn every_shipped_planar_problem_converges_and_replays_within_one_percent() {
     let files = planar_problems();
-    assert!(files.len() >= 3, "expected the monopod, quadruped and foot problems: {files:?}");
+    assert!(
+        files.len() >= 3,
+        "expected the monopod, quadruped and foot problems: {files:?}"
+    );
     for file in files {
         let dir = TempDir::new("planar");
         let out = dir.path().join("run");
-        let solve = loam(&["solve", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]);
-        assert_eq!(solve.status.code(), Some(0), "{}: {}", file.display(), String::from_utf8_lossy(&solve.stderr));
+        let solve = loam(&[
+            "solve",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ]);
+        assert_eq!(
+            solve.status.code(),
+            Some(0),
+            "{}: {}",
+            file.display(),
+            String::from_utf8_lossy(&solve.stderr)
+        );
         let solution = json(&out.join("solution.json"));
         assert_eq!(solution["converged"], true, "{}", file.display());
         let sim = loam(&["simulate", out.to_str().unwrap(), "-q"]);
-        assert_eq!(sim.status.code(), Some(0), "{}: {}", file.display(), String::from_utf8_lossy(&sim.stderr));
+        assert_eq!(
+            sim.status.code(),
+            Some(0),
+            "{}: {}",
+            file.display(),
+            String::from_utf8_lossy(&sim.stderr)
+        );
         let replay = json(&out.join("replay.json"));
         let task = &solution["problem"]["task"];
         if task["distance"].is_number() {
@@ -88,13 +112,24 @@ fn the_hoppers_plans_are_unchanged() {
     ] {
         let dir = TempDir::new("hopper");
         let out = dir.path().join("run");
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems").join(file);
-        let solve = loam(&["solve", path.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]);
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("problems")
+            .join(file);
+        let solve = loam(&[
+            "solve",
+            path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ]);
         assert_eq!(solve.status.code(), Some(0));
         let s = json(&out.join("solution.json"));
         assert_eq!(s["iterations"], iterations, "{file}");
         let got = s["objective"].as_f64().unwrap();
-        assert!((got - objective).abs() <= 1e-12 * objective, "{file}: {got} vs {objective}");
+        assert!(
+            (got - objective).abs() <= 1e-12 * objective,
+            "{file}: {got} vs {objective}"
+        );
     }
 }
 
@@ -115,7 +150,12 @@ fn refused(yaml: &str, expect: &[&str]) {
 fn an_unknown_contact_in_the_schedule_is_refused_with_its_line() {
     refused(
         "robot:\n  model: monopod\nschedule:\n  - {contacts: [foot]}\n  - {contacts: [toe]}\n",
-        &["bad.yaml:5:", "schedule[1].contacts[0]", "no contact `toe`", "`foot`"],
+        &[
+            "bad.yaml:5:",
+            "schedule[1].contacts[0]",
+            "no contact `toe`",
+            "`foot`",
+        ],
     );
 }
 
@@ -137,5 +177,8 @@ fn a_robot_at_rest_cannot_start_in_flight() {
 
 #[test]
 fn an_unknown_robot_model_lists_the_accepted_ones() {
-    refused("robot:\n  model: biped\n", &["robot", "monopod", "quadruped"]);
+    refused(
+        "robot:\n  model: biped\n",
+        &["robot", "monopod", "quadruped"],
+    );
 }

@@ -43,7 +43,11 @@ fn check_png(path: &Path) {
         .unwrap_or_else(|e| panic!("{} does not decode: {e}", path.display()))
         .to_rgb8();
     let (w, h) = image.dimensions();
-    assert!(w >= 600 && h >= 400, "{}: {w}x{h} is too small", path.display());
+    assert!(
+        w >= 600 && h >= 400,
+        "{}: {w}x{h} is too small",
+        path.display()
+    );
     let mut colours = HashSet::new();
     for y in h / 10..h * 9 / 10 {
         for x in w / 10..w * 9 / 10 {
@@ -59,7 +63,11 @@ fn check_png(path: &Path) {
     let svg = path.with_extension("svg");
     let text = std::fs::read_to_string(&svg)
         .unwrap_or_else(|e| panic!("{} unreadable: {e}", svg.display()));
-    assert!(text.starts_with("<svg") && text.contains("</svg>"), "{} is not an SVG", svg.display());
+    assert!(
+        text.starts_with("<svg") && text.contains("</svg>"),
+        "{} is not an SVG",
+        svg.display()
+    );
 }
 
 #[test]
@@ -93,7 +101,11 @@ fn planar_run_plots_replay_overlay() {
     for line in lines {
         let fields: Vec<&str> = line.split(',').collect();
         let value = |j: usize| fields[j].parse::<f64>().expect("number");
-        replay += &format!("{},{}", value(keep[0]), if value(1) == 1.0 { "flight" } else { "stance" });
+        replay += &format!(
+            "{},{}",
+            value(keep[0]),
+            if value(1) == 1.0 { "flight" } else { "stance" }
+        );
         for &j in &keep[1..] {
             replay += &format!(",{}", value(j) * 1.03);
         }

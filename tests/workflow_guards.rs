@@ -68,7 +68,13 @@ fn assert_exit(output: &Output, code: i32, needles: &[&str]) {
 fn solved_plan(dir: &TempDir) {
     let out = loam(
         dir.path(),
-        &["solve", &shipped("hopper_granular.yaml"), "--out", "run", "-q"],
+        &[
+            "solve",
+            &shipped("hopper_granular.yaml"),
+            "--out",
+            "run",
+            "-q",
+        ],
     );
     assert_eq!(out.code, Some(0), "{}", out.dump());
 }
@@ -86,7 +92,13 @@ fn bed(dir: &TempDir, name: &str, radius: f64, fill_height: f64) {
     );
     let out = loam(
         dir.path(),
-        &["dem", "prepare", &format!("{name}.yaml"), "-o", &format!("{name}.bed")],
+        &[
+            "dem",
+            "prepare",
+            &format!("{name}.yaml"),
+            "-o",
+            &format!("{name}.bed"),
+        ],
     );
     assert_eq!(out.code, Some(0), "{}", out.dump());
 }
@@ -126,7 +138,10 @@ fn a_closed_stdout_is_not_a_panic() {
         output.status
     );
     for file in ["solution.json", "trajectory.csv", "ipopt.log"] {
-        assert!(dir.path().join("out").join(file).is_file(), "{file} missing");
+        assert!(
+            dir.path().join("out").join(file).is_file(),
+            "{file} missing"
+        );
     }
 }
 
@@ -195,7 +210,13 @@ fn a_linear_solver_without_its_library_is_bad_input_for_check_and_solve() {
         assert_exit(
             &out,
             2,
-            &["hopper_rigid.yaml", "linear_solver", "ma27", "libhsl", "mumps"],
+            &[
+                "hopper_rigid.yaml",
+                "linear_solver",
+                "ma27",
+                "libhsl",
+                "mumps",
+            ],
         );
         assert!(out.stdout.is_empty(), "{}", out.dump());
     }
@@ -324,8 +345,15 @@ fn an_exploding_time_step_is_bad_input() {
         "coarse.yaml",
         &TINY.replace("settle:", "time_step: 0.5\nsettle:"),
     );
-    let out = loam(dir.path(), &["dem", "prepare", "coarse.yaml", "-o", "coarse.bed"]);
-    assert_exit(&out, 2, &["coarse.yaml", "time_step", "0.5", "must be below"]);
+    let out = loam(
+        dir.path(),
+        &["dem", "prepare", "coarse.yaml", "-o", "coarse.bed"],
+    );
+    assert_exit(
+        &out,
+        2,
+        &["coarse.yaml", "time_step", "0.5", "must be below"],
+    );
     assert!(!dir.path().join("coarse.bed").exists());
 }
 
@@ -366,17 +394,33 @@ fn an_exploded_bed_is_a_failed_simulation() {
 fn an_intrusion_below_the_floor_is_bad_input_at_once() {
     let dir = TempDir::new("depth");
     dir.write("tiny.yaml", TINY);
-    let prepared = loam(dir.path(), &["dem", "prepare", "tiny.yaml", "-o", "tiny.bed"]);
+    let prepared = loam(
+        dir.path(),
+        &["dem", "prepare", "tiny.yaml", "-o", "tiny.bed"],
+    );
     assert_eq!(prepared.code, Some(0), "{}", prepared.dump());
     let started = std::time::Instant::now();
     let out = loam(
         dir.path(),
         &[
-            "dem", "intrude", "tiny.bed", "--radius", "0.01", "--velocity", "0.1", "--depth",
-            "0.5", "-o", "force.csv",
+            "dem",
+            "intrude",
+            "tiny.bed",
+            "--radius",
+            "0.01",
+            "--velocity",
+            "0.1",
+            "--depth",
+            "0.5",
+            "-o",
+            "force.csv",
         ],
     );
-    assert_exit(&out, 2, &["--depth", "0.5", "tiny.bed", "floor", "less than"]);
+    assert_exit(
+        &out,
+        2,
+        &["--depth", "0.5", "tiny.bed", "floor", "less than"],
+    );
     assert!(started.elapsed().as_secs_f64() < 5.0, "it ran first");
     assert!(!dir.path().join("force.csv").exists());
 }

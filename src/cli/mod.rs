@@ -118,7 +118,10 @@ impl ProblemArgs {
     /// Whether the file is a planar robot's problem (its `robot.model` is not `hopper`).
     pub fn is_planar(&self) -> anyhow::Result<bool> {
         let text = std::fs::read_to_string(&self.file).map_err(|e| {
-            BadInput(format!("{}: cannot read the problem file: {e}", self.file.display()))
+            BadInput(format!(
+                "{}: cannot read the problem file: {e}",
+                self.file.display()
+            ))
         })?;
         Ok(loam::problem::is_planar(&text, &self.overrides))
     }
@@ -126,7 +129,10 @@ impl ProblemArgs {
     /// Loads and validates a planar robot's problem, IPOPT options included.
     pub fn load_planar(&self) -> anyhow::Result<loam::problem::planar::PlanarProblem> {
         let text = std::fs::read_to_string(&self.file).map_err(|e| {
-            BadInput(format!("{}: cannot read the problem file: {e}", self.file.display()))
+            BadInput(format!(
+                "{}: cannot read the problem file: {e}",
+                self.file.display()
+            ))
         })?;
         let problem = loam::problem::parse_as(&text, &self.file, &self.overrides)?;
         loam::solver::check_options(&loam::planner::planar::solver_options(&problem))

@@ -121,7 +121,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if super::simulate_planar::is_planar_run(&args.run_dir) {
         if args.backend != Backend::Reduced || args.terrain.is_some() {
             return Err(BadInput(
-                "a planar robot's plan replays on its own rigid ground with --backend reduced".into(),
+                "a planar robot's plan replays on its own rigid ground with --backend reduced"
+                    .into(),
             )
             .into());
         }

@@ -132,9 +132,7 @@ pub fn run(
 
     let out = plan.dir.join(name);
     output::write_atomic(&out.join("dem_bodies.csv"), bodies_csv(&dem).as_bytes())?;
-    let params_dt = settings
-        .time_step
-        .unwrap_or(bed.scene.time_step);
+    let params_dt = settings.time_step.unwrap_or(bed.scene.time_step);
     let written = write_snapshots(&out, &dem, &render_at, params_dt)?;
     let scene = &bed.scene;
     let mut params = scene.step_params();

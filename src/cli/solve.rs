@@ -156,7 +156,11 @@ fn run_planar(args: Args) -> anyhow::Result<u8> {
         );
         true
     };
-    let plan = planar::plan(&problem, &settings, interactive.then_some(&mut progress as _));
+    let plan = planar::plan(
+        &problem,
+        &settings,
+        interactive.then_some(&mut progress as _),
+    );
     if interactive {
         eprint!("\r{:80}\r", "");
     }
@@ -172,9 +176,19 @@ fn run_planar(args: Args) -> anyhow::Result<u8> {
     if !args.quiet {
         let r = &plan.report;
         let key = output::planar::key_figures(&plan);
-        let verdict = if r.converged { "converged" } else { "NOT CONVERGED" };
-        println!("{verdict}: IPOPT {} after {} iterations", r.status, r.iterations);
-        println!("  objective      {:.6e} ({:?})", r.objective, problem.task.objective);
+        let verdict = if r.converged {
+            "converged"
+        } else {
+            "NOT CONVERGED"
+        };
+        println!(
+            "{verdict}: IPOPT {} after {} iterations",
+            r.status, r.iterations
+        );
+        println!(
+            "  objective      {:.6e} ({:?})",
+            r.objective, problem.task.objective
+        );
         println!(
             "  distance       {:.4} m, centre of mass rise {:.4} m, duration {:.3} s",
             key.distance_m, key.com_rise_m, key.duration_s

@@ -59,7 +59,14 @@ pub fn key_figures(plan: &PlanarPlan) -> KeyFigures {
     let robot = &plan.planner.robot;
     let n_q = plan.planner.layout.n_q;
     let first = &plan.trajectory.phases[0].states[0];
-    let last = plan.trajectory.phases.last().unwrap().states.last().unwrap();
+    let last = plan
+        .trajectory
+        .phases
+        .last()
+        .unwrap()
+        .states
+        .last()
+        .unwrap();
     KeyFigures {
         distance_m: last[0] - first[0],
         com_rise_m: robot.body.centre_of_mass(&last[..n_q])[1]

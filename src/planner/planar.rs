@@ -142,13 +142,22 @@ impl PlanarPlanner {
 
     pub fn state_names(&self) -> Vec<String> {
         let q = self.robot.coordinates.iter().map(|c| c.name.clone());
-        let v = self.robot.coordinates.iter().map(|c| format!("d_{}", c.name));
+        let v = self
+            .robot
+            .coordinates
+            .iter()
+            .map(|c| format!("d_{}", c.name));
         q.chain(v).collect()
     }
 
     pub fn control_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.robot.inputs.iter().map(|i| i.name.clone()).collect();
-        names.extend(self.robot.coordinates.iter().map(|c| format!("dd_{}", c.name)));
+        names.extend(
+            self.robot
+                .coordinates
+                .iter()
+                .map(|c| format!("dd_{}", c.name)),
+        );
         for prefix in ["", "impulse_"] {
             for c in &self.robot.contacts {
                 for part in ["fx", "fz", "tau"] {
@@ -258,8 +267,9 @@ impl PlanarPlanner {
                 let planner = self.clone_parts();
                 let active = active.clone();
                 let before = self.phases[p - 1].clone();
-                Box::new(move |points: &[Vec<Sx>]| planner.impact(&points[0], &points[1], &before, &active))
-                    as Box<dyn Fn(&[Vec<Sx>]) -> Vec<Bounded>>
+                Box::new(move |points: &[Vec<Sx>]| {
+                    planner.impact(&points[0], &points[1], &before, &active)
+                }) as Box<dyn Fn(&[Vec<Sx>]) -> Vec<Bounded>>
             });
             phases.push(Phase {
                 name,
@@ -308,8 +318,8 @@ impl PlanarPlanner {
         // guard is that force crossing 0), so a held foot keeps a small share of the weight.
         for (p, active) in self.phases.iter().enumerate() {
             let nodes = self.problem.schedule[p].nodes;
-            let lifts_at_end = p + 1 < self.phases.len()
-                && active.iter().any(|c| !self.phases[p + 1].contains(c));
+            let lifts_at_end =
+                p + 1 < self.phases.len() && active.iter().any(|c| !self.phases[p + 1].contains(c));
             let margin = NORMAL_FORCE_MARGIN * weight / active.len().max(1) as f64;
             for k in 0..nodes {
                 if active.is_empty() || (lifts_at_end && k + 1 == nodes) {
@@ -378,13 +388,18 @@ impl PlanarPlanner {
                 let q = &p[0][..l.n_q];
                 let mut rows = Vec::new();
                 for &c in &first {
-                    for (k, gap) in rigid::touchdown_gap(&planner.robot, c, q).into_iter().enumerate() {
-                        rows.push(Bounded::equal(
-                            format!("{} on the ground {k}", planner.robot.contacts[c].name),
-                            gap,
-                            0.0,
-                        )
-                        .nominal(0.01));
+                    for (k, gap) in rigid::touchdown_gap(&planner.robot, c, q)
+                        .into_iter()
+                        .enumerate()
+                    {
+                        rows.push(
+                            Bounded::equal(
+                                format!("{} on the ground {k}", planner.robot.contacts[c].name),
+                                gap,
+                                0.0,
+                            )
+                            .nominal(0.01),
+                        );
                     }
                 }
                 rows
@@ -424,53 +439,60 @@ impl PlanarPlanner {
             || task.distance.is_some()
             || task.apex_rise.is_some()
             || task.periodic;
-        if has_task { point_constraints.push(PointConstraint {
-            name: "task".into(),
-            f: Box::new(move |p: &[Vec<Sx>]| {
-                let (first, last) = (&p[0], &p[1]);
-                let mut rows = Vec::new();
-                for &(j, d) in &changes {
-                    rows.push(
-                        Bounded::equal(
-                            format!("change of {}", planner.robot.coordinates[j].name),
-                            last[j].clone() - first[j].clone(),
-                            d,
-                        )
-                        .nominal(0.1),
-                    );
-                }
-                if let Some(d) = task.distance {
-                    rows.push(
-                        Bounded::equal("distance", last[0].clone() - first[0].clone(), d)
-                            .nominal(0.1),
-                    );
-                }
-                if let Some(rise) = task.apex_rise {
-                    let body = &planner.robot.body;
-                    let z0 = body.centre_of_mass(&first[..n_q])[1].clone();
-                    let z1 = body.centre_of_mass(&last[..n_q])[1].clone();
-                    rows.push(Bounded::equal("apex rise", z1 - z0, rise).nominal(0.01));
-                    let vz = centre_of_mass_velocity(&planner.robot, &last[..n_q], &last[n_q..2 * n_q]);
-                    rows.push(Bounded::equal("apex", vz, 0.0).nominal(0.1));
-                }
-                if task.periodic {
-                    for j in 1..2 * n_q {
+        if has_task {
+            point_constraints.push(PointConstraint {
+                name: "task".into(),
+                f: Box::new(move |p: &[Vec<Sx>]| {
+                    let (first, last) = (&p[0], &p[1]);
+                    let mut rows = Vec::new();
+                    for &(j, d) in &changes {
                         rows.push(
                             Bounded::equal(
-                                format!("periodic {j}"),
+                                format!("change of {}", planner.robot.coordinates[j].name),
                                 last[j].clone() - first[j].clone(),
-                                0.0,
+                                d,
                             )
                             .nominal(0.1),
                         );
                     }
-                }
-                rows
-            }),
-            instances: vec![vec![start, end]],
-        }); }
+                    if let Some(d) = task.distance {
+                        rows.push(
+                            Bounded::equal("distance", last[0].clone() - first[0].clone(), d)
+                                .nominal(0.1),
+                        );
+                    }
+                    if let Some(rise) = task.apex_rise {
+                        let body = &planner.robot.body;
+                        let z0 = body.centre_of_mass(&first[..n_q])[1].clone();
+                        let z1 = body.centre_of_mass(&last[..n_q])[1].clone();
+                        rows.push(Bounded::equal("apex rise", z1 - z0, rise).nominal(0.01));
+                        let vz = centre_of_mass_velocity(
+                            &planner.robot,
+                            &last[..n_q],
+                            &last[n_q..2 * n_q],
+                        );
+                        rows.push(Bounded::equal("apex", vz, 0.0).nominal(0.1));
+                    }
+                    if task.periodic {
+                        for j in 1..2 * n_q {
+                            rows.push(
+                                Bounded::equal(
+                                    format!("periodic {j}"),
+                                    last[j].clone() - first[j].clone(),
+                                    0.0,
+                                )
+                                .nominal(0.1),
+                            );
+                        }
+                    }
+                    rows
+                }),
+                instances: vec![vec![start, end]],
+            });
+        }
 
-        let mut state_nominal: Vec<f64> = self.robot.coordinates.iter().map(|c| c.nominal).collect();
+        let mut state_nominal: Vec<f64> =
+            self.robot.coordinates.iter().map(|c| c.nominal).collect();
         state_nominal.extend(std::iter::repeat_n(1.0, l.n_q));
         let mut control_nominal: Vec<f64> = self
             .robot
@@ -494,7 +516,10 @@ impl PlanarPlanner {
 
     /// Whether some foot lands when phase `p` starts.
     pub fn lands(&self, p: usize) -> bool {
-        p > 0 && self.phases[p].iter().any(|c| !self.phases[p - 1].contains(c))
+        p > 0
+            && self.phases[p]
+                .iter()
+                .any(|c| !self.phases[p - 1].contains(c))
     }
 
     fn clone_parts(&self) -> std::rc::Rc<PlanarPlanner> {
@@ -518,14 +543,21 @@ impl PlanarPlanner {
             .into_iter()
             .enumerate()
             .map(|(j, r)| {
-                Bounded::equal(format!("dynamics {}", self.robot.coordinates[j].name), r, 0.0)
-                    .nominal(weight)
+                Bounded::equal(
+                    format!("dynamics {}", self.robot.coordinates[j].name),
+                    r,
+                    0.0,
+                )
+                .nominal(weight)
             })
             .collect();
         for c in 0..l.n_contacts {
             let name = &self.robot.contacts[c].name;
             if active.contains(&c) {
-                for (k, acc) in rigid::acceleration(&self.robot, c, q, v, a).into_iter().enumerate() {
+                for (k, acc) in rigid::acceleration(&self.robot, c, q, v, a)
+                    .into_iter()
+                    .enumerate()
+                {
                     rows.push(Bounded::equal(format!("{name} holds {k}"), acc, 0.0).nominal(1.0));
                 }
                 let w = &u[l.wrench(c)..l.wrench(c) + WRENCH];
@@ -537,7 +569,9 @@ impl PlanarPlanner {
                 );
             } else {
                 for (k, z) in rigid::clearance(&self.robot, c, q).into_iter().enumerate() {
-                    rows.push(Bounded::at_least(format!("{name} clearance {k}"), z, 0.0).nominal(0.01));
+                    rows.push(
+                        Bounded::at_least(format!("{name} clearance {k}"), z, 0.0).nominal(0.01),
+                    );
                 }
             }
         }
@@ -572,25 +606,39 @@ impl PlanarPlanner {
             .collect();
         for &c in active {
             let impulse = &u1[l.impulse(c)..l.impulse(c) + WRENCH];
-            for (mi, gi) in momentum
-                .iter_mut()
-                .zip(rigid::generalized_force(&self.robot, c, q1, impulse))
+            for (mi, gi) in
+                momentum
+                    .iter_mut()
+                    .zip(rigid::generalized_force(&self.robot, c, q1, impulse))
             {
                 *mi = mi.clone() - gi;
             }
             let name = &self.robot.contacts[c].name;
-            for (k, vel) in rigid::velocity(&self.robot, c, q1, v1).into_iter().enumerate() {
+            for (k, vel) in rigid::velocity(&self.robot, c, q1, v1)
+                .into_iter()
+                .enumerate()
+            {
                 rows.push(Bounded::equal(format!("{name} stops {k}"), vel, 0.0).nominal(0.1));
             }
             rows.extend(
                 self.ground
-                    .cone(&format!("{name} impulse"), impulse, self.robot.contacts[c].half_width, weight * 0.01)
+                    .cone(
+                        &format!("{name} impulse"),
+                        impulse,
+                        self.robot.contacts[c].half_width,
+                        weight * 0.01,
+                    )
                     .into_iter()
                     .map(to_bounded),
             );
             if !was.contains(&c) {
-                for (k, gap) in rigid::touchdown_gap(&self.robot, c, q1).into_iter().enumerate() {
-                    rows.push(Bounded::equal(format!("{name} touchdown {k}"), gap, 0.0).nominal(0.01));
+                for (k, gap) in rigid::touchdown_gap(&self.robot, c, q1)
+                    .into_iter()
+                    .enumerate()
+                {
+                    rows.push(
+                        Bounded::equal(format!("{name} touchdown {k}"), gap, 0.0).nominal(0.01),
+                    );
                 }
             }
         }
@@ -619,7 +667,14 @@ impl PlanarPlanner {
             q0[self.coordinate(name)] = *value;
         }
         let distance = self.problem.task.distance.unwrap_or(0.0)
-            + self.problem.task.end.change.get("x").copied().unwrap_or(0.0);
+            + self
+                .problem
+                .task
+                .end
+                .change
+                .get("x")
+                .copied()
+                .unwrap_or(0.0);
         let durations: Vec<f64> = self
             .problem
             .schedule

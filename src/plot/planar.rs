@@ -12,10 +12,9 @@ use plotters::style::RGBColor;
 use serde_json::Value;
 
 use super::style::{
-    draw_error, draw_legend, draw_legend_row, draw_line, draw_markers, font, range_of,
-    sequential, trim_number, Chart, Figure, LegendEntry, Marker, Stroke, BLUE, DARK,
-    FLIGHT_FILL, GREEN, GREY, LABEL_SIZE, LEGEND_ROW, ORANGE, PURPLE, STANCE_FILL, TICK_SIZE,
-    TITLE_SIZE, VERMILION,
+    draw_error, draw_legend, draw_legend_row, draw_line, draw_markers, font, range_of, sequential,
+    trim_number, Chart, Figure, LegendEntry, Marker, Stroke, BLUE, DARK, FLIGHT_FILL, GREEN, GREY,
+    LABEL_SIZE, LEGEND_ROW, ORANGE, PURPLE, STANCE_FILL, TICK_SIZE, TITLE_SIZE, VERMILION,
 };
 use super::table::Table;
 use super::PlotError;
@@ -237,7 +236,11 @@ impl PlanarRun {
             } else {
                 "NOT converged"
             },
-            if self.key_figures.is_empty() { "" } else { "; " },
+            if self.key_figures.is_empty() {
+                ""
+            } else {
+                "; "
+            },
             self.key_figures.join(", ")
         )
     }
@@ -472,7 +475,10 @@ impl PlanarRun {
                 chart
                     .draw_series(std::iter::once(Text::new(
                         label.clone(),
-                        ((phase.start.max(times.0) + phase.end.min(times.1)) / 2.0, 0.5),
+                        (
+                            (phase.start.max(times.0) + phase.end.min(times.1)) / 2.0,
+                            0.5,
+                        ),
                         text.pos(Pos::new(HPos::Center, VPos::Center)),
                     )))
                     .map_err(draw_error)?;
@@ -492,12 +498,7 @@ impl PlanarRun {
         let values = panel
             .curves
             .iter()
-            .flat_map(|c| {
-                c.plan
-                    .iter()
-                    .chain(c.replay.iter().flatten())
-                    .map(|p| p.1)
-            })
+            .flat_map(|c| c.plan.iter().chain(c.replay.iter().flatten()).map(|p| p.1))
             .chain(panel.limits.iter().map(|l| l.0));
         let (y0, y1) = range_of(values, 0.06);
         let mut chart: Chart<DB> = ChartBuilder::on(&plot_area)
@@ -533,7 +534,13 @@ impl PlanarRun {
                 ((color.1 as u16 + 2 * 255) / 3) as u8,
                 ((color.2 as u16 + 2 * 255) / 3) as u8,
             );
-            draw_line(&mut chart, &[(times.0, v), (times.1, v)], faint, Stroke::Dashed(3, 4), 2)?;
+            draw_line(
+                &mut chart,
+                &[(times.0, v), (times.1, v)],
+                faint,
+                Stroke::Dashed(3, 4),
+                2,
+            )?;
         }
         for (k, curve) in panel.curves.iter().enumerate() {
             let color = curve_color(k, n);
@@ -589,13 +596,11 @@ impl Figure for RunFigure<'_> {
             .draw(&Text::new(run.title("plan"), (16, 10), font(TITLE_SIZE)))
             .map_err(draw_error)?;
         let (sources_area, rest) = rest.split_vertically(SOURCES_HEIGHT);
-        let mut sources = vec![LegendEntry::line(
-            "plan (collocation nodes)",
-            GREY,
-            Stroke::Solid,
-            2,
-        )
-        .with_marker(Marker::Circle, true)];
+        let mut sources =
+            vec![
+                LegendEntry::line("plan (collocation nodes)", GREY, Stroke::Solid, 2)
+                    .with_marker(Marker::Circle, true),
+            ];
         sources.push(if run.replay.is_some() {
             LegendEntry::line("replay.csv (simulated)", GREY, Stroke::Dashed(9, 5), 2)
         } else {
@@ -789,7 +794,8 @@ impl<'a> Filmstrip<'a> {
     /// Pixels per metre: the poses fill at most the widest and tallest plot area.
     fn scale(&self) -> f64 {
         let w = (FILM_WIDTH - FILM_Y_AREA - FILM_MARGINS) as f64;
-        (w / (self.x_range.1 - self.x_range.0)).min(FILM_MAX_PLOT / (self.z_range.1 - self.z_range.0))
+        (w / (self.x_range.1 - self.x_range.0))
+            .min(FILM_MAX_PLOT / (self.z_range.1 - self.z_range.0))
     }
 
     /// Plot height in pixels at the equal scale.
@@ -888,7 +894,13 @@ impl Figure for Filmstrip<'_> {
             .y_label_formatter(&|v| trim_number(*v))
             .draw()
             .map_err(draw_error)?;
-        draw_line(&mut chart, &[(x.0, 0.0), (x.1, 0.0)], DARK, Stroke::Solid, 2)?;
+        draw_line(
+            &mut chart,
+            &[(x.0, 0.0), (x.1, 0.0)],
+            DARK,
+            Stroke::Solid,
+            2,
+        )?;
         draw_line(&mut chart, &self.com, VERMILION, Stroke::Solid, 1)?;
 
         let n = self.poses.len();
@@ -914,16 +926,14 @@ impl Figure for Filmstrip<'_> {
                 .unwrap_or((0.0, 0.0));
             let label = format!("{:.2} s", pose.t);
             let text = font(TICK_SIZE);
-            let (tw, th) = root
-                .estimate_text_size(&label, &text)
-                .map_err(draw_error)?;
+            let (tw, th) = root.estimate_text_size(&label, &text).map_err(draw_error)?;
             let (px, py) = chart.backend_coord(&top);
             let (tw, th) = (tw as i32 + 4, th as i32 + 2);
             let mut y = py - 10 - th;
             let overlaps = |y: i32, placed: &[(i32, i32, i32, i32)]| {
-                placed.iter().any(|&(a, b, c, d)| {
-                    px - tw / 2 < c && a < px + tw / 2 && y < d && b < y + th
-                })
+                placed
+                    .iter()
+                    .any(|&(a, b, c, d)| px - tw / 2 < c && a < px + tw / 2 && y < d && b < y + th)
             };
             let mut tries = 0;
             while overlaps(y, &placed) && tries < 8 {
@@ -960,13 +970,23 @@ impl Figure for Filmstrip<'_> {
         }
 
         let mut entries = vec![
-            LegendEntry::line("pose, light to dark with time", time_color(0.7), Stroke::Solid, 3),
+            LegendEntry::line(
+                "pose, light to dark with time",
+                time_color(0.7),
+                Stroke::Solid,
+                3,
+            ),
             LegendEntry::line("centre-of-mass path", VERMILION, Stroke::Solid, 2),
             LegendEntry::marker("foot on the ground", time_color(0.7), Marker::Circle, true),
             LegendEntry::marker("foot in the air", time_color(0.7), Marker::Circle, false),
         ];
         if run.robot.contacts.iter().any(|c| c.half_width > 0.0) {
-            entries.push(LegendEntry::line("flat sole", time_color(0.7), Stroke::Solid, 5));
+            entries.push(LegendEntry::line(
+                "flat sole",
+                time_color(0.7),
+                Stroke::Solid,
+                5,
+            ));
         }
         draw_legend_row(&legend_area, (FILM_Y_AREA as i32 + 10, 4), &entries)?;
         Ok(())

@@ -140,7 +140,12 @@ impl ApexFigure {
                 } else {
                     group.color
                 };
-                groups.push((group, variant.clone(), color, GroupPoints { points, failed }));
+                groups.push((
+                    group,
+                    variant.clone(),
+                    color,
+                    GroupPoints { points, failed },
+                ));
             }
         }
         ApexFigure { groups }
@@ -376,7 +381,10 @@ impl CommandFigure {
         let mut keys: Vec<(f64, String, bool)> = self
             .panels
             .iter()
-            .flat_map(|(_, c)| c.iter().map(|c| (c.target_mm, c.variant.clone(), c.converged)))
+            .flat_map(|(_, c)| {
+                c.iter()
+                    .map(|c| (c.target_mm, c.variant.clone(), c.converged))
+            })
             .collect();
         keys.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| variant_order(&a.1, &b.1)));
         keys.dedup_by(|a, b| (a.0 - b.0).abs() < 1e-9 && a.1 == b.1);

@@ -97,7 +97,11 @@ pub fn is_planar(text: &str, overrides: &[String]) -> bool {
     let model = from_overrides.or_else(|| {
         let tree: Tree = load_yaml(text).ok()?;
         let robot = tree.as_mapping()?.get("robot")?;
-        robot.as_mapping()?.get("model")?.as_str().map(str::to_owned)
+        robot
+            .as_mapping()?
+            .get("model")?
+            .as_str()
+            .map(str::to_owned)
     });
     model.is_some_and(|m| m != "hopper")
 }

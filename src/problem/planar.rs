@@ -322,9 +322,7 @@ impl Schema for PlanarProblem {
                 );
             }
         }
-        if self.task.start.at_rest
-            && self.schedule.first().is_some_and(|p| p.contacts.is_empty())
-        {
+        if self.task.start.at_rest && self.schedule.first().is_some_and(|p| p.contacts.is_empty()) {
             fail!(
                 "schedule[0].contacts".into(),
                 "the robot starts at rest (task.start.at_rest), so the first phase must have a foot on the ground; a robot at rest cannot be in flight".into(),
@@ -347,7 +345,10 @@ impl Schema for PlanarProblem {
                         ),
                     );
                 } else if !value.is_finite() {
-                    fail!(format!("{field}.{name}"), format!("must be finite, got {value}"));
+                    fail!(
+                        format!("{field}.{name}"),
+                        format!("must be finite, got {value}")
+                    );
                 }
             }
         }

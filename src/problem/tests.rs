@@ -617,8 +617,8 @@ fn every_shipped_problem_loads() {
         let text = std::fs::read_to_string(file).unwrap();
         if super::is_planar(&text, &[]) {
             // Planar robots' files: tests/planar_plans.rs solves and replays each.
-            let planar: super::planar::PlanarProblem = super::parse_as(&text, file, &[])
-                .unwrap_or_else(|error| panic!("{error}"));
+            let planar: super::planar::PlanarProblem =
+                super::parse_as(&text, file, &[]).unwrap_or_else(|error| panic!("{error}"));
             assert!(planar.validate().is_ok());
             continue;
         }

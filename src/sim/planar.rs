@@ -291,7 +291,11 @@ impl Sim<'_> {
         let p = self.robot.contact_point(q, c);
         let angle = self.robot.body.frames(q)[self.robot.contacts[c].body].angle;
         // A flat sole lands level on the ground; a point foot where it touches.
-        let angle = if rigid::held_directions(self.robot, c) == 3 { 0.0 } else { angle };
+        let angle = if rigid::held_directions(self.robot, c) == 3 {
+            0.0
+        } else {
+            angle
+        };
         [p[0], 0.0, angle]
     }
 
@@ -360,7 +364,13 @@ pub fn replay(
     let com_z = |x: &[f64]| robot.body.centre_of_mass(&x[..n])[1];
     let com0 = com_z(&x);
     let mut peak = 0.0_f64;
-    let mut record = |t: f64, x: &[f64], mode: &[usize], anchors: &[[f64; 3]], rows: &mut Vec<Vec<f64>>, modes: &mut Vec<String>| -> Result<f64, PlanarSimError> {
+    let mut record = |t: f64,
+                      x: &[f64],
+                      mode: &[usize],
+                      anchors: &[[f64; 3]],
+                      rows: &mut Vec<Vec<f64>>,
+                      modes: &mut Vec<String>|
+     -> Result<f64, PlanarSimError> {
         let (_, wrenches) = sim.dynamics(t, x, mode, anchors)?;
         let mut row = vec![t];
         row.extend_from_slice(x);
@@ -370,7 +380,10 @@ pub fn replay(
             match mode.iter().position(|&m| m == c) {
                 Some(k) => {
                     row.extend_from_slice(&wrenches[k]);
-                    excess = excess.max(sim.ground.cone_excess(&wrenches[k], robot.contacts[c].half_width));
+                    excess = excess.max(
+                        sim.ground
+                            .cone_excess(&wrenches[k], robot.contacts[c].half_width),
+                    );
                 }
                 None => row.extend_from_slice(&[0.0; 3]),
             }
@@ -415,12 +428,20 @@ pub fn replay(
             if let Some(k) = mode.iter().position(|&m| m == which) {
                 mode.remove(k);
                 anchors.remove(k);
-                events.push(Event { t: t1, kind: "lift-off", contact: name });
+                events.push(Event {
+                    t: t1,
+                    kind: "lift-off",
+                    contact: name,
+                });
             } else {
                 mode.push(which);
                 anchors.push(sim.anchor(which, &x1[..n]));
                 sim.impact(&mut x1, &mode);
-                events.push(Event { t: t1, kind: "touchdown", contact: name });
+                events.push(Event {
+                    t: t1,
+                    kind: "touchdown",
+                    contact: name,
+                });
             }
             if events.len() > 200 {
                 return Err(PlanarSimError::Chatter(200));
@@ -468,7 +489,13 @@ pub fn replay(
         .iter()
         .map(|xk| com_z(xk) - com0)
         .fold(f64::NEG_INFINITY, f64::max);
-    let relative = |a: f64, b: f64| if b.abs() > 1e-9 { (a - b).abs() / b.abs() } else { (a - b).abs() };
+    let relative = |a: f64, b: f64| {
+        if b.abs() > 1e-9 {
+            (a - b).abs() / b.abs()
+        } else {
+            (a - b).abs()
+        }
+    };
     let summary = PlanarReplaySummary {
         planned_distance_m: planned_distance,
         achieved_distance_m: achieved_distance,
@@ -486,7 +513,11 @@ pub fn replay(
             .collect(),
         max_friction_excess: max_excess,
         events,
-        planned_contacts: problem.schedule.iter().map(|p| p.contacts.clone()).collect(),
+        planned_contacts: problem
+            .schedule
+            .iter()
+            .map(|p| p.contacts.clone())
+            .collect(),
         steps,
     };
     Ok(PlanarReplay {
@@ -500,7 +531,11 @@ pub fn replay(
 /// Reads a planar `trajectory.csv` (as `loam solve` writes it) into a plan table.
 pub fn read_plan(csv: &str, robot: &PlanarRobot) -> Result<PlanTable, String> {
     let mut lines = csv.lines();
-    let header: Vec<&str> = lines.next().ok_or("empty trajectory.csv")?.split(',').collect();
+    let header: Vec<&str> = lines
+        .next()
+        .ok_or("empty trajectory.csv")?
+        .split(',')
+        .collect();
     let col = |name: &str| {
         header
             .iter()
@@ -537,14 +572,22 @@ pub fn read_plan(csv: &str, robot: &PlanarRobot) -> Result<PlanTable, String> {
             ));
         }
         let num = |j: usize| -> Result<f64, String> {
-            cells[j]
-                .parse::<f64>()
-                .map_err(|_| format!("trajectory.csv line {}: `{}` is not a number", i + 2, cells[j]))
+            cells[j].parse::<f64>().map_err(|_| {
+                format!(
+                    "trajectory.csv line {}: `{}` is not a number",
+                    i + 2,
+                    cells[j]
+                )
+            })
         };
         table.t.push(num(t_col)?);
         table.phase.push(num(phase_col)? as usize);
-        table.x.push(x_cols.iter().map(|&j| num(j)).collect::<Result<_, _>>()?);
-        table.u.push(u_cols.iter().map(|&j| num(j)).collect::<Result<_, _>>()?);
+        table
+            .x
+            .push(x_cols.iter().map(|&j| num(j)).collect::<Result<_, _>>()?);
+        table
+            .u
+            .push(u_cols.iter().map(|&j| num(j)).collect::<Result<_, _>>()?);
     }
     if table.t.len() < 2 {
         return Err("trajectory.csv has fewer than two nodes".into());

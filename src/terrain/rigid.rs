@@ -170,7 +170,13 @@ impl RigidGround {
     /// The friction cone and the centre-of-pressure rows of a contact wrench (or impulse)
     /// `w` on a sole of `half_width`: μ F_z ± F_x ≥ 0 and w F_z ± τ ≥ 0. F_z ≥ 0 is a bound on
     /// the variable.
-    pub fn cone<S: Scalar>(&self, name: &str, w: &[S], half_width: f64, nominal: f64) -> Vec<Row<S>> {
+    pub fn cone<S: Scalar>(
+        &self,
+        name: &str,
+        w: &[S],
+        half_width: f64,
+        nominal: f64,
+    ) -> Vec<Row<S>> {
         let mu = self.friction;
         let mut rows = vec![
             Row::at_least(

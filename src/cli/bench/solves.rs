@@ -225,9 +225,15 @@ mod tests {
     fn a_ratio_above_one_is_slower_and_below_one_faster() {
         // The reported case: loam 1.6x the baseline's time was printed "0.64x faster".
         let slow = time_ratio("loam", 1.6, "baseline", 1.0);
-        assert_eq!(slow, "loam/baseline time 1.60: loam is slower (1.60x the time)");
+        assert_eq!(
+            slow,
+            "loam/baseline time 1.60: loam is slower (1.60x the time)"
+        );
         let fast = time_ratio("loam", 0.5, "baseline", 1.0);
-        assert_eq!(fast, "loam/baseline time 0.50: loam is faster (2.00x the speed)");
+        assert_eq!(
+            fast,
+            "loam/baseline time 0.50: loam is faster (2.00x the speed)"
+        );
         assert!(time_ratio("warm", 1.0, "cold", 1.0).contains("the same time"));
         assert!(!time_ratio("warm", 1.0, "cold", 0.0).contains("faster"));
     }

@@ -230,7 +230,9 @@ pub fn check_sane(grains: &GrainState, info: &BedInfo) -> Result<(), DemError> {
     };
     for (i, (x, r)) in grains.position.iter().zip(&grains.radius).enumerate() {
         if !x.iter().all(|c| c.is_finite()) {
-            return Err(exploded(format!("grain {i} is at a non-finite position {x:?}")));
+            return Err(exploded(format!(
+                "grain {i} is at a non-finite position {x:?}"
+            )));
         }
         if x[2] < -r {
             return Err(exploded(format!(
