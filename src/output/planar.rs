@@ -5,11 +5,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::{write_atomic, OutputError};
+use super::{write_atomic, OutputError, SolveRecord};
 use crate::planner::planar::{centre_of_mass_velocity, PlanarPlan};
 use crate::problem::planar::PlanarProblem;
-use crate::solver;
-use crate::transcription::Violation;
 
 /// The plan's key figures, which a replay is compared against.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -35,23 +33,11 @@ pub struct PlanarPhaseSummary {
 /// The top-level keys of a planar `solution.json`.
 #[derive(Serialize)]
 pub struct PlanarSolutionFile<'a> {
-    pub loam_version: &'static str,
     pub problem: &'a PlanarProblem,
-    pub status: String,
-    pub converged: bool,
-    pub iterations: usize,
-    pub objective: f64,
-    pub max_violation: f64,
+    #[serde(flatten)]
+    pub solve: SolveRecord,
     pub key_figures: KeyFigures,
-    /// The IPOPT options in effect: loam's defaults with the file's on top.
-    pub solver_options: Vec<(String, String)>,
-    pub timing_s: super::Timing,
-    pub n_variables: usize,
-    pub n_constraints: usize,
     pub phases: Vec<PlanarPhaseSummary>,
-    pub binding_constraints: Vec<(String, usize)>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub worst_violations: Vec<Violation>,
 }
 
 /// The key figures of a plan's trajectory.
@@ -102,36 +88,16 @@ pub fn write_planar_run(
     dir: &Path,
     problem: &PlanarProblem,
     plan: &PlanarPlan,
-    options: &[(String, solver::OptionValue)],
 ) -> Result<(), OutputError> {
-    let report = &plan.report;
-    let mut effective: Vec<(String, String)> = solver::default_options()
-        .into_iter()
-        .chain(options.iter().cloned())
-        .map(|(k, v)| (k, format!("{v:?}")))
-        .collect();
-    // Later entries win, as IPOPT applies them in order.
-    let mut seen = std::collections::BTreeMap::new();
-    for (k, v) in effective.drain(..) {
-        seen.insert(k, v);
-    }
     let file = PlanarSolutionFile {
-        loam_version: env!("CARGO_PKG_VERSION"),
         problem,
-        status: report.status.name().to_string(),
-        converged: report.converged,
-        iterations: report.iterations,
-        objective: report.objective,
-        max_violation: report.max_violation,
+        solve: SolveRecord::new(
+            &plan.report,
+            plan.setup_seconds,
+            plan.n_variables,
+            plan.n_constraints,
+        ),
         key_figures: key_figures(plan),
-        solver_options: seen.into_iter().collect(),
-        timing_s: super::Timing {
-            setup: plan.setup_seconds,
-            solve: report.solve_seconds,
-            total: plan.setup_seconds + report.solve_seconds,
-        },
-        n_variables: plan.n_variables,
-        n_constraints: plan.n_constraints,
         phases: plan
             .trajectory
             .phases
@@ -144,8 +110,6 @@ pub fn write_planar_run(
                 duration_s: p.duration,
             })
             .collect(),
-        binding_constraints: report.binding.clone(),
-        worst_violations: report.violations.iter().take(10).cloned().collect(),
     };
     let json = serde_json::to_string_pretty(&file).expect("solution serializes");
     write_atomic(&dir.join("solution.json"), json.as_bytes())?;

@@ -2,12 +2,15 @@
 
 use std::path::Path;
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use super::{write_atomic, OutputError};
 use crate::model::hopper::STATE_NAMES;
 use crate::planner::Plan;
 use crate::problem::Problem;
+use crate::solver::{OptionValue, SolveReport};
 use crate::transcription::Violation;
 
 #[derive(Serialize)]
@@ -24,48 +27,77 @@ pub struct PhaseSummary {
     pub duration_s: f64,
 }
 
-/// The top-level keys of `solution.json` (documented in README.md).
+/// What every `solution.json` records of the solve itself, hopper's or planar.
 #[derive(Serialize)]
-pub struct SolutionFile<'a> {
+pub struct SolveRecord {
     pub loam_version: &'static str,
-    pub problem: &'a Problem,
     pub status: String,
     pub converged: bool,
     pub iterations: usize,
     pub objective: f64,
     pub max_violation: f64,
-    pub apex_rise_m: f64,
     pub timing_s: Timing,
-    pub scheme: &'static str,
     pub n_variables: usize,
     pub n_constraints: usize,
-    pub phases: Vec<PhaseSummary>,
+    /// The IPOPT options in effect: loam's defaults with the file's on top.
+    pub solver_options: BTreeMap<String, OptionValue>,
     /// Inequality constraints on a bound: name and number of rows.
     pub binding_constraints: Vec<(String, usize)>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub worst_violations: Vec<Violation>,
 }
 
-impl<'a> SolutionFile<'a> {
-    pub fn new(problem: &'a Problem, plan: &Plan) -> Self {
-        let report = &plan.report;
-        SolutionFile {
+impl SolveRecord {
+    pub fn new(
+        report: &SolveReport,
+        setup_seconds: f64,
+        n_variables: usize,
+        n_constraints: usize,
+    ) -> SolveRecord {
+        SolveRecord {
             loam_version: env!("CARGO_PKG_VERSION"),
-            problem,
             status: report.status.name().to_string(),
             converged: report.converged,
             iterations: report.iterations,
             objective: report.objective,
             max_violation: report.max_violation,
-            apex_rise_m: plan.apex_rise,
             timing_s: Timing {
-                setup: plan.setup_seconds,
+                setup: setup_seconds,
                 solve: report.solve_seconds,
-                total: plan.setup_seconds + report.solve_seconds,
+                total: setup_seconds + report.solve_seconds,
             },
+            n_variables,
+            n_constraints,
+            solver_options: report.options.clone(),
+            binding_constraints: report.binding.clone(),
+            worst_violations: report.violations.iter().take(10).cloned().collect(),
+        }
+    }
+}
+
+/// The top-level keys of `solution.json` (documented in README.md).
+#[derive(Serialize)]
+pub struct SolutionFile<'a> {
+    pub problem: &'a Problem,
+    #[serde(flatten)]
+    pub solve: SolveRecord,
+    pub apex_rise_m: f64,
+    pub scheme: &'static str,
+    pub phases: Vec<PhaseSummary>,
+}
+
+impl<'a> SolutionFile<'a> {
+    pub fn new(problem: &'a Problem, plan: &Plan) -> Self {
+        SolutionFile {
+            problem,
+            solve: SolveRecord::new(
+                &plan.report,
+                plan.setup_seconds,
+                plan.n_variables,
+                plan.n_constraints,
+            ),
+            apex_rise_m: plan.apex_rise,
             scheme: plan.jump.scheme.name(),
-            n_variables: plan.n_variables,
-            n_constraints: plan.n_constraints,
             phases: plan
                 .trajectory
                 .phases
@@ -77,8 +109,6 @@ impl<'a> SolutionFile<'a> {
                     duration_s: p.duration,
                 })
                 .collect(),
-            binding_constraints: report.binding.clone(),
-            worst_violations: report.violations.iter().take(10).cloned().collect(),
         }
     }
 }

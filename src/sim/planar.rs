@@ -79,6 +79,19 @@ pub struct PlanarReplay {
     pub summary: PlanarReplaySummary,
 }
 
+/// The contacts held in the current mode and where each landed (x, z and, for a flat sole,
+/// its angle).
+struct Mode {
+    contacts: Vec<usize>,
+    anchors: Vec<[f64; 3]>,
+}
+
+/// The state's derivative and the held contacts' wrenches at one point.
+struct Evaluation {
+    dx: Vec<f64>,
+    wrenches: Vec<[f64; 3]>,
+}
+
 struct Sim<'a> {
     robot: &'a PlanarRobot,
     ground: RigidGround,
@@ -98,10 +111,8 @@ impl Sim<'_> {
     /// The plan's state and inputs at `t` (linear between nodes).
     fn reference(&self, t: f64) -> (Vec<f64>, Vec<f64>) {
         let ts = &self.plan.t;
-        let k = match ts.iter().rposition(|&tk| tk <= t) {
-            None => 0,
-            Some(k) => k.min(ts.len() - 1),
-        };
+        // The last node at or before t (at a phase boundary, the next phase's first node).
+        let k = ts.partition_point(|&tk| tk <= t).saturating_sub(1);
         if k + 1 >= ts.len() || ts[k + 1] <= ts[k] {
             return (self.plan.x[k].clone(), self.plan.u[k].clone());
         }
@@ -130,63 +141,45 @@ impl Sim<'_> {
             .collect()
     }
 
-    /// Accelerations and the held contacts' wrenches (F_x, F_z, τ each) in `mode`.
-    fn dynamics(
-        &self,
-        t: f64,
-        x: &[f64],
-        mode: &[usize],
-        anchors: &[[f64; 3]],
-    ) -> Result<(Vec<f64>, Vec<[f64; 3]>), PlanarSimError> {
+    /// The state's derivative and the held contacts' wrenches (F_x, F_z, τ each) in `mode`:
+    /// M a + h = Q + Gᵀλ with every held direction's acceleration Baumgarte-stabilised.
+    fn evaluate(&self, t: f64, x: &[f64], mode: &Mode) -> Result<Evaluation, PlanarSimError> {
         let n = self.n;
         let (q, v) = x.split_at(n);
         let body = &self.robot.body;
-        let m = body.mass_matrix(q);
         let h = body.bias_forces(q, v);
         let u = self.inputs(t, x);
         let f = self.robot.generalized_forces(q, v, &u);
-        let mut rows: Vec<(Vec<f64>, f64)> = Vec::new();
-        for (k, &c) in mode.iter().enumerate() {
-            let jac = rigid::jacobian(self.robot, c, q);
+        let force: Vec<f64> = f.iter().zip(&h).map(|(f, h)| f - h).collect();
+        let mut jacobian = Vec::new();
+        let mut rhs = Vec::new();
+        for (&c, anchor) in mode.contacts.iter().zip(&mode.anchors) {
             let bias = rigid::bias_acceleration(self.robot, c, q, v);
             let vel = rigid::velocity(self.robot, c, q, v);
-            let error = self.hold_error(c, q, &anchors[k]);
-            for d in 0..jac.len() {
-                let rhs = -bias[d] - 2.0 * BAUMGARTE * vel[d] - BAUMGARTE * BAUMGARTE * error[d];
-                rows.push((jac[d].clone(), rhs));
+            let error = self.hold_error(c, q, anchor);
+            for d in 0..bias.len() {
+                rhs.push(-bias[d] - 2.0 * BAUMGARTE * vel[d] - BAUMGARTE * BAUMGARTE * error[d]);
             }
+            jacobian.extend(rigid::jacobian(self.robot, c, q));
         }
-        let k = rows.len();
-        let mut a = DMatrix::zeros(n + k, n + k);
-        let mut b = DVector::zeros(n + k);
-        for i in 0..n {
-            for j in 0..n {
-                a[(i, j)] = m[i][j];
-            }
-            b[i] = f[i] - h[i];
-        }
-        for (r, (jac, rhs)) in rows.iter().enumerate() {
-            for j in 0..n {
-                a[(n + r, j)] = jac[j];
-                a[(j, n + r)] = -jac[j];
-            }
-            b[n + r] = *rhs;
-        }
-        let solution = a.lu().solve(&b).ok_or_else(|| PlanarSimError::Singular {
-            t,
-            mode: self.mode_name(mode),
-        })?;
-        let acc = solution.rows(0, n).iter().copied().collect();
+        let solution = saddle_point(&body.mass_matrix(q), &jacobian, &force, &rhs).ok_or_else(
+            || PlanarSimError::Singular {
+                t,
+                mode: self.mode_name(&mode.contacts),
+            },
+        )?;
+        let mut dx = v.to_vec();
+        dx.extend_from_slice(&solution[..n]);
         let mut wrenches = Vec::new();
         let mut r = n;
-        for &c in mode {
+        for &c in &mode.contacts {
             let d = rigid::held_directions(self.robot, c);
             let mut w = [0.0; 3];
-            w[..d].copy_from_slice(&solution.as_slice()[r..r + d]);
+            w[..d].copy_from_slice(&solution[r..r + d]);
             wrenches.push(w);
             r += d;
         }
-        Ok((acc, wrenches))
+        Ok(Evaluation { dx, wrenches })
     }
 
     /// Drift of a held contact from where it landed: x, z of the sole centre (and angle).
@@ -199,117 +192,135 @@ impl Sim<'_> {
         e
     }
 
-    fn derivative(
+    /// One classical Runge–Kutta step of length `h` from (t, x), whose derivative `dx` is
+    /// known; returns the new state and its evaluation (the next step's first stage).
+    fn step(
         &self,
         t: f64,
         x: &[f64],
-        mode: &[usize],
-        anchors: &[[f64; 3]],
-    ) -> Result<Vec<f64>, PlanarSimError> {
-        let (a, _) = self.dynamics(t, x, mode, anchors)?;
-        let mut dx = x[self.n..].to_vec();
-        dx.extend(a);
-        Ok(dx)
-    }
-
-    fn rk4(
-        &self,
-        t: f64,
-        x: &[f64],
+        dx: &[f64],
         h: f64,
-        mode: &[usize],
-        anchors: &[[f64; 3]],
-    ) -> Result<Vec<f64>, PlanarSimError> {
-        let add = |x: &[f64], k: &[f64], s: f64| -> Vec<f64> {
+        mode: &Mode,
+    ) -> Result<(Vec<f64>, Evaluation), PlanarSimError> {
+        let add = |k: &[f64], s: f64| -> Vec<f64> {
             x.iter().zip(k).map(|(x, k)| x + s * k).collect()
         };
-        let k1 = self.derivative(t, x, mode, anchors)?;
-        let k2 = self.derivative(t + h / 2.0, &add(x, &k1, h / 2.0), mode, anchors)?;
-        let k3 = self.derivative(t + h / 2.0, &add(x, &k2, h / 2.0), mode, anchors)?;
-        let k4 = self.derivative(t + h, &add(x, &k3, h), mode, anchors)?;
+        let k2 = self.evaluate(t + h / 2.0, &add(dx, h / 2.0), mode)?.dx;
+        let k3 = self.evaluate(t + h / 2.0, &add(&k2, h / 2.0), mode)?.dx;
+        let k4 = self.evaluate(t + h, &add(&k3, h), mode)?.dx;
         let next: Vec<f64> = (0..x.len())
-            .map(|i| x[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]))
+            .map(|i| x[i] + h / 6.0 * (dx[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]))
             .collect();
-        if next.iter().all(|v| v.is_finite()) {
-            Ok(next)
-        } else {
-            Err(PlanarSimError::Diverged { t: t + h })
+        if !next.iter().all(|v| v.is_finite()) {
+            return Err(PlanarSimError::Diverged { t: t + h });
         }
+        let at = self.evaluate(t + h, &next, mode)?;
+        Ok((next, at))
     }
 
     /// Guards, one per contact, crossing below 0 when the contact switches: a held foot's
     /// normal force, a free foot's lowest sole height.
-    fn guards(
-        &self,
-        t: f64,
-        x: &[f64],
-        mode: &[usize],
-        anchors: &[[f64; 3]],
-    ) -> Result<Vec<f64>, PlanarSimError> {
-        let (_, wrenches) = self.dynamics(t, x, mode, anchors)?;
+    fn guards(&self, x: &[f64], mode: &Mode, at: &Evaluation) -> Vec<f64> {
         let q = &x[..self.n];
-        Ok((0..self.robot.contacts.len())
-            .map(|c| match mode.iter().position(|&m| m == c) {
-                Some(k) => wrenches[k][1],
+        (0..self.robot.contacts.len())
+            .map(|c| match mode.contacts.iter().position(|&m| m == c) {
+                Some(k) => at.wrenches[k][1],
                 None => rigid::clearance(self.robot, c, q)
                     .into_iter()
                     .fold(f64::INFINITY, f64::min),
             })
-            .collect())
+            .collect()
     }
 
     /// Plastic impact: v⁺ with every held contact stopped, M (v⁺ − v⁻) = Gᵀ Λ.
-    fn impact(&self, x: &mut [f64], mode: &[usize]) {
+    fn impact(&self, t: f64, x: &mut [f64], mode: &Mode) -> Result<(), PlanarSimError> {
         let n = self.n;
         let (q, v) = x.split_at_mut(n);
         let m = self.robot.body.mass_matrix(&*q);
-        let rows: Vec<Vec<f64>> = mode
+        let jacobian: Vec<Vec<f64>> = mode
+            .contacts
             .iter()
             .flat_map(|&c| rigid::jacobian(self.robot, c, &*q))
             .collect();
-        let k = rows.len();
-        let mut a = DMatrix::zeros(n + k, n + k);
-        let mut b = DVector::zeros(n + k);
-        for i in 0..n {
-            for j in 0..n {
-                a[(i, j)] = m[i][j];
-                b[i] += m[i][j] * v[j];
+        let momentum: Vec<f64> = m
+            .iter()
+            .map(|row| row.iter().zip(v.iter()).map(|(m, v)| m * v).sum())
+            .collect();
+        let stopped = vec![0.0; jacobian.len()];
+        let solution = saddle_point(&m, &jacobian, &momentum, &stopped).ok_or_else(|| {
+            PlanarSimError::Singular {
+                t,
+                mode: self.mode_name(&mode.contacts),
             }
-        }
-        for (r, jac) in rows.iter().enumerate() {
-            for j in 0..n {
-                a[(n + r, j)] = jac[j];
-                a[(j, n + r)] = -jac[j];
-            }
-        }
-        if let Some(s) = a.lu().solve(&b) {
-            v.copy_from_slice(&s.as_slice()[..n]);
-        }
+        })?;
+        v.copy_from_slice(&solution[..n]);
+        Ok(())
     }
 
     fn anchor(&self, c: usize, q: &[f64]) -> [f64; 3] {
         let p = self.robot.contact_point(q, c);
-        let angle = self.robot.body.frames(q)[self.robot.contacts[c].body].angle;
         // A flat sole lands level on the ground; a point foot where it touches.
         let angle = if rigid::held_directions(self.robot, c) == 3 {
             0.0
         } else {
-            angle
+            self.robot.body.frames(q)[self.robot.contacts[c].body].angle
         };
         [p[0], 0.0, angle]
     }
 
-    fn mode_name(&self, mode: &[usize]) -> String {
-        if mode.is_empty() {
+    fn mode_name(&self, contacts: &[usize]) -> String {
+        if contacts.is_empty() {
             "flight".into()
         } else {
-            let names: Vec<&str> = mode
+            let names: Vec<&str> = contacts
                 .iter()
                 .map(|&c| self.robot.contacts[c].name.as_str())
                 .collect();
             format!("stance[{}]", names.join("+"))
         }
     }
+
+    /// A row of `replay.csv` (t, state, inputs, every contact's wrench) and how far the held
+    /// feet's wrenches are outside the friction cone.
+    fn sample(&self, t: f64, x: &[f64], mode: &Mode, at: &Evaluation) -> (Vec<f64>, f64) {
+        let mut row = vec![t];
+        row.extend_from_slice(x);
+        row.extend(self.inputs(t, x));
+        let mut excess: f64 = 0.0;
+        for (c, contact) in self.robot.contacts.iter().enumerate() {
+            match mode.contacts.iter().position(|&m| m == c) {
+                Some(k) => {
+                    row.extend_from_slice(&at.wrenches[k]);
+                    excess =
+                        excess.max(self.ground.cone_excess(&at.wrenches[k], contact.half_width));
+                }
+                None => row.extend_from_slice(&[0.0; 3]),
+            }
+        }
+        (row, excess)
+    }
+}
+
+/// Solves [[M, −Gᵀ], [G, 0]] (y, λ) = (top, bottom): constrained dynamics (y = a, λ the held
+/// wrenches) and impacts (y = v⁺, λ the impulses) alike. None when singular.
+fn saddle_point(m: &[Vec<f64>], g: &[Vec<f64>], top: &[f64], bottom: &[f64]) -> Option<Vec<f64>> {
+    let (n, k) = (m.len(), g.len());
+    let mut a = DMatrix::zeros(n + k, n + k);
+    let mut b = DVector::zeros(n + k);
+    for i in 0..n {
+        for j in 0..n {
+            a[(i, j)] = m[i][j];
+        }
+        b[i] = top[i];
+    }
+    for (r, row) in g.iter().enumerate() {
+        for j in 0..n {
+            a[(n + r, j)] = row[j];
+            a[(j, n + r)] = -row[j];
+        }
+        b[n + r] = bottom[r];
+    }
+    a.lu().solve(&b).map(|s| s.as_slice().to_vec())
 }
 
 /// Replays `plan` of `problem` on its own rigid ground.
@@ -353,8 +364,11 @@ pub fn replay(
     let t_end = *plan.t.last().unwrap();
     let mut t = 0.0;
     let mut x = plan.x[0].clone();
-    let mut mode: Vec<usize> = contacts_of(0);
-    let mut anchors: Vec<[f64; 3]> = mode.iter().map(|&c| sim.anchor(c, &x[..n])).collect();
+    let contacts = contacts_of(0);
+    let mut mode = Mode {
+        anchors: contacts.iter().map(|&c| sim.anchor(c, &x[..n])).collect(),
+        contacts,
+    };
     let mut events = Vec::new();
     let mut rows = Vec::new();
     let mut modes = Vec::new();
@@ -364,79 +378,53 @@ pub fn replay(
     let com_z = |x: &[f64]| robot.body.centre_of_mass(&x[..n])[1];
     let com0 = com_z(&x);
     let mut peak = 0.0_f64;
-    let mut record = |t: f64,
-                      x: &[f64],
-                      mode: &[usize],
-                      anchors: &[[f64; 3]],
-                      rows: &mut Vec<Vec<f64>>,
-                      modes: &mut Vec<String>|
-     -> Result<f64, PlanarSimError> {
-        let (_, wrenches) = sim.dynamics(t, x, mode, anchors)?;
-        let mut row = vec![t];
-        row.extend_from_slice(x);
-        row.extend(sim.inputs(t, x));
-        let mut excess: f64 = 0.0;
-        for c in 0..robot.contacts.len() {
-            match mode.iter().position(|&m| m == c) {
-                Some(k) => {
-                    row.extend_from_slice(&wrenches[k]);
-                    excess = excess.max(
-                        sim.ground
-                            .cone_excess(&wrenches[k], robot.contacts[c].half_width),
-                    );
-                }
-                None => row.extend_from_slice(&[0.0; 3]),
-            }
-        }
-        rows.push(row);
-        modes.push(sim.mode_name(mode));
-        Ok(excess)
-    };
-    let mut guards = sim.guards(t, &x, &mode, &anchors)?;
-    while t < t_end - 1e-12 {
-        if t >= next_sample - 1e-12 {
-            max_excess = max_excess.max(record(t, &x, &mode, &anchors, &mut rows, &mut modes)?);
+    let mut here = sim.evaluate(t, &x, &mode)?;
+    let mut guards = sim.guards(&x, &mode, &here);
+    loop {
+        let done = t >= t_end - 1e-12;
+        if done || t >= next_sample - 1e-12 {
+            let (row, excess) = sim.sample(t, &x, &mode, &here);
+            rows.push(row);
+            modes.push(sim.mode_name(&mode.contacts));
+            max_excess = max_excess.max(excess);
             next_sample += sample_every;
         }
+        if done {
+            break;
+        }
         let h = STEP.min(t_end - t);
-        let mut x1 = sim.rk4(t, &x, h, &mode, &anchors)?;
+        let (mut x1, mut next) = sim.step(t, &x, &here.dx, h, &mode)?;
         steps += 1;
-        let g1 = sim.guards(t + h, &x1, &mode, &anchors)?;
-        let crossed: Vec<usize> = (0..g1.len())
-            .filter(|&c| guards[c] >= 0.0 && g1[c] < 0.0)
-            .collect();
+        let crossing = |g1: &[f64]| (0..g1.len()).find(|&c| guards[c] >= 0.0 && g1[c] < 0.0);
+        let switched = crossing(&sim.guards(&x1, &mode, &next));
         let mut t1 = t + h;
-        if let Some(&first) = crossed.first() {
-            // Locate the earliest crossing by bisection on the step length.
-            let (mut lo, mut hi) = (0.0, h);
-            let mut which = first;
+        if let Some(first) = switched {
+            // The earliest crossing, by bisection on the step length.
+            let (mut lo, mut hi, mut which) = (0.0, h, first);
             for _ in 0..40 {
                 let mid = 0.5 * (lo + hi);
-                let xm = sim.rk4(t, &x, mid, &mode, &anchors)?;
-                let gm = sim.guards(t + mid, &xm, &mode, &anchors)?;
-                match (0..gm.len()).find(|&c| guards[c] >= 0.0 && gm[c] < 0.0) {
+                let (xm, at) = sim.step(t, &x, &here.dx, mid, &mode)?;
+                match crossing(&sim.guards(&xm, &mode, &at)) {
                     Some(c) => {
-                        hi = mid;
-                        which = c;
+                        (hi, which, x1) = (mid, c, xm);
                     }
                     None => lo = mid,
                 }
             }
-            x1 = sim.rk4(t, &x, hi, &mode, &anchors)?;
             t1 = t + hi;
             let name = robot.contacts[which].name.clone();
-            if let Some(k) = mode.iter().position(|&m| m == which) {
-                mode.remove(k);
-                anchors.remove(k);
+            if let Some(k) = mode.contacts.iter().position(|&m| m == which) {
+                mode.contacts.remove(k);
+                mode.anchors.remove(k);
                 events.push(Event {
                     t: t1,
                     kind: "lift-off",
                     contact: name,
                 });
             } else {
-                mode.push(which);
-                anchors.push(sim.anchor(which, &x1[..n]));
-                sim.impact(&mut x1, &mode);
+                mode.contacts.push(which);
+                mode.anchors.push(sim.anchor(which, &x1[..n]));
+                sim.impact(t1, &mut x1, &mode)?;
                 events.push(Event {
                     t: t1,
                     kind: "touchdown",
@@ -446,19 +434,20 @@ pub fn replay(
             if events.len() > 200 {
                 return Err(PlanarSimError::Chatter(200));
             }
+            next = sim.evaluate(t1, &x1, &mode)?;
         }
         t = t1;
         x = x1;
+        here = next;
         peak = peak.max(com_z(&x) - com0);
-        guards = sim.guards(t, &x, &mode, &anchors)?;
-        if !crossed.is_empty() {
+        guards = sim.guards(&x, &mode, &here);
+        if switched.is_some() {
             // A switch is effective from here: the new mode's guards start non-negative.
             for g in guards.iter_mut() {
                 *g = g.max(0.0);
             }
         }
     }
-    max_excess = max_excess.max(record(t, &x, &mode, &anchors, &mut rows, &mut modes)?);
 
     let mut columns = vec!["t".to_string()];
     columns.extend(robot.coordinates.iter().map(|c| c.name.clone()));

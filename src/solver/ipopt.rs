@@ -263,7 +263,8 @@ pub trait Nlp {
 }
 
 /// An IPOPT option value.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(untagged)]
 pub enum OptionValue {
     Str(String),
     Num(f64),

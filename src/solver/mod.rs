@@ -168,6 +168,9 @@ pub struct SolveReport {
     pub multipliers: Multipliers,
     pub history: Vec<IterationInfo>,
     pub solve_seconds: f64,
+    /// The IPOPT options the solve ran under, by name: loam's defaults, the settings' options
+    /// on top (IPOPT keeps the last value set), and whether it warm-started.
+    pub options: std::collections::BTreeMap<String, OptionValue>,
 }
 
 /// Adapter from the transcribed NLP to IPOPT's callbacks, caching values between calls at
@@ -344,6 +347,14 @@ pub fn solve(
     } else {
         nlp.violations(&g, 1e-6)
     };
+    let mut options: std::collections::BTreeMap<String, OptionValue> = default_options()
+        .into_iter()
+        .chain(settings.options.iter().cloned())
+        .collect();
+    options.insert(
+        "warm_start_init_point".into(),
+        OptionValue::Str(if warm.is_some() { "yes" } else { "no" }.into()),
+    );
     Ok(SolveReport {
         status: result.status,
         converged,
@@ -357,5 +368,6 @@ pub fn solve(
         multipliers: result.multipliers,
         history: result.history,
         solve_seconds,
+        options,
     })
 }
