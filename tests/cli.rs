@@ -4,49 +4,19 @@
 //! shipped problem, one infeasible, one with `--set`) to keep the file fast.
 
 mod common {
+    pub mod run;
     pub mod temp_dir;
 }
 
+use common::run::{loam, read_json, Output};
 use common::temp_dir::TempDir;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
-
-/// What a run of the binary gave back.
-struct Output {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Output {
-    /// Everything, for assertion messages.
-    fn dump(&self) -> String {
-        format!(
-            "exit code {}\n--- stdout ---\n{}--- stderr ---\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
-
-/// Runs `loam ARGS` in `dir`.
-fn loam(dir: &Path, args: &[&str]) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_loam"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run loam");
-    Output {
-        code: output.status.code().expect("loam exited by a signal"),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
 
 /// The shipped problem files, found by globbing `problems/*.yaml`.
 fn shipped_problems() -> Vec<PathBuf> {
@@ -55,12 +25,9 @@ fn shipped_problems() -> Vec<PathBuf> {
         .expect("read problems/")
         .map(|entry| entry.expect("read problems/ entry").path())
         .filter(|path| path.extension().is_some_and(|ext| ext == "yaml"))
-        // The planar robots' files (a `schedule:`) are tests/planar_plans.rs's fixtures.
+        // The planar robots' files are tests/planar_plans.rs's fixtures.
         .filter(|path| {
-            !std::fs::read_to_string(path)
-                .unwrap_or_default()
-                .lines()
-                .any(|line| line.starts_with("schedule:"))
+            !loam::problem::is_planar(&std::fs::read_to_string(path).unwrap_or_default(), &[])
         })
         .collect();
     files.sort();
@@ -85,12 +52,6 @@ fn line_of(text: &str, needle: &str) -> usize {
         + 1
 }
 
-fn read_json(path: &Path) -> Value {
-    let text =
-        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))
-}
-
 fn number(json: &Value, pointer: &str) -> f64 {
     json.pointer(pointer)
         .and_then(Value::as_f64)
@@ -100,7 +61,7 @@ fn number(json: &Value, pointer: &str) -> f64 {
 /// Asserts the run was refused as bad input (exit 2, an `error:` on stderr, nothing on stdout)
 /// and that the `--out` folder was not created.
 fn assert_refused(output: &Output, out: &Path) {
-    assert_eq!(output.code, 2, "{}", output.dump());
+    assert_eq!(output.code(), 2, "{}", output.dump());
     assert!(output.stderr.starts_with("error: "), "{}", output.dump());
     assert!(output.stdout.is_empty(), "{}", output.dump());
     assert!(
@@ -303,7 +264,7 @@ fn unknown_ipopt_option_is_refused_with_ipopts_message() {
     let dir = TempDir::new("ipopt-option");
     dir.write("bad.yaml", UNKNOWN_IPOPT_OPTION);
     let output = loam(dir.path(), &["solve", "bad.yaml", "--out", "out"]);
-    assert_ne!(output.code, 0, "{}", output.dump());
+    assert_ne!(output.code(), 0, "{}", output.dump());
     assert!(output.stdout.is_empty(), "{}", output.dump());
     assert_contains(
         &output.stderr,
@@ -323,7 +284,7 @@ fn unknown_ipopt_option_exits_2() {
     let dir = TempDir::new("ipopt-option-code");
     dir.write("bad.yaml", UNKNOWN_IPOPT_OPTION);
     let output = loam(dir.path(), &["solve", "bad.yaml", "--out", "out"]);
-    assert_eq!(output.code, 2, "{}", output.dump());
+    assert_eq!(output.code(), 2, "{}", output.dump());
 }
 
 #[test]
@@ -332,7 +293,7 @@ fn unknown_ipopt_option_creates_no_folder() {
     let dir = TempDir::new("ipopt-option-folder");
     dir.write("bad.yaml", UNKNOWN_IPOPT_OPTION);
     let output = loam(dir.path(), &["solve", "bad.yaml", "--out", "out"]);
-    assert_ne!(output.code, 0, "{}", output.dump());
+    assert_ne!(output.code(), 0, "{}", output.dump());
     let out = dir.path().join("out");
     assert!(!out.exists(), "{} was created", out.display());
 }
@@ -343,7 +304,7 @@ fn check_refuses_unknown_ipopt_option() {
     let dir = TempDir::new("ipopt-option-check");
     dir.write("bad.yaml", UNKNOWN_IPOPT_OPTION);
     let output = loam(dir.path(), &["check", "bad.yaml"]);
-    assert_eq!(output.code, 2, "{}", output.dump());
+    assert_eq!(output.code(), 2, "{}", output.dump());
     assert_contains(
         &output.stderr,
         &["not_an_option", "It is not a valid option"],
@@ -427,13 +388,13 @@ fn every_shipped_problem_checks_and_solves() {
     for file in shipped_problems() {
         let file = file.to_str().expect("UTF-8 path");
         let check = loam(dir.path(), &["check", file]);
-        assert_eq!(check.code, 0, "check {file}: {}", check.dump());
+        assert_eq!(check.code(), 0, "check {file}: {}", check.dump());
         assert!(check.stdout.contains(": ok"), "{}", check.dump());
 
         let out = dir.path().join("out");
         let _ = std::fs::remove_dir_all(&out);
         let solve = loam(dir.path(), &["solve", file, "--out", "out"]);
-        assert_eq!(solve.code, 0, "solve {file}: {}", solve.dump());
+        assert_eq!(solve.code(), 0, "solve {file}: {}", solve.dump());
         assert!(solve.stdout.starts_with("converged"), "{}", solve.dump());
 
         let solution = check_results(&out);
@@ -463,7 +424,7 @@ fn infeasible_jump_is_reported_not_converged() {
             "out",
         ],
     );
-    assert_eq!(output.code, 1, "{}", output.dump());
+    assert_eq!(output.code(), 1, "{}", output.dump());
     let solution = check_results(&dir.path().join("out"));
     assert_eq!(solution["converged"], false);
     assert_eq!(number(&solution, "/problem/task/apex_height"), 2.0);
@@ -493,7 +454,7 @@ fn set_overrides_the_file_and_results_default_to_results_name() {
         dir.path(),
         &["solve", &problem, "--set", "task.apex_height=0.05", "-q"],
     );
-    assert_eq!(output.code, 0, "{}", output.dump());
+    assert_eq!(output.code(), 0, "{}", output.dump());
     assert!(output.stdout.is_empty(), "-q printed: {}", output.dump());
     // Without --out, results go to results/<problem name>.
     let solution = check_results(&dir.path().join("results").join("hopper_rigid"));
@@ -514,10 +475,10 @@ fn simulate_replays_on_the_plans_terrain_and_on_another() {
         dir.path(),
         &["solve", &shipped("hopper_rigid.yaml"), "--out", "run", "-q"],
     );
-    assert_eq!(solve.code, 0, "{}", solve.dump());
+    assert_eq!(solve.code(), 0, "{}", solve.dump());
 
     let own = loam(dir.path(), &["simulate", "run"]);
-    assert_eq!(own.code, 0, "{}", own.dump());
+    assert_eq!(own.code(), 0, "{}", own.dump());
     assert_contains(&own.stdout, &["apex rise", "takeoff", "replay.csv"]);
     let summary = read_json(&dir.path().join("run/replay.json"));
     let rise = number(&summary, "/apex_rise_m");
@@ -527,7 +488,7 @@ fn simulate_replays_on_the_plans_terrain_and_on_another() {
     assert!(csv.contains(",flight,") && csv.contains(",stance,"));
 
     let other = loam(dir.path(), &["simulate", "run", "--terrain", "poppy_seeds"]);
-    assert_eq!(other.code, 0, "{}", other.dump());
+    assert_eq!(other.code(), 0, "{}", other.dump());
     let summary = read_json(&dir.path().join("run/replay-on-poppy_seeds.json"));
     assert_eq!(summary["replay_terrain"], "poppy_seeds");
     assert!(number(&summary, "/apex_rise_m") < 0.05, "{summary}");
@@ -537,7 +498,7 @@ fn simulate_replays_on_the_plans_terrain_and_on_another() {
 fn simulate_refuses_a_missing_folder() {
     let dir = TempDir::new("simulate-missing");
     let out = loam(dir.path(), &["simulate", "no/such/run"]);
-    assert_eq!(out.code, 2, "{}", out.dump());
+    assert_eq!(out.code(), 2, "{}", out.dump());
     assert_contains(&out.stderr, &["no/such/run", "no such folder"]);
 }
 
@@ -546,11 +507,11 @@ fn simulate_refuses_a_folder_that_is_not_a_loam_result() {
     let dir = TempDir::new("simulate-foreign");
     dir.write("notes.txt", "hello");
     let out = loam(dir.path(), &["simulate", "."]);
-    assert_eq!(out.code, 2, "{}", out.dump());
+    assert_eq!(out.code(), 2, "{}", out.dump());
     assert_contains(&out.stderr, &["not a loam result", "solution.json"]);
     dir.write("solution.json", "{\"status\": 1}");
     let out = loam(dir.path(), &["simulate", "."]);
-    assert_eq!(out.code, 2, "{}", out.dump());
+    assert_eq!(out.code(), 2, "{}", out.dump());
     assert_contains(&out.stderr, &["not a loam result", "loam_version"]);
 }
 
@@ -561,9 +522,9 @@ fn simulate_refuses_an_unknown_terrain_preset() {
         dir.path(),
         &["solve", &shipped("hopper_rigid.yaml"), "--out", "run", "-q"],
     );
-    assert_eq!(solve.code, 0, "{}", solve.dump());
+    assert_eq!(solve.code(), 0, "{}", solve.dump());
     let out = loam(dir.path(), &["simulate", "run", "--terrain", "quicksand"]);
-    assert_eq!(out.code, 2, "{}", out.dump());
+    assert_eq!(out.code(), 2, "{}", out.dump());
     assert_contains(&out.stderr, &["quicksand", "rigid, poppy_seeds"]);
     assert!(!dir.path().join("run/replay-on-quicksand.csv").exists());
 }
@@ -592,7 +553,7 @@ fn sweep_refuses_a_malformed_range_before_solving() {
                 "sw",
             ],
         );
-        assert_eq!(out.code, 2, "{range}: {}", out.dump());
+        assert_eq!(out.code(), 2, "{range}: {}", out.dump());
         assert_contains(&out.stderr, &["--vary", "START:STOP:STEP"]);
         assert!(!dir.path().join("sw").exists(), "{range} wrote output");
     }
@@ -608,7 +569,7 @@ fn sweep_refuses_a_malformed_range_before_solving() {
             "sw",
         ],
     );
-    assert_eq!(out.code, 2, "{}", out.dump());
+    assert_eq!(out.code(), 2, "{}", out.dump());
     assert_contains(&out.stderr, &["apex_hieght", "apex_height"]);
     assert!(!dir.path().join("sw").exists());
 }
@@ -628,7 +589,7 @@ fn sweep_solves_and_replays_every_point_on_both_terrains() {
             "-q",
         ],
     );
-    assert_eq!(out.code, 0, "{}", out.dump());
+    assert_eq!(out.code(), 0, "{}", out.dump());
     let csv = std::fs::read_to_string(dir.path().join("sw/sweep.csv")).unwrap();
     let rows: Vec<&str> = csv.lines().skip(1).collect();
     assert_eq!(rows.len(), 4, "{csv}");
@@ -657,10 +618,10 @@ fn simulate_on_grains_needs_a_bed_and_says_what_is_missing() {
         dir.path(),
         &["solve", &shipped("hopper_rigid.yaml"), "--out", "run", "-q"],
     );
-    assert_eq!(solve.code, 0, "{}", solve.dump());
+    assert_eq!(solve.code(), 0, "{}", solve.dump());
 
     let out = loam(dir.path(), &["simulate", "run", "--backend", "dem-cpu"]);
-    assert_eq!(out.code, 2, "{}", out.dump());
+    assert_eq!(out.code(), 2, "{}", out.dump());
     assert_contains(&out.stderr, &["--bed", "loam dem prepare"]);
 
     let out = loam(
@@ -674,7 +635,7 @@ fn simulate_on_grains_needs_a_bed_and_says_what_is_missing() {
             "no-such.bed",
         ],
     );
-    assert_eq!(out.code, 2, "{}", out.dump());
+    assert_eq!(out.code(), 2, "{}", out.dump());
     assert_contains(&out.stderr, &["no-such.bed"]);
 
     dir.write("foreign.bed", "not a checkpoint at all");
@@ -689,12 +650,12 @@ fn simulate_on_grains_needs_a_bed_and_says_what_is_missing() {
             "foreign.bed",
         ],
     );
-    assert_eq!(out.code, 2, "{}", out.dump());
+    assert_eq!(out.code(), 2, "{}", out.dump());
     assert_contains(&out.stderr, &["foreign.bed"]);
     assert!(!dir.path().join("run/dem-cpu").exists());
 
     let out = loam(dir.path(), &["simulate", "run", "--bed", "foreign.bed"]);
-    assert_eq!(out.code, 2, "{}", out.dump());
+    assert_eq!(out.code(), 2, "{}", out.dump());
     assert_contains(&out.stderr, &["--backend dem-cpu"]);
 }
 
@@ -707,13 +668,17 @@ fn simulate_on_a_gpu_without_one_says_why_and_is_not_bad_input() {
         dir.path(),
         &["solve", &shipped("hopper_rigid.yaml"), "--out", "run", "-q"],
     );
-    assert_eq!(solve.code, 0, "{}", solve.dump());
+    assert_eq!(solve.code(), 0, "{}", solve.dump());
     dir.write("tiny.yaml", "container: { shape: box, half_x: 0.02, half_y: 0.02 }\ngrains: { radius: 0.003, density: 1000, friction: 0.5, count: 20, seed: 1 }\n");
     let prepare = loam(
         dir.path(),
         &["dem", "prepare", "tiny.yaml", "-o", "tiny.bed"],
     );
-    assert!(prepare.code == 0 || prepare.code == 1, "{}", prepare.dump());
+    assert!(
+        prepare.code() == 0 || prepare.code() == 1,
+        "{}",
+        prepare.dump()
+    );
     let out = loam(
         dir.path(),
         &[
@@ -729,7 +694,7 @@ fn simulate_on_a_gpu_without_one_says_why_and_is_not_bad_input() {
     );
     assert!(!out.stderr.contains("panicked"), "{}", out.dump());
     if loam::sim::dem::cuda::probe().is_err() {
-        assert_eq!(out.code, 1, "{}", out.dump());
+        assert_eq!(out.code(), 1, "{}", out.dump());
         assert_contains(&out.stderr, &["dem-cuda"]);
     }
 }

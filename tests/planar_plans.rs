@@ -4,43 +4,27 @@
 //! robots are refused with file, line, field and exit code 2.
 
 mod common {
+    pub mod run;
     pub mod temp_dir;
 }
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use common::run::{loam, read_json};
 use common::temp_dir::TempDir;
-use serde_json::Value;
 
-fn loam(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_loam"))
-        .args(args)
-        .output()
-        .expect("run loam")
+fn manifest() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("json")
-}
-
+/// The shipped problems written for a planar robot (the loader's own test of the schema).
 fn planar_problems() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> =
-        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("problems"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-            .filter(|p| {
-                let text = std::fs::read_to_string(p).unwrap();
-                text.lines().any(|l| {
-                    let l = l.trim();
-                    l.starts_with("model:")
-                        && !l.contains("hopper")
-                        && !l.contains("rigid")
-                        && !l.contains("added_mass")
-                })
-            })
-            .collect();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(manifest().join("problems"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .filter(|p| loam::problem::is_planar(&std::fs::read_to_string(p).unwrap(), &[]))
+        .collect();
     files.sort();
     files
 }
@@ -55,31 +39,28 @@ fn every_shipped_planar_problem_converges_and_replays_within_one_percent() {
     for file in files {
         let dir = TempDir::new("planar");
         let out = dir.path().join("run");
-        let solve = loam(&[
-            "solve",
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "-q",
-        ]);
+        let solve = loam(
+            manifest(),
+            &[
+                "solve",
+                file.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "-q",
+            ],
+        );
         assert_eq!(
-            solve.status.code(),
+            solve.status,
             Some(0),
             "{}: {}",
             file.display(),
-            String::from_utf8_lossy(&solve.stderr)
+            solve.stderr
         );
-        let solution = json(&out.join("solution.json"));
+        let solution = read_json(&out.join("solution.json"));
         assert_eq!(solution["converged"], true, "{}", file.display());
-        let sim = loam(&["simulate", out.to_str().unwrap(), "-q"]);
-        assert_eq!(
-            sim.status.code(),
-            Some(0),
-            "{}: {}",
-            file.display(),
-            String::from_utf8_lossy(&sim.stderr)
-        );
-        let replay = json(&out.join("replay.json"));
+        let sim = loam(manifest(), &["simulate", out.to_str().unwrap(), "-q"]);
+        assert_eq!(sim.status, Some(0), "{}: {}", file.display(), sim.stderr);
+        let replay = read_json(&out.join("replay.json"));
         let task = &solution["problem"]["task"];
         if task["distance"].is_number() {
             let planned = replay["planned_distance_m"].as_f64().unwrap();
@@ -112,18 +93,19 @@ fn the_hoppers_plans_are_unchanged() {
     ] {
         let dir = TempDir::new("hopper");
         let out = dir.path().join("run");
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("problems")
-            .join(file);
-        let solve = loam(&[
-            "solve",
-            path.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "-q",
-        ]);
-        assert_eq!(solve.status.code(), Some(0));
-        let s = json(&out.join("solution.json"));
+        let path = manifest().join("problems").join(file);
+        let solve = loam(
+            manifest(),
+            &[
+                "solve",
+                path.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "-q",
+            ],
+        );
+        assert_eq!(solve.status, Some(0));
+        let s = read_json(&out.join("solution.json"));
         assert_eq!(s["iterations"], iterations, "{file}");
         let got = s["objective"].as_f64().unwrap();
         assert!(
@@ -137,9 +119,9 @@ fn refused(yaml: &str, expect: &[&str]) {
     let dir = TempDir::new("bad");
     let file = dir.path().join("bad.yaml");
     std::fs::write(&file, yaml).unwrap();
-    let out = loam(&["check", file.to_str().unwrap()]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let out = loam(manifest(), &["check", file.to_str().unwrap()]);
+    let stderr = &out.stderr;
+    assert_eq!(out.status, Some(2), "{stderr}");
     assert!(stderr.contains("bad.yaml"), "{stderr}");
     for e in expect {
         assert!(stderr.contains(e), "`{e}` not in: {stderr}");

@@ -6,43 +6,15 @@
 //! 1 a simulation that failed.
 
 mod common {
+    pub mod run;
     pub mod temp_dir;
 }
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use common::run::{loam, Output};
 use common::temp_dir::TempDir;
-
-/// What a run of the binary gave back.
-struct Output {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl Output {
-    fn dump(&self) -> String {
-        format!(
-            "exit code {:?}\n--- stdout ---\n{}--- stderr ---\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
-
-/// Runs `loam ARGS` in `dir`.
-fn loam(dir: &Path, args: &[&str]) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_loam"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run loam");
-    Output {
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
 
 fn shipped(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -54,7 +26,7 @@ fn shipped(name: &str) -> String {
 }
 
 fn assert_exit(output: &Output, code: i32, needles: &[&str]) {
-    assert_eq!(output.code, Some(code), "{}", output.dump());
+    assert_eq!(output.status, Some(code), "{}", output.dump());
     for needle in needles {
         assert!(
             output.stderr.contains(needle),
@@ -76,7 +48,7 @@ fn solved_plan(dir: &TempDir) {
             "-q",
         ],
     );
-    assert_eq!(out.code, Some(0), "{}", out.dump());
+    assert_eq!(out.status, Some(0), "{}", out.dump());
 }
 
 /// A bed wide enough for the robot's 38 mm foot, `layers` deep in grains of `radius`, prepared
@@ -100,7 +72,7 @@ fn bed(dir: &TempDir, name: &str, radius: f64, fill_height: f64) {
             &format!("{name}.bed"),
         ],
     );
-    assert_eq!(out.code, Some(0), "{}", out.dump());
+    assert_eq!(out.status, Some(0), "{}", out.dump());
 }
 
 const TINY: &str = "\
@@ -161,7 +133,7 @@ fn bench_says_slower_above_one_and_faster_below() {
         dir.path(),
         &["bench", &shipped("hopper_rigid.yaml"), "--repeat", "1"],
     );
-    assert_eq!(out.code, Some(0), "{}", out.dump());
+    assert_eq!(out.status, Some(0), "{}", out.dump());
     let line = out
         .stdout
         .lines()
@@ -226,7 +198,7 @@ fn a_linear_solver_without_its_library_is_bad_input_for_check_and_solve() {
         dir.path(),
         &["check", &file, "--set", "solver.linear_solver=mumps"],
     );
-    assert_eq!(out.code, Some(0), "{}", out.dump());
+    assert_eq!(out.status, Some(0), "{}", out.dump());
 }
 
 // ---------------------------------------------------------------------------
@@ -248,7 +220,7 @@ fn a_sweep_keeps_every_varied_value_in_its_csv_table_and_figures() {
             "sw",
         ],
     );
-    assert_eq!(out.code, Some(0), "{}", out.dump());
+    assert_eq!(out.status, Some(0), "{}", out.dump());
 
     let csv = std::fs::read_to_string(dir.path().join("sw/sweep.csv")).unwrap();
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
@@ -294,7 +266,7 @@ fn a_sweep_keeps_every_varied_value_in_its_csv_table_and_figures() {
 
     // The figures: a legend entry per value (the SVGs carry their text).
     let plot = loam(dir.path(), &["plot", "sw"]);
-    assert_eq!(plot.code, Some(0), "{}", plot.dump());
+    assert_eq!(plot.status, Some(0), "{}", plot.dump());
     for figure in ["sweep_apex.svg", "sweep_commands.svg"] {
         let svg = std::fs::read_to_string(dir.path().join("sw/plots").join(figure)).unwrap();
         for v in values {
@@ -398,7 +370,7 @@ fn an_intrusion_below_the_floor_is_bad_input_at_once() {
         dir.path(),
         &["dem", "prepare", "tiny.yaml", "-o", "tiny.bed"],
     );
-    assert_eq!(prepared.code, Some(0), "{}", prepared.dump());
+    assert_eq!(prepared.status, Some(0), "{}", prepared.dump());
     let started = std::time::Instant::now();
     let out = loam(
         dir.path(),
@@ -449,7 +421,7 @@ fn snapshots_and_renders_are_what_was_asked_and_listed_as_written() {
 
     // (d) No snapshots: none listed, none on disk.
     let out = simulate(&["--snapshot-every", "0"]);
-    assert!(matches!(out.code, Some(0 | 1)), "{}", out.dump());
+    assert!(matches!(out.status, Some(0 | 1)), "{}", out.dump());
     let wrote = out
         .stdout
         .lines()
@@ -479,7 +451,7 @@ fn snapshots_and_renders_are_what_was_asked_and_listed_as_written() {
     // Honoured: 0.03 s is between the 0.05 s snapshots, and is rendered at 0.03 s.
     std::fs::remove_dir_all(dir.path().join("run/dem-cpu")).unwrap();
     let out = simulate(&["--snapshot-every", "0.05", "--render-at", "0.03"]);
-    assert!(matches!(out.code, Some(0 | 1)), "{}", out.dump());
+    assert!(matches!(out.status, Some(0 | 1)), "{}", out.dump());
     assert_eq!(
         renders(&dir.path().join("run/dem-cpu")),
         ["render_t0.030.png"],

@@ -1,0 +1,49 @@
+//! Running the real binary from the test binaries that drive `loam` end to end.
+#![allow(dead_code)] // each test binary uses its own part
+
+use std::path::Path;
+use std::process::Command;
+
+/// What a run of the binary gave back.
+pub struct Output {
+    /// The exit code; None when a signal ended it.
+    pub status: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    /// The exit code of a run that exited (not ended by a signal).
+    pub fn code(&self) -> i32 {
+        self.status.expect("loam exited by a signal")
+    }
+
+    /// Everything, for assertion messages.
+    pub fn dump(&self) -> String {
+        format!(
+            "exit code {:?}\n--- stdout ---\n{}--- stderr ---\n{}",
+            self.status, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Runs `loam ARGS` in `dir`.
+pub fn loam(dir: &Path, args: &[&str]) -> Output {
+    let output = Command::new(env!("CARGO_BIN_EXE_loam"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run loam");
+    Output {
+        status: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// A JSON file, parsed.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
