@@ -1,4 +1,5 @@
 use loam::planner;
+use loam::problem::AnyProblem;
 
 use super::ProblemArgs;
 
@@ -9,23 +10,24 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    if args.problem.is_planar()? {
-        let problem = args.problem.load_planar()?;
-        let planner = loam::planner::planar::PlanarPlanner::new(&problem);
-        let nlp = loam::transcription::Nlp::build(&planner.ocp(), planner.scheme)?;
-        println!(
-            "{}: ok ({}: {} with {} coordinates, {} phases; {} variables, {} constraints)",
-            args.problem.file.display(),
-            problem.name(),
-            problem.robot.model_name(),
-            planner.layout.n_q,
-            planner.phases.len(),
-            nlp.n_variables(),
-            nlp.n_constraints()
-        );
-        return Ok(0);
-    }
-    let problem = args.problem.load()?;
+    let problem = match args.problem.load_any()? {
+        AnyProblem::Hopper(problem) => problem,
+        AnyProblem::Planar(problem) => {
+            let planner = std::rc::Rc::new(loam::planner::planar::PlanarPlanner::new(&problem));
+            let nlp = loam::transcription::Nlp::build(&planner.ocp(), planner.scheme)?;
+            println!(
+                "{}: ok ({}: {} with {} coordinates, {} phases; {} variables, {} constraints)",
+                args.problem.file.display(),
+                problem.name(),
+                problem.robot.model_name(),
+                planner.layout.n_q,
+                planner.phases.len(),
+                nlp.n_variables(),
+                nlp.n_constraints()
+            );
+            return Ok(0);
+        }
+    };
     let (jump, nlp) = planner::transcribe(&problem)?;
     println!(
         "{}: ok ({} on {} terrain, apex rise {:.1} mm; {} scheme, {} variables, {} constraints)",

@@ -115,27 +115,16 @@ impl ProblemArgs {
         Ok(problem)
     }
 
-    /// Whether the file is a planar robot's problem (its `robot.model` is not `hopper`).
-    pub fn is_planar(&self) -> anyhow::Result<bool> {
-        let text = std::fs::read_to_string(&self.file).map_err(|e| {
-            BadInput(format!(
-                "{}: cannot read the problem file: {e}",
-                self.file.display()
-            ))
-        })?;
-        Ok(loam::problem::is_planar(&text, &self.overrides))
-    }
-
-    /// Loads and validates a planar robot's problem, IPOPT options included.
-    pub fn load_planar(&self) -> anyhow::Result<loam::problem::planar::PlanarProblem> {
-        let text = std::fs::read_to_string(&self.file).map_err(|e| {
-            BadInput(format!(
-                "{}: cannot read the problem file: {e}",
-                self.file.display()
-            ))
-        })?;
-        let problem = loam::problem::parse_as(&text, &self.file, &self.overrides)?;
-        loam::solver::check_options(&loam::planner::planar::solver_options(&problem))
+    /// Loads and validates the problem in its schema (hopper or planar), IPOPT options
+    /// included, before any work starts.
+    pub fn load_any(&self) -> anyhow::Result<loam::problem::AnyProblem> {
+        use loam::problem::AnyProblem;
+        let problem = loam::problem::load_any(&self.file, &self.overrides)?;
+        let options = match &problem {
+            AnyProblem::Hopper(p) => loam::planner::solver_options(p),
+            AnyProblem::Planar(p) => loam::planner::planar::solver_options(p),
+        };
+        loam::solver::check_options(&options)
             .map_err(|e| BadInput(format!("{}: solver: {e}", self.file.display())))?;
         Ok(problem)
     }

@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use loam::output;
 use loam::planner::{self, PlanError};
+use loam::problem::planar::PlanarProblem;
+use loam::problem::AnyProblem;
 use loam::solver::{self, IterationInfo, SolveReport, SolveSettings};
 use loam::transcription::PhaseTrajectory;
 
@@ -24,14 +26,17 @@ pub struct Args {
 type Progress<'a> = Option<&'a mut dyn FnMut(&IterationInfo) -> bool>;
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    if args.problem.is_planar()? {
-        return run_planar(args);
-    }
-    let problem = args.problem.load()?;
+    let problem = match args.problem.load_any()? {
+        AnyProblem::Hopper(problem) => problem,
+        AnyProblem::Planar(problem) => return run_planar(&args, &problem),
+    };
     let out = out_dir(&args, problem.name())?;
-    let plan = solve_logged(&out, args.quiet, planner::solver_options(&problem), |s, p| {
-        planner::plan(&problem, s, None, p)
-    })?;
+    let plan = solve_logged(
+        &out,
+        args.quiet,
+        planner::solver_options(&problem),
+        |s, p| planner::plan(&problem, s, None, p),
+    )?;
     output::write_run(&out, &problem, &plan)?;
     if !args.quiet {
         let task = [
@@ -54,14 +59,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 }
 
 /// A planar robot's problem: the same steps, the planar planner and outputs.
-fn run_planar(args: Args) -> anyhow::Result<u8> {
+fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
     use loam::planner::planar;
-    let problem = args.problem.load_planar()?;
-    let out = out_dir(&args, problem.name())?;
-    let plan = solve_logged(&out, args.quiet, planar::solver_options(&problem), |s, p| {
-        planar::plan(&problem, s, p)
+    let out = out_dir(args, problem.name())?;
+    let plan = solve_logged(&out, args.quiet, planar::solver_options(problem), |s, p| {
+        planar::plan(problem, s, p)
     })?;
-    output::planar::write_planar_run(&out, &problem, &plan)?;
+    output::planar::write_planar_run(&out, problem, &plan)?;
     if !args.quiet {
         let key = output::planar::key_figures(&plan);
         let task = [

@@ -14,9 +14,7 @@ pub mod planar;
 #[cfg(feature = "planner")]
 mod solution;
 #[cfg(feature = "planner")]
-pub use solution::{
-    trajectory_csv, write_run, PhaseSummary, SolutionFile, SolveRecord, Timing,
-};
+pub use solution::{trajectory_csv, write_run, PhaseSummary, SolutionFile, SolveRecord, Timing};
 
 #[derive(Debug, thiserror::Error)]
 #[error("could not write {}: {source}", path.display())]

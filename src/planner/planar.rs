@@ -25,6 +25,7 @@
 //!   flight ends where its vertical velocity is 0), periodicity.
 //! ```
 
+use std::rc::Rc;
 use std::time::Instant;
 
 use crate::model::planar::PlanarRobot;
@@ -223,7 +224,8 @@ impl PlanarPlanner {
     }
 
     /// The optimal control problem.
-    pub fn ocp(&self) -> Ocp {
+    /// The optimal control problem; its closures share this planner.
+    pub fn ocp(self: &Rc<Self>) -> Ocp {
         let l = self.layout;
         let inf = f64::INFINITY;
         let weight = self.weight();
@@ -260,11 +262,11 @@ impl PlanarPlanner {
                     }
                 }
             }
-            let planner = self.clone_parts();
+            let planner = Rc::clone(self);
             let active_path = active.clone();
             let name = phase_name(p, &self.problem.schedule[p].contacts);
             let entry = (p > 0 && self.lands(p)).then(|| {
-                let planner = self.clone_parts();
+                let planner = Rc::clone(self);
                 let active = active.clone();
                 let before = self.phases[p - 1].clone();
                 Box::new(move |points: &[Vec<Sx>]| {
@@ -380,7 +382,7 @@ impl PlanarPlanner {
             point: start,
             state_bounds: start_bounds,
         });
-        let planner = self.clone_parts();
+        let planner = Rc::clone(self);
         let first = self.phases[0].clone();
         point_constraints.push(PointConstraint {
             name: "start on the ground".into(),
@@ -433,7 +435,7 @@ impl PlanarPlanner {
             .iter()
             .map(|(name, d)| (self.coordinate(name), *d))
             .collect();
-        let planner = self.clone_parts();
+        let planner = Rc::clone(self);
         let n_q = l.n_q;
         let has_task = !changes.is_empty()
             || task.distance.is_some()
@@ -520,17 +522,6 @@ impl PlanarPlanner {
             && self.phases[p]
                 .iter()
                 .any(|c| !self.phases[p - 1].contains(c))
-    }
-
-    fn clone_parts(&self) -> std::rc::Rc<PlanarPlanner> {
-        std::rc::Rc::new(PlanarPlanner {
-            robot: self.robot.clone(),
-            ground: self.ground.clone(),
-            problem: self.problem.clone(),
-            layout: self.layout,
-            phases: self.phases.clone(),
-            scheme: self.scheme,
-        })
     }
 
     fn path(&self, x: &[Sx], u: &[Sx], active: &[usize]) -> Vec<Bounded> {
@@ -740,7 +731,7 @@ pub fn phase_name(p: usize, contacts: &[String]) -> String {
 
 /// A solved (or attempted) planar plan.
 pub struct PlanarPlan {
-    pub planner: PlanarPlanner,
+    pub planner: Rc<PlanarPlanner>,
     pub report: SolveReport,
     pub trajectory: Trajectory,
     pub setup_seconds: f64,
@@ -755,7 +746,7 @@ pub fn plan(
     on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
 ) -> Result<PlanarPlan, PlanError> {
     let started = Instant::now();
-    let planner = PlanarPlanner::new(problem);
+    let planner = Rc::new(PlanarPlanner::new(problem));
     let mut nlp = Nlp::build(&planner.ocp(), planner.scheme)?;
     let x0 = planner.initial_guess(problem.initial_guess, &nlp);
     let setup_seconds = started.elapsed().as_secs_f64();

@@ -45,15 +45,40 @@ use yaml::{from_tree, to_tree, Tree};
 // per run and the callers want its fields, not a box.
 #[allow(clippy::result_large_err)]
 pub fn load(path: &Path, overrides: &[String]) -> Result<Problem, ProblemError> {
-    let text = std::fs::read_to_string(path).map_err(|error| ProblemError {
+    parse(&read(path)?, path, overrides)
+}
+
+/// A problem file in either schema.
+#[derive(Clone, Debug)]
+pub enum AnyProblem {
+    /// The hopper's jump (MODEL.md section 1).
+    Hopper(Problem),
+    /// A planar robot's motion.
+    Planar(planar::PlanarProblem),
+}
+
+/// Reads the problem file at `path` in the schema its `robot.model` names (see
+/// [`is_planar`]), with the `--set` overrides.
+#[allow(clippy::result_large_err)]
+pub fn load_any(path: &Path, overrides: &[String]) -> Result<AnyProblem, ProblemError> {
+    let text = read(path)?;
+    Ok(if is_planar(&text, overrides) {
+        AnyProblem::Planar(parse_as(&text, path, overrides)?)
+    } else {
+        AnyProblem::Hopper(parse(&text, path, overrides)?)
+    })
+}
+
+#[allow(clippy::result_large_err)]
+fn read(path: &Path) -> Result<String, ProblemError> {
+    std::fs::read_to_string(path).map_err(|error| ProblemError {
         file: path.to_owned(),
         line: None,
         column: None,
         field: None,
         message: format!("cannot read the problem file: {error}"),
         source_of_value: ValueSource::File,
-    })?;
-    parse(&text, path, overrides)
+    })
 }
 
 /// Reads problem text that came from `origin` (used in errors and for the default name),

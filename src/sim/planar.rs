@@ -162,12 +162,13 @@ impl Sim<'_> {
             }
             jacobian.extend(rigid::jacobian(self.robot, c, q));
         }
-        let solution = saddle_point(&body.mass_matrix(q), &jacobian, &force, &rhs).ok_or_else(
-            || PlanarSimError::Singular {
-                t,
-                mode: self.mode_name(&mode.contacts),
-            },
-        )?;
+        let solution =
+            saddle_point(&body.mass_matrix(q), &jacobian, &force, &rhs).ok_or_else(|| {
+                PlanarSimError::Singular {
+                    t,
+                    mode: self.mode_name(&mode.contacts),
+                }
+            })?;
         let mut dx = v.to_vec();
         dx.extend_from_slice(&solution[..n]);
         let mut wrenches = Vec::new();
@@ -202,9 +203,8 @@ impl Sim<'_> {
         h: f64,
         mode: &Mode,
     ) -> Result<(Vec<f64>, Evaluation), PlanarSimError> {
-        let add = |k: &[f64], s: f64| -> Vec<f64> {
-            x.iter().zip(k).map(|(x, k)| x + s * k).collect()
-        };
+        let add =
+            |k: &[f64], s: f64| -> Vec<f64> { x.iter().zip(k).map(|(x, k)| x + s * k).collect() };
         let k2 = self.evaluate(t + h / 2.0, &add(dx, h / 2.0), mode)?.dx;
         let k3 = self.evaluate(t + h / 2.0, &add(&k2, h / 2.0), mode)?.dx;
         let k4 = self.evaluate(t + h, &add(&k3, h), mode)?.dx;
