@@ -119,7 +119,10 @@ Func::~Func() {
 std::unique_ptr<Func> func_new(rust::Str name, const SxList& inputs, const SxList& outputs) {
   std::unique_ptr<Func> f(new Func());
   f->mem = -1;
-  f->function = casadi::Function(std::string(name), inputs.items, outputs.items);
+  // Common subexpression elimination: a model traced through several calls (M(q), h(q, v),
+  // contact Jacobians) repeats its kinematics; evaluated in every IPOPT callback otherwise.
+  f->function = casadi::Function(std::string(name), inputs.items, outputs.items,
+                                 casadi::Dict{{"cse", true}});
   f->arg.resize(f->function.sz_arg());
   f->res.resize(f->function.sz_res());
   f->iw.resize(f->function.sz_iw());
