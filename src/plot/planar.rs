@@ -12,9 +12,10 @@ use plotters::style::RGBColor;
 use serde_json::Value;
 
 use super::style::{
-    draw_error, draw_legend, draw_legend_row, draw_line, draw_markers, font, range_of, sequential,
-    trim_number, Chart, Figure, LegendEntry, Marker, Stroke, BLUE, DARK, FLIGHT_FILL, GREEN, GREY,
-    LABEL_SIZE, LEGEND_ROW, ORANGE, PURPLE, STANCE_FILL, TICK_SIZE, TITLE_SIZE, VERMILION,
+    draw_error, draw_legend, draw_legend_row, draw_line, draw_markers, draw_time_mesh, font,
+    range_of, sequential, trim_number, Chart, Figure, LegendEntry, Marker, Stroke, BLUE, DARK,
+    FLIGHT_FILL, GREEN, GREY, LABEL_SIZE, LEGEND_ROW, ORANGE, PURPLE, STANCE_FILL, TICK_SIZE,
+    TITLE_SIZE, VERMILION,
 };
 use super::table::Table;
 use super::PlotError;
@@ -510,21 +511,7 @@ impl PlanarRun {
             .build_cartesian_2d(times.0..times.1, y0..y1)
             .map_err(draw_error)?;
         self.draw_phases(&mut chart, times, (y0, y1))?;
-        let mut mesh = chart.configure_mesh();
-        mesh.x_labels(12)
-            .y_labels(6)
-            .max_light_lines(4)
-            .light_line_style(RGBColor(232, 232, 232).mix(0.6))
-            .bold_line_style(RGBColor(190, 190, 190).mix(0.6))
-            .label_style(font(TICK_SIZE))
-            .axis_desc_style(font(LABEL_SIZE - 2.0))
-            .y_desc(panel.y_label.as_str())
-            .x_label_formatter(&|t| format!("{t:.2}"))
-            .y_label_formatter(&|y| trim_number(*y));
-        if last {
-            mesh.x_desc("time t [s]");
-        }
-        mesh.draw().map_err(draw_error)?;
+        draw_time_mesh(&mut chart, panel.y_label.as_str(), LABEL_SIZE - 2.0, last)?;
 
         let n = panel.curves.len();
         for &(v, k) in &panel.limits {

@@ -10,9 +10,9 @@ use plotters::style::RGBColor;
 
 use super::data::{Motion, Solution};
 use super::style::{
-    dash, draw_legend, draw_legend_row, draw_line, draw_markers, font, range_of, trim_number,
+    dash, draw_legend, draw_legend_row, draw_line, draw_markers, draw_time_mesh, font, range_of,
     Chart, Figure, LegendEntry, Marker, Stroke, BLUE, DARK, FLIGHT_FILL, GREEN, GREY, LABEL_SIZE,
-    ORANGE, PURPLE, STANCE_FILL, TICK_SIZE, TITLE_SIZE, VERMILION,
+    ORANGE, PURPLE, STANCE_FILL, TITLE_SIZE, VERMILION,
 };
 use super::PlotError;
 
@@ -290,21 +290,7 @@ impl RunFigure {
                 )))
                 .map_err(e)?;
         }
-        let mut mesh = chart.configure_mesh();
-        mesh.x_labels(12)
-            .y_labels(6)
-            .max_light_lines(4)
-            .light_line_style(RGBColor(232, 232, 232).mix(0.6))
-            .bold_line_style(RGBColor(190, 190, 190).mix(0.6))
-            .label_style(font(TICK_SIZE))
-            .axis_desc_style(font(LABEL_SIZE))
-            .y_desc(panel.y_label)
-            .x_label_formatter(&|t| format!("{t:.2}"))
-            .y_label_formatter(&|y| trim_number(*y));
-        if last {
-            mesh.x_desc("time t [s]");
-        }
-        mesh.draw().map_err(e)?;
+        draw_time_mesh(&mut chart, panel.y_label, LABEL_SIZE, last)?;
 
         if let Some(target) = target {
             draw_line(

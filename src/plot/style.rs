@@ -387,6 +387,31 @@ pub fn draw_line<DB: DrawingBackend>(
     .map_err(draw_error)
 }
 
+/// The grid and tick labels of a panel over time t [s]; only the bottom panel (`last`) names
+/// the time axis.
+pub fn draw_time_mesh<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    y_desc: &str,
+    desc_size: f64,
+    last: bool,
+) -> Result<(), PlotError> {
+    let mut mesh = chart.configure_mesh();
+    mesh.x_labels(12)
+        .y_labels(6)
+        .max_light_lines(4)
+        .light_line_style(RGBColor(232, 232, 232).mix(0.6))
+        .bold_line_style(RGBColor(190, 190, 190).mix(0.6))
+        .label_style(font(TICK_SIZE))
+        .axis_desc_style(font(desc_size))
+        .y_desc(y_desc)
+        .x_label_formatter(&|t| format!("{t:.2}"))
+        .y_label_formatter(&|y| trim_number(*y));
+    if last {
+        mesh.x_desc("time t [s]");
+    }
+    mesh.draw().map_err(draw_error)
+}
+
 pub fn draw_error<E: std::fmt::Display>(error: E) -> PlotError {
     PlotError::Draw {
         message: error.to_string(),
