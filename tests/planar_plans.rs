@@ -164,3 +164,11 @@ fn an_unknown_robot_model_lists_the_accepted_ones() {
         &["robot", "monopod", "quadruped"],
     );
 }
+
+#[test]
+fn input_limits_out_of_order_are_refused_on_the_robot() {
+    refused(
+        "robot:\n  model: monopod\n  hip_torque_limit: [30, -30]\n",
+        &["robot", "hip_torque", "lower < upper", "got [30, -30]"],
+    );
+}

@@ -280,6 +280,14 @@ impl Schema for PlanarProblem {
             return Err(bad);
         }
         let robot = self.robot.build(self.gravity);
+        // The robot's own consistency checks (the multibody, limits, indices): what the field
+        // rules above cannot name a field for is reported on the robot section.
+        if let Err(error) = robot.validate() {
+            return Err(vec![Violation {
+                field: "robot".into(),
+                message: error.to_string(),
+            }]);
+        }
         let contact_names: Vec<&str> = robot.contacts.iter().map(|c| c.name.as_str()).collect();
         let coordinate_names: Vec<&str> =
             robot.coordinates.iter().map(|c| c.name.as_str()).collect();

@@ -178,10 +178,11 @@ impl PlanarRobot {
                     input.name, input.coordinate
                 ));
             }
-            if input.limit.0.is_nan() || input.limit.1.is_nan() || input.limit.0 > input.limit.1 {
+            // lower < upper: the effort objective scales each input by its larger bound.
+            if !(input.limit.0 < input.limit.1) {
                 return fail(format!(
-                    "input `{}`: limits {:?} out of order",
-                    input.name, input.limit
+                    "input `{}`: limits must be [lower, upper] with lower < upper, got [{}, {}]",
+                    input.name, input.limit.0, input.limit.1
                 ));
             }
         }
