@@ -65,10 +65,7 @@ impl Layout {
     pub fn n_x(&self) -> usize {
         2 * self.n_q
     }
-    /// Offsets within the control vector.
-    pub fn input(&self, i: usize) -> usize {
-        i
-    }
+    /// Offsets within the control vector (the inputs come first, at 0..n_inputs).
     pub fn accel(&self, j: usize) -> usize {
         self.n_inputs + j
     }
@@ -234,7 +231,7 @@ impl PlanarPlanner {
             let spec = &self.problem.schedule[p];
             let mut control_bounds = vec![(-inf, inf); l.n_u()];
             for (i, input) in self.robot.inputs.iter().enumerate() {
-                control_bounds[l.input(i)] = input.limit;
+                control_bounds[i] = input.limit;
             }
             for c in 0..l.n_contacts {
                 let on = active.contains(&c);

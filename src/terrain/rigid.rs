@@ -39,15 +39,6 @@ impl<S> Row<S> {
             nominal,
         }
     }
-    pub fn equal(name: impl Into<String>, expr: S, value: f64, nominal: f64) -> Row<S> {
-        Row {
-            name: name.into(),
-            expr,
-            lower: value,
-            upper: value,
-            nominal,
-        }
-    }
 }
 
 /// Wrench variables per contact: F_x, F_z \[N\] and τ \[N m\] at the sole centre.
@@ -177,34 +168,24 @@ impl RigidGround {
         half_width: f64,
         nominal: f64,
     ) -> Vec<Row<S>> {
-        let mu = self.friction;
-        let mut rows = vec![
-            Row::at_least(
-                format!("{name} friction cone +"),
-                w[1].clone() * mu - w[0].clone(),
+        let mut rows = Vec::new();
+        for (sign, side) in [(1.0, "+"), (-1.0, "-")] {
+            rows.push(Row::at_least(
+                format!("{name} friction cone {side}"),
+                w[1].clone() * self.friction - w[0].clone() * sign,
                 0.0,
                 nominal,
-            ),
-            Row::at_least(
-                format!("{name} friction cone -"),
-                w[1].clone() * mu + w[0].clone(),
-                0.0,
-                nominal,
-            ),
-        ];
+            ));
+        }
         if half_width > 0.0 {
-            rows.push(Row::at_least(
-                format!("{name} centre of pressure +"),
-                w[1].clone() * half_width - w[2].clone(),
-                0.0,
-                nominal,
-            ));
-            rows.push(Row::at_least(
-                format!("{name} centre of pressure -"),
-                w[1].clone() * half_width + w[2].clone(),
-                0.0,
-                nominal,
-            ));
+            for (sign, side) in [(1.0, "+"), (-1.0, "-")] {
+                rows.push(Row::at_least(
+                    format!("{name} centre of pressure {side}"),
+                    w[1].clone() * half_width - w[2].clone() * sign,
+                    0.0,
+                    nominal,
+                ));
+            }
         }
         rows
     }
