@@ -90,8 +90,8 @@ fn rigid_ground_reaches_30_to_100_mm_from_the_zero_guess() {
 }
 
 #[test]
-fn rigid_ground_reaches_30_to_100_mm_from_loams_guess() {
-    assert_reachable(RIGID, &[30, 40, 50, 60, 70, 80, 90, 100], "auto");
+fn rigid_ground_reaches_30_to_100_mm_from_the_rest_guess() {
+    assert_reachable(RIGID, &[30, 40, 50, 60, 70, 80, 90, 100], "rest");
 }
 
 #[test]
@@ -100,8 +100,8 @@ fn poppy_seeds_reach_30_to_80_mm_from_the_zero_guess() {
 }
 
 #[test]
-fn poppy_seeds_reach_30_to_80_mm_from_loams_guess() {
-    assert_reachable(GRANULAR, &[30, 40, 50, 60, 70, 80], "auto");
+fn poppy_seeds_reach_30_to_80_mm_from_the_rest_guess() {
+    assert_reachable(GRANULAR, &[30, 40, 50, 60, 70, 80], "rest");
 }
 
 /// MODEL.md: on poppy seeds 90 and 100 mm are beyond the robot with the default parameters.
@@ -109,7 +109,7 @@ fn poppy_seeds_reach_30_to_80_mm_from_loams_guess() {
 #[test]
 fn poppy_seeds_cannot_reach_90_or_100_mm_and_say_what_binds() {
     for h in [90, 100] {
-        for guess in ["zero", "auto"] {
+        for guess in ["zero", "rest"] {
             let o = height_overrides(h, guess);
             let problem = load(GRANULAR, &o.iter().map(String::as_str).collect::<Vec<_>>());
             let plan = solve(&problem);
@@ -147,7 +147,7 @@ fn hopper_derivatives_match_finite_differences() {
                 ],
             );
             let (jump, mut nlp) = planner::transcribe(&problem).unwrap();
-            let guess = jump.initial_guess(InitialGuess::Auto, &nlp);
+            let guess = jump.initial_guess(InitialGuess::Ballistic, &nlp);
             for _ in 0..2 {
                 let x: Vec<f64> = guess
                     .iter()
@@ -178,13 +178,13 @@ fn stance_command(plan: &Plan) -> Vec<f64> {
 /// push at every height.
 ///
 /// The NLP is non-convex: from one guess IPOPT sometimes lands in a push-only local optimum
-/// that costs about twice as much (measured: 70 mm from loam's guess, 100 mm from the zero
+/// that costs about twice as much (measured: 70 mm from the ballistic guess, 100 mm from the zero
 /// guess). So each height is solved from both guesses and the cheaper plan is the answer.
 #[test]
 fn rigid_plans_from_mid_stroke_pull_before_they_push() {
     for h in [30, 40, 50, 60, 70, 80, 90, 100] {
         let height = format!("task.apex_height={}", h as f64 / 1000.0);
-        let plans = ["zero", "auto"].map(|guess| {
+        let plans = ["zero", "rest"].map(|guess| {
             let guess = format!("initial_guess={guess}");
             solve(&load(RIGID, &[&height, "task.start_position=0", &guess]))
         });

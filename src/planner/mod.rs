@@ -299,17 +299,39 @@ impl Jump {
 
     /// The starting point of the optimiser.
     ///
-    /// `Zero` is the paper's all-zero guess. `Auto` is loam's: the robot at rest crouched at
-    /// the bottom of the stroke, extending through the stance to take off with the velocity
-    /// a ballistic flight to the target needs, then that flight.
+    /// `Zero` is the paper's all-zero guess, `Rest` the static equilibrium at every node (the
+    /// default), `Ballistic` a crouch-and-extend take-off into a ballistic flight (see
+    /// [`InitialGuess`]).
     pub fn initial_guess(&self, kind: InitialGuess, nlp: &Nlp) -> Vec<f64> {
         match kind {
             InitialGuess::Zero => vec![0.0; nlp.n_variables()],
-            InitialGuess::Auto => nlp.pack(&self.auto_guess()),
+            InitialGuess::Rest => nlp.pack(&self.rest_guess()),
+            InitialGuess::Ballistic => nlp.pack(&self.ballistic_guess()),
         }
     }
 
-    fn auto_guess(&self) -> Trajectory {
+    fn rest_guess(&self) -> Trajectory {
+        let a = match self.task.start_position {
+            StartPosition::Free => 0.0,
+            StartPosition::Fixed(a) => a,
+        };
+        let x = self.rest_state(a).to_vec();
+        Trajectory {
+            phases: self
+                .phases
+                .iter()
+                .map(|&(domain, nodes, bounds)| PhaseTrajectory {
+                    name: format!("{domain:?}").to_lowercase(),
+                    duration: 0.1_f64.clamp(bounds.0, bounds.1),
+                    states: vec![x.clone(); nodes],
+                    controls: vec![vec![0.0]; nodes],
+                    ..Default::default()
+                })
+                .collect(),
+        }
+    }
+
+    fn ballistic_guess(&self) -> Trajectory {
         use state::*;
         let g = self.robot.gravity;
         let (_, n_stance, stance_bounds) = self.phases[0];

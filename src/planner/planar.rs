@@ -644,11 +644,13 @@ impl PlanarPlanner {
     pub fn initial_guess(&self, kind: InitialGuess, nlp: &Nlp) -> Vec<f64> {
         match kind {
             InitialGuess::Zero => vec![0.0; nlp.n_variables()],
-            InitialGuess::Auto => nlp.pack(&self.auto_guess()),
+            InitialGuess::Rest => nlp.pack(&self.rest_guess()),
+            // Refused by the schema (`PlanarProblem::validate`).
+            InitialGuess::Ballistic => unreachable!("the ballistic guess is the hopper's"),
         }
     }
 
-    fn auto_guess(&self) -> Trajectory {
+    fn rest_guess(&self) -> Trajectory {
         let l = self.layout;
         let mut q0 = self.robot.standing.clone();
         for (name, value) in &self.problem.task.start.set {

@@ -43,7 +43,8 @@ pub struct PlanarProblem {
     pub task: PlanarTask,
     /// How the dynamics are discretised. Default trapezoidal.
     pub transcription: Transcription,
-    /// Where the optimiser starts. Default `auto` (the start posture held at every node).
+    /// Where the optimiser starts: `rest` (default: the start posture held at every node) or
+    /// `zero`.
     pub initial_guess: InitialGuess,
     /// IPOPT options, as in the hopper's files.
     pub solver: SolverOptions,
@@ -268,6 +269,13 @@ impl Schema for PlanarProblem {
                     );
                 }
             }
+        }
+        if self.initial_guess == InitialGuess::Ballistic {
+            fail!(
+                "initial_guess".into(),
+                "`ballistic` is the hopper's guess; a planar robot starts from `rest` or `zero`"
+                    .into(),
+            );
         }
         let PlanarTerrainConfig::Rigid(ground) = &self.terrain;
         if !(ground.friction.is_finite() && ground.friction >= 0.0 && ground.friction <= 10.0) {

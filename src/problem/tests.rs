@@ -494,7 +494,7 @@ fn an_empty_file_is_the_default_problem() {
     assert_eq!(problem.phases[1].duration, Some([0.01, 0.6]));
     assert_eq!(problem.task.start_position, StartPosition::Free);
     assert_eq!(problem.transcription.scheme, Scheme::Trapezoidal);
-    assert_eq!(problem.initial_guess, InitialGuess::Auto);
+    assert_eq!(problem.initial_guess, InitialGuess::Rest);
     assert_eq!(problem.solver, default_solver_options());
 }
 

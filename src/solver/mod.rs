@@ -27,13 +27,6 @@ pub struct SolveSettings {
     /// IPOPT's own log, at `file_print_level`.
     pub log_file: Option<PathBuf>,
     pub log_level: i32,
-    /// Hand IPOPT the variables' nominal magnitudes (the rows' too, though IPOPT's
-    /// gradient-based row scaling, loam's default, then takes over the rows). Measured on the
-    /// hopper sweep (30..100 mm, both terrains, both guesses): nominal variable scaling with
-    /// gradient-based rows converged wherever the task is reachable and took 119 iterations
-    /// on the 60 mm poppy-seed jump against 215 without it; full `user-scaling` of the rows
-    /// ended locally infeasible at 80 mm on poppy seeds.
-    pub nominal_scaling: bool,
 }
 
 impl Default for SolveSettings {
@@ -42,7 +35,6 @@ impl Default for SolveSettings {
             options: Vec::new(),
             log_file: None,
             log_level: 5,
-            nominal_scaling: true,
         }
     }
 }
@@ -278,18 +270,12 @@ pub fn solve(
         hess_cols: to_i32(&nlp.hess_cols),
     };
     let mut solver = ipopt::Ipopt::new(&structure)?;
-    if settings.nominal_scaling {
-        let inverse = |v: &f64| {
-            if v.is_finite() && *v > 0.0 {
-                1.0 / v
-            } else {
-                1.0
-            }
-        };
-        let x_scaling: Vec<f64> = nlp.x_nominal.iter().map(inverse).collect();
-        let g_scaling: Vec<f64> = nlp.g_nominal.iter().map(inverse).collect();
-        solver.set_scaling(1.0, Some(&x_scaling), Some(&g_scaling))?;
-    }
+    // No user scaling: the NLP's nominal magnitudes (`Nlp::x_nominal`) were once handed to
+    // IPOPT here, but `nlp_scaling_method: gradient-based` (below) overrides user scaling, so
+    // they did nothing (119 iterations with and without them on the 60 mm poppy-seed jump).
+    // Made effective (`user-scaling`) they converged to worse optima or not at all on the
+    // 30-100 mm sweep from the rest guess (50 mm poppy seeds infeasible, 60 mm 0.0524 against
+    // 0.0477), so they stay off.
     solver.set_options(&default_options())?;
     solver.set_options(&settings.options)?;
     if let Some(path) = &settings.log_file {
