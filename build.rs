@@ -32,6 +32,7 @@ fn provision_and_link() {
         "src/symbolic/ffi.rs",
         "src/symbolic/casadi_shim.h",
         "src/symbolic/casadi_shim.cc",
+        "src/solver/ipopt_shim.cc",
     ] {
         println!("cargo:rerun-if-changed={file}");
     }
@@ -47,7 +48,9 @@ fn provision_and_link() {
 
     cxx_build::bridge("src/symbolic/ffi.rs")
         .file("src/symbolic/casadi_shim.cc")
+        .file("src/solver/ipopt_shim.cc")
         .include(dir.join("include"))
+        .include(dir.join("include/coin-or"))
         .include("src/symbolic")
         .std("c++17")
         .flag_if_supported("-O2")

@@ -76,8 +76,11 @@ type IntermediateCb = unsafe extern "C" fn(
     UserDataPtr,
 ) -> bool;
 
+// IPOPT's C interface as re-implemented on its C++ interface by `ipopt_shim.cc` (same
+// signatures, `loam_` names), so that a linear solver of loam's can be handed to IPOPT.
 unsafe extern "C" {
     #[allow(clippy::too_many_arguments)]
+    #[link_name = "loam_CreateIpoptProblem"]
     fn CreateIpoptProblem(
         n: IpIndex,
         x_l: *mut IpNumber,
@@ -94,23 +97,31 @@ unsafe extern "C" {
         eval_jac_g: EvalJacGCb,
         eval_h: EvalHCb,
     ) -> IpoptProblemPtr;
+    #[link_name = "loam_FreeIpoptProblem"]
     fn FreeIpoptProblem(problem: IpoptProblemPtr);
+    #[link_name = "loam_AddIpoptStrOption"]
     fn AddIpoptStrOption(problem: IpoptProblemPtr, keyword: *mut c_char, val: *mut c_char) -> bool;
+    #[link_name = "loam_AddIpoptNumOption"]
     fn AddIpoptNumOption(problem: IpoptProblemPtr, keyword: *mut c_char, val: IpNumber) -> bool;
+    #[link_name = "loam_AddIpoptIntOption"]
     fn AddIpoptIntOption(problem: IpoptProblemPtr, keyword: *mut c_char, val: IpIndex) -> bool;
+    #[link_name = "loam_OpenIpoptOutputFile"]
     fn OpenIpoptOutputFile(
         problem: IpoptProblemPtr,
         file_name: *mut c_char,
         print_level: c_int,
     ) -> bool;
+    #[link_name = "loam_SetIpoptProblemScaling"]
     fn SetIpoptProblemScaling(
         problem: IpoptProblemPtr,
         obj_scaling: IpNumber,
         x_scaling: *mut IpNumber,
         g_scaling: *mut IpNumber,
     ) -> bool;
+    #[link_name = "loam_SetIntermediateCallback"]
     fn SetIntermediateCallback(problem: IpoptProblemPtr, cb: IntermediateCb) -> bool;
     #[allow(clippy::too_many_arguments)]
+    #[link_name = "loam_IpoptSolve"]
     fn IpoptSolve(
         problem: IpoptProblemPtr,
         x: *mut IpNumber,
@@ -122,6 +133,7 @@ unsafe extern "C" {
         user_data: UserDataPtr,
     ) -> c_int;
     #[allow(clippy::too_many_arguments)]
+    #[link_name = "loam_GetIpoptCurrentIterate"]
     fn GetIpoptCurrentIterate(
         problem: IpoptProblemPtr,
         scaled: bool,
@@ -133,11 +145,21 @@ unsafe extern "C" {
         g: *mut IpNumber,
         lambda: *mut IpNumber,
     ) -> bool;
+    /// Makes later solves factorise with `callbacks` (IPOPT's `linear_solver` set to
+    /// `custom`), or, with null, with whatever `linear_solver` says.
+    fn loam_UseLinearSolver(
+        problem: IpoptProblemPtr,
+        callbacks: *const super::kkt::Callbacks,
+    ) -> bool;
 }
 
 // ---------------------------------------------------------------------------
 // Public types
 // ---------------------------------------------------------------------------
+
+/// The value of IPOPT's `linear_solver` option that selects loam's own sparse LDLᵀ
+/// (`super::kkt`, `super::ldl`) instead of one of IPOPT's.
+pub const LOAM_LINEAR_SOLVER: &str = "loam";
 
 /// Problem structure, fixed when the problem is created. Index style is C (0-based).
 ///
@@ -1091,6 +1113,23 @@ impl Ipopt {
             value: value.to_string(),
             message,
         };
+        if name == "linear_solver" {
+            let ours = *value == OptionValue::Str(LOAM_LINEAR_SOLVER.into());
+            let callbacks: *const super::kkt::Callbacks = if ours {
+                &super::kkt::CALLBACKS
+            } else {
+                std::ptr::null()
+            };
+            // SAFETY: valid problem; the callback table is a static.
+            let ok = unsafe { loam_UseLinearSolver(self.problem, callbacks) };
+            if ours {
+                return if ok {
+                    Ok(())
+                } else {
+                    Err(reject("IPOPT refused `linear_solver: custom`".into()))
+                };
+            }
+        }
         let key = CString::new(name)
             .map_err(|_| reject("option name contains a NUL byte".to_string()))?;
         let str_val = match value {
@@ -1592,6 +1631,30 @@ mod tests {
             v[0] = 2.0 * of;
             true
         }
+    }
+
+    /// IPOPT driven through loam's own linear solver (`linear_solver: loam`) reaches HS071's
+    /// known optimum, as with MUMPS.
+    #[test]
+    fn hs071_with_loams_linear_solver() {
+        let mut ip = Ipopt::new(&hs071_structure()).unwrap();
+        quiet(&mut ip);
+        ip.set_option("tol", &OptionValue::Num(1e-9)).unwrap();
+        ip.set_option(
+            "linear_solver",
+            &OptionValue::Str(LOAM_LINEAR_SOLVER.to_string()),
+        )
+        .unwrap();
+        let mut nlp = Hs071 { f_evals: 0 };
+        let r = ip
+            .solve(&mut nlp, &[1.0, 5.0, 5.0, 1.0], None, None)
+            .unwrap();
+        let mumps = solve_hs071();
+        assert_eq!(r.status, IpoptStatus::SolveSucceeded);
+        for (a, b) in r.x.iter().zip(&mumps.x) {
+            assert!((a - b).abs() < 1e-7, "loam {:?} mumps {:?}", r.x, mumps.x);
+        }
+        assert!((r.objective - 17.014_017_14).abs() < 1e-6);
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! the report (status, best iterate, worst violated rows by name).
 
 pub mod ipopt;
+pub mod kkt;
+pub mod ldl;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -94,12 +96,12 @@ pub fn check_options(options: &[(String, OptionValue)]) -> Result<(), IpoptError
         }
     };
     if let Some((_, value)) = &linear_solver {
-        // IPOPT dereferences a missing custom solver object (a crash): only its C++ interface
-        // can hand one over, never the C interface loam uses.
+        // `custom` is how loam hands IPOPT its own solver (`linear_solver: loam`); on its own
+        // it names no solver object.
         if *value == OptionValue::Str("custom".into()) {
             return Err(refuse(
                 value,
-                "`custom` needs a solver object from IPOPT's C++ interface, which loam does not use"
+                "`custom` names no solver object; loam's own sparse LDLᵀ is `loam` (experimental)"
                     .into(),
             ));
         }
@@ -131,6 +133,7 @@ pub fn available_linear_solvers(options: &[(String, OptionValue)]) -> Vec<String
         .into_iter()
         .filter(|(value, description)| value != "custom" && !description.contains("load"))
         .map(|(value, _)| value)
+        .chain([ipopt::LOAM_LINEAR_SOLVER.to_string()])
         .filter(|candidate| {
             let mut with = options.to_vec();
             with.push((
