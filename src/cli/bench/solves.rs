@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use loam::planner;
-use loam::problem::{self, AnyProblem, InitialGuess, Problem};
+use loam::problem::{self, InitialGuess, Problem};
 use loam::solver::{OptionValue, SolveSettings};
 
 use super::peer;
@@ -64,14 +64,15 @@ pub fn run_solves(files: Vec<PathBuf>, repeat: usize) -> anyhow::Result<u8> {
         "iterations",
         "objective"
     );
-    let mut guess = None;
+    let mut guesses = Vec::new();
     for file in files {
         let name = stem(&file);
         let Some(problem) = hopper_problem(&file, &[])? else {
             println!("{name:<22} skipped: {PLANAR}");
             continue;
         };
-        guess.get_or_insert(problem.initial_guess);
+        let guess = serde_json::to_value(problem.initial_guess)?;
+        guesses.push(format!("{name} {}", guess.as_str().unwrap_or_default()));
         // Interleaved (loam, baseline, peer, loam, ...) so that all three see the same
         // machine state; the peer solves with the IPOPT options loam's own solve ran with.
         let mut samples: [Vec<Sample>; 3] = Default::default();
@@ -110,7 +111,12 @@ pub fn run_solves(files: Vec<PathBuf>, repeat: usize) -> anyhow::Result<u8> {
             time_ratio("loam", total(&samples[0]), "baseline", total(&samples[1]))
         );
         match peer_failed {
-            Some(e) => println!("{:<22} peer not run: {e:#}", ""),
+            Some(e) => println!(
+                "{:<22} peer failed after {} of {} runs: {e:#}",
+                "",
+                samples[2].len(),
+                args.repeat.max(1)
+            ),
             None => {
                 println!(
                     "{:<22} {} (median totals)",
@@ -129,11 +135,8 @@ pub fn run_solves(files: Vec<PathBuf>, repeat: usize) -> anyhow::Result<u8> {
             }
         }
     }
-    let guess = guess.map_or("(none solved)".into(), |g| {
-        serde_json::to_value(g).map_or(format!("{g:?}"), |v| v.as_str().unwrap_or("").into())
-    });
     println!(
-        "loam: the problem file as it is (initial guess `{guess}`, loam's IPOPT options).
+        "loam: each problem as its file states it, with loam's IPOPT options (initial guess: {}).
 baseline: the paper's set-up in loam: all-zero initial guess, IPOPT's monotone barrier; the
   paper reports 6.4 ± 3.8 s per solve.
 peer: bench/peer/hopper_casadi.py, the same NLP written by hand with CasADi's Python API (SX
@@ -141,21 +144,25 @@ peer: bench/peer/hopper_casadi.py, the same NLP written by hand with CasADi's Py
   all-zero guess; set-up (building the NLP and the nlpsol object) and solve are timed inside
   its python3 process, whose start-up is shown apart.
 Times are set-up + solve = total; a ratio is loam's median total over the other's: above 1
-loam takes longer (is slower), below 1 it is faster. Iterations: median (range)."
+loam takes longer (is slower), below 1 it is faster. Iterations: median (range).",
+        guesses.join(", ")
     );
     Ok(0)
 }
 
 /// Why planar problems are not benchmarked here.
-const PLANAR: &str = "a planar robot; `loam bench` compares the hopper's jump (loam, the \
-                      paper's baseline and a CasADi-Python peer, all of the hopper)";
+const PLANAR: &str = "a planar robot; `loam bench` and `loam bench sweep` time the \
+                      hopper's jump, the one the paper's baseline and the CasADi-Python peer plan";
 
-/// The hopper problem in `file`, or None for a planar robot's.
+/// The hopper problem in `file`, or None for a planar robot's (before the overrides, which
+/// may name hopper fields).
 fn hopper_problem(file: &Path, overrides: &[String]) -> anyhow::Result<Option<Problem>> {
-    Ok(match problem::load_any(file, overrides)? {
-        AnyProblem::Hopper(problem) => Some(problem),
-        AnyProblem::Planar(_) => None,
-    })
+    // An unreadable file is not planar here: loading it reports why it cannot be read.
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    if problem::is_planar(&text, &[]) {
+        return Ok(None);
+    }
+    Ok(Some(problem::load(file, overrides)?))
 }
 
 fn stem(file: &Path) -> String {
