@@ -64,6 +64,52 @@ fn provision_and_link() {
     println!("cargo:rustc-link-lib=dylib=ipopt");
     println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir.display());
     println!("cargo:rustc-env=LOAM_CASADI_DIR={}", dir.display());
+    println!(
+        "cargo:rustc-env=LOAM_CASADI_PYTHONPATH={}",
+        python_path(&dir).unwrap_or_default()
+    );
+}
+
+/// NumPy for the `casadi` Python package (which imports it): pinned, for `loam bench`'s peer.
+const NUMPY_VERSION: &str = "2.2.6";
+
+/// The PYTHONPATH under which `import casadi` loads the same CasADi loam links, for the
+/// CasADi-Python peer of `loam bench` (bench/peer/): the folder holding the `casadi` package,
+/// and a pinned NumPy when `python3` has none (installed once into the cache beside CasADi;
+/// a failure is only a warning, since loam itself does not need it). None when `dir` is not
+/// a Python package (a `LOAM_CASADI_DIR` of bare libraries).
+fn python_path(dir: &Path) -> Option<String> {
+    if !dir.join("__init__.py").exists() {
+        return None;
+    }
+    let mut path = vec![dir.parent()?.to_path_buf()];
+    let has_numpy = |path: &[PathBuf]| {
+        Command::new("python3")
+            .args(["-c", "import numpy"])
+            .env("PYTHONPATH", env::join_paths(path).unwrap_or_default())
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !has_numpy(&path) {
+        let numpy = cache_root().join(format!("numpy-{NUMPY_VERSION}"));
+        if !numpy.join("numpy").exists() {
+            let installed = Command::new("python3")
+                .args(["-m", "pip", "install", "--quiet", "--no-deps", "--target"])
+                .arg(&numpy)
+                .arg(format!("numpy=={NUMPY_VERSION}"))
+                .status()
+                .is_ok_and(|s| s.success());
+            if !installed {
+                println!(
+                    "cargo:warning=loam: could not install numpy=={NUMPY_VERSION} into {}; \
+                     `loam bench` will run without its CasADi-Python peer",
+                    numpy.display()
+                );
+            }
+        }
+        path.push(numpy);
+    }
+    Some(env::join_paths(path).ok()?.to_string_lossy().into_owned())
 }
 
 fn has_casadi(dir: &Path) -> bool {

@@ -1,9 +1,12 @@
-//! `loam bench`: solve each shipped problem several times with loam's defaults and with a
-//! baseline in the same run (the paper's set-up: all-zero initial guess, IPOPT's default
-//! monotone barrier), and print medians, spreads and their ratio.
+//! `loam bench`: solve each shipped hopper problem several times, interleaved, with loam's
+//! defaults, with the paper's set-up in loam (all-zero initial guess, IPOPT's monotone
+//! barrier) and with a CasADi-Python peer (the same NLP written by hand, `casadi.nlpsol`,
+//! from the all-zero guess), and print medians, ranges and loam's time as a ratio to each.
 
 use std::path::PathBuf;
 
+#[cfg(feature = "planner")]
+mod peer;
 #[cfg(feature = "planner")]
 mod solves;
 #[cfg(feature = "planner")]
@@ -16,7 +19,7 @@ pub struct Args {
     what: Option<What>,
     /// Problem files (default: every problems/*.yaml).
     files: Vec<PathBuf>,
-    /// Solves per configuration.
+    /// Solves per configuration (loam, baseline, peer), interleaved.
     #[arg(long, default_value_t = 5)]
     repeat: usize,
 }

@@ -1,12 +1,14 @@
-//! The planner's benchmarks: solves against the paper's baseline, warm against cold sweeps.
+//! The planner's benchmarks: loam's solves against the paper's baseline and a CasADi-Python
+//! peer, warm against cold sweeps.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use loam::planner;
 use loam::problem::{self, InitialGuess, Problem};
 use loam::solver::{OptionValue, SolveSettings};
 
+use super::peer;
 use super::Args;
 
 #[derive(clap::Args)]
@@ -21,12 +23,24 @@ pub struct SweepArgs {
     repeat: usize,
 }
 
+/// One solve, timed from outside the solver as `loam solve` runs it (output aside).
 struct Sample {
+    /// Building the NLP (and the solver object, for the peer) and the initial guess [s].
     setup: f64,
+    /// The solve call [s].
     solve: f64,
     iterations: usize,
     converged: bool,
+    objective: f64,
 }
+
+impl Sample {
+    fn total(&self) -> f64 {
+        self.setup + self.solve
+    }
+}
+
+const CONFIGS: [&str; 3] = ["loam", "baseline", "peer"];
 
 pub fn run_solves(files: Vec<PathBuf>, repeat: usize) -> anyhow::Result<u8> {
     let args = Args {
@@ -40,36 +54,127 @@ pub fn run_solves(files: Vec<PathBuf>, repeat: usize) -> anyhow::Result<u8> {
         args.files
     };
     println!(
-        "{:<22} {:<9} {:>5} {:>18} {:>22} {:>10}",
-        "problem", "config", "runs", "set-up ms (range)", "solve ms (range)", "iterations"
+        "{:<22} {:<9} {:>4} {:>22} {:>22} {:>22} {:>15} {:>10}",
+        "problem",
+        "config",
+        "runs",
+        "set-up ms (range)",
+        "solve ms (range)",
+        "total ms (range)",
+        "iterations",
+        "objective"
     );
+    let mut guesses = Vec::new();
     for file in files {
-        let problem = problem::load(&file, &[])?;
-        let name = file
-            .file_stem()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .to_string();
-        let loam = measure(&problem, args.repeat, false)?;
-        let baseline = measure(&problem, args.repeat, true)?;
-        for (config, samples) in [("loam", &loam), ("baseline", &baseline)] {
-            print_row(&name, config, samples);
+        let name = stem(&file);
+        let Some(problem) = hopper_problem(&file, &[])? else {
+            println!("{name:<22} skipped: {PLANAR}");
+            continue;
+        };
+        let guess = serde_json::to_value(problem.initial_guess)?;
+        guesses.push(format!("{name} {}", guess.as_str().unwrap_or_default()));
+        // Interleaved (loam, baseline, peer, loam, ...) so that all three see the same
+        // machine state; the peer solves with the IPOPT options loam's own solve ran with.
+        let mut samples: [Vec<Sample>; 3] = Default::default();
+        let (mut startup, mut peer_failed) = (Vec::new(), None);
+        for _ in 0..args.repeat.max(1) {
+            let (sample, options) = solve_loam(&problem, false)?;
+            samples[0].push(sample);
+            samples[1].push(solve_loam(&problem, true)?.0);
+            if peer_failed.is_some() {
+                continue;
+            }
+            let input = serde_json::json!({"problem": &problem, "solver_options": options});
+            match peer::solve(&input) {
+                Ok(run) => {
+                    startup.push(run.startup);
+                    samples[2].push(Sample {
+                        setup: run.setup,
+                        solve: run.solve,
+                        iterations: run.iterations,
+                        converged: run.converged,
+                        objective: run.objective,
+                    });
+                }
+                Err(e) => peer_failed = Some(e),
+            }
         }
-        let total = |s: &[Sample]| median(s.iter().map(|x| x.setup + x.solve).collect());
+        for (config, samples) in CONFIGS.iter().zip(&samples) {
+            if !samples.is_empty() {
+                print_row(&name, config, samples);
+            }
+        }
+        let total = |s: &[Sample]| median(s.iter().map(Sample::total).collect());
         println!(
-            "{:<22} {} (median total)",
+            "{:<22} {} (median totals)",
             "",
-            time_ratio("loam", total(&loam), "baseline", total(&baseline))
+            time_ratio("loam", total(&samples[0]), "baseline", total(&samples[1]))
         );
+        match peer_failed {
+            Some(e) => println!(
+                "{:<22} peer failed after {} of {} runs: {e:#}",
+                "",
+                samples[2].len(),
+                args.repeat.max(1)
+            ),
+            None => {
+                println!(
+                    "{:<22} {} (median totals)",
+                    "",
+                    time_ratio("loam", total(&samples[0]), "peer", total(&samples[2]))
+                );
+                let (lo, hi) = range(&startup);
+                println!(
+                    "{:<22} peer's python3 process start-up (import casadi, IPOPT's plugin, JSON), \
+                     not in its total: {:.0} ms ({:.0}-{:.0})",
+                    "",
+                    median(startup.clone()) * 1e3,
+                    lo * 1e3,
+                    hi * 1e3
+                );
+            }
+        }
     }
     println!(
-        "baseline: all-zero initial guess and IPOPT's default barrier strategy, as in the paper;"
+        "loam: each problem as its file states it, with loam's IPOPT options (initial guess: {}).
+baseline: the paper's set-up in loam: all-zero initial guess, IPOPT's monotone barrier; the
+  paper reports 6.4 ± 3.8 s per solve.
+peer: bench/peer/hopper_casadi.py, the same NLP written by hand with CasADi's Python API (SX
+  expressions, one casadi.nlpsol), solved by the same IPOPT with loam's options from the
+  all-zero guess; set-up (building the NLP and the nlpsol object) and solve are timed inside
+  its python3 process, whose start-up is shown apart.
+Times are set-up + solve = total; a ratio is loam's median total over the other's: above 1
+loam takes longer (is slower), below 1 it is faster. Iterations: median (range).",
+        guesses.join(", ")
     );
-    println!("the paper reports 6.4 ± 3.8 s per solve.");
     Ok(0)
 }
 
-fn measure(problem: &Problem, repeat: usize, baseline: bool) -> anyhow::Result<Vec<Sample>> {
+/// Why planar problems are not benchmarked here.
+const PLANAR: &str = "a planar robot; `loam bench` and `loam bench sweep` time the \
+                      hopper's jump, the one the paper's baseline and the CasADi-Python peer plan";
+
+/// The hopper problem in `file`, or None for a planar robot's (before the overrides, which
+/// may name hopper fields).
+fn hopper_problem(file: &Path, overrides: &[String]) -> anyhow::Result<Option<Problem>> {
+    // An unreadable file is not planar here: loading it reports why it cannot be read.
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    if problem::is_planar(&text, &[]) {
+        return Ok(None);
+    }
+    Ok(Some(problem::load(file, overrides)?))
+}
+
+fn stem(file: &Path) -> String {
+    file.file_stem()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .to_string()
+}
+
+/// One loam solve, with loam's options (the problem's guess) or the baseline's; also the
+/// IPOPT options it ran with.
+fn solve_loam(problem: &Problem, baseline: bool) -> anyhow::Result<(Sample, Options)> {
     let mut problem = problem.clone();
     let mut settings = SolveSettings {
         options: planner::solver_options(&problem),
@@ -81,38 +186,49 @@ fn measure(problem: &Problem, repeat: usize, baseline: bool) -> anyhow::Result<V
             .options
             .push(("mu_strategy".into(), OptionValue::Str("monotone".into())));
     }
-    (0..repeat.max(1))
-        .map(|_| {
-            let started = Instant::now();
-            let (jump, mut nlp) = planner::transcribe(&problem)?;
-            let x0 = jump.initial_guess(problem.initial_guess, &nlp);
-            let setup = started.elapsed().as_secs_f64();
-            let report = loam::solver::solve(&mut nlp, &x0, &settings, None, None)?;
-            Ok(Sample {
-                setup,
-                solve: report.solve_seconds,
-                iterations: report.iterations,
-                converged: report.converged,
-            })
-        })
-        .collect()
+    let started = Instant::now();
+    let plan = planner::plan(&problem, &settings, None, None)?;
+    let total = started.elapsed().as_secs_f64();
+    let sample = Sample {
+        setup: plan.setup_seconds,
+        solve: total - plan.setup_seconds,
+        iterations: plan.report.iterations,
+        converged: plan.report.converged,
+        objective: plan.report.objective,
+    };
+    Ok((sample, plan.report.options))
+}
+
+type Options = std::collections::BTreeMap<String, OptionValue>;
+
+fn range(v: &[f64]) -> (f64, f64) {
+    let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    (lo, hi)
 }
 
 fn print_row(name: &str, config: &str, samples: &[Sample]) {
-    let ms = |f: fn(&Sample) -> f64| -> (f64, f64, f64) {
+    let ms = |f: fn(&Sample) -> f64| -> String {
         let v: Vec<f64> = samples.iter().map(|s| f(s) * 1e3).collect();
-        let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
-        let hi = v.iter().cloned().fold(0.0, f64::max);
-        (median(v), lo, hi)
+        let (lo, hi) = range(&v);
+        format!("{:.1} ({lo:.1}-{hi:.1})", median(v))
     };
-    let (s, s_lo, s_hi) = ms(|s| s.setup);
-    let (v, v_lo, v_hi) = ms(|s| s.solve);
-    let iterations = median(samples.iter().map(|s| s.iterations as f64).collect());
+    let iterations: Vec<f64> = samples.iter().map(|s| s.iterations as f64).collect();
+    let (lo, hi) = range(&iterations);
     let failed = samples.iter().filter(|s| !s.converged).count();
     println!(
-        "{name:<22} {config:<9} {:>5} {s:>7.1} ({s_lo:.1}-{s_hi:.1}) {v:>9.1} ({v_lo:.1}-{v_hi:.1}) {iterations:>10.0}{}",
+        "{name:<22} {config:<9} {:>4} {:>22} {:>22} {:>22} {:>15} {:>10.6}{}",
         samples.len(),
-        if failed > 0 { format!("  {failed} NOT CONVERGED") } else { String::new() }
+        ms(|s| s.setup),
+        ms(|s| s.solve),
+        ms(Sample::total),
+        format!("{:.0} ({lo:.0}-{hi:.0})", median(iterations)),
+        samples[0].objective,
+        if failed > 0 {
+            format!("  {failed} NOT CONVERGED")
+        } else {
+            String::new()
+        }
     );
 }
 
@@ -170,16 +286,17 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<u8> {
         "problem", "start", "runs", "sweep ms (range)", "iterations", "converged"
     );
     for file in files {
-        let problems: Vec<Problem> = axis
+        let name = stem(&file);
+        let problems: Option<Vec<Problem>> = axis
             .values
             .iter()
-            .map(|h| problem::load(&file, &[format!("task.apex_height={h}")]))
-            .collect::<Result<_, _>>()?;
-        let name = file
-            .file_stem()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .to_string();
+            .map(|h| hopper_problem(&file, &[format!("task.apex_height={h}")]).transpose())
+            .collect::<Option<anyhow::Result<_>>>()
+            .transpose()?;
+        let Some(problems) = problems else {
+            println!("{name:<22} skipped: {PLANAR}");
+            continue;
+        };
         let mut runs: [Vec<(f64, usize, usize)>; 2] = [Vec::new(), Vec::new()];
         for _ in 0..args.repeat.max(1) {
             for (slot, warm) in [(0, false), (1, true)] {
