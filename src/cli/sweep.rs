@@ -47,13 +47,16 @@ pub struct Args {
     /// is solved; the first --vary changes fastest.
     #[arg(long = "vary", value_name = "PATH=RANGE", required = true)]
     pub vary: Vec<String>,
-    /// Start each solve from the previous one's solution (solved in order, in this process).
+    /// Start each solve from its neighbour's solution: along the first --vary, in order, in
+    /// this process; each value of the other --vary starts a new chain, solved cold first.
     #[arg(long)]
     pub warm_start: bool,
     /// Fixed overrides applied to every point: --set phases.0.nodes=41 (repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub overrides: Vec<String>,
-    /// Output folder (default: results/<problem name>-sweep).
+    /// Output folder (default: results/<problem name>-sweep). Run again with the same
+    /// arguments, the sweep keeps the plans already done there (e.g. before a Ctrl-C) and
+    /// solves the rest.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Parallel solves for a cold sweep (default: the available cores).
@@ -63,7 +66,9 @@ pub struct Args {
     #[arg(long, short)]
     pub quiet: bool,
     /// Solve only slice I of N (1 ≤ I ≤ N) of the combinations, into the same --out as the
-    /// other slices (e.g. one Slurm array task each); `loam sweep merge DIR` then joins them.
+    /// other slices (e.g. one Slurm array task each): every N-th combination, or with
+    /// --warm-start every N-th chain (the first --vary's values at one value of the others).
+    /// `loam sweep merge DIR` then joins them.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<Shard>,
 }
@@ -179,6 +184,8 @@ struct Point {
     label: String,
     /// Names the plan and its start (see `point.rs`).
     identity: String,
+    /// A warm sweep's point solved from the point at this position of the list.
+    after: Option<usize>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
@@ -213,8 +220,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         overrides.extend(combo.iter().map(|(p, v)| format!("{p}={v}")));
         all.push((problem::load(&file, &overrides)?, overrides));
     }
+    // A warm sweep's chain: the values of the first --vary at one value of the others.
+    let chain = if args.warm_start {
+        axes[0].values.len()
+    } else {
+        1
+    };
     let selected = match args.shard {
-        Some(shard) => shard.select(combos.len(), args.warm_start),
+        Some(shard) => shard.select(combos.len(), chain),
         None => (0..combos.len()).collect(),
     };
     let mut points = Vec::new();
@@ -230,10 +243,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             terrain_label(&problem.terrain),
             short.join("-")
         ));
-        let start = match (args.warm_start, position.checked_sub(1)) {
-            (false, _) => "cold".to_string(),
-            (true, None) => "warm sweep, first of its chain: cold".to_string(),
-            (true, Some(previous)) => format!("warm from combination {}", selected[previous] + 1),
+        let after = (k % chain != 0).then(|| position - 1);
+        let start = match after {
+            None => "cold".to_string(),
+            Some(previous) => format!("warm from combination {}", selected[previous] + 1),
         };
         let identity =
             point::fingerprint(&format!("{}\n{start}", serde_json::to_string(&problem)?));
@@ -245,6 +258,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             varied,
             label: short.join(" "),
             identity,
+            after,
         });
     }
 
@@ -351,13 +365,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 combos.len()
             )
         });
-        let resumed = match resumed {
+        let kept = match resumed {
             0 => String::new(),
-            n => format!(", {n} kept from an earlier run"),
+            n => format!("; {n} done by an earlier run, kept"),
         };
         println!(
-            "{} plans{shard} solved in {:.2} s ({}{resumed}), replayed on two terrains each; wrote {}",
+            "{} plans{shard}: {} solved in {:.2} s ({}){kept}, replayed on two terrains each; wrote {}",
             points.len(),
+            points.len() - resumed,
             solve_seconds,
             if args.warm_start {
                 "warm-started in order"
@@ -518,30 +533,27 @@ fn replay_and_finish(point: &Point, out: &Path) -> anyhow::Result<Vec<String>> {
     Ok(lines)
 }
 
-/// Solves the points not yet `done` in order, each from the previous plan's solution (kept in
-/// its folder, so that a resumed sweep starts its next plan as an uninterrupted one would).
+/// Solves the points not yet `done` in order, each from its neighbour's solution (kept in its
+/// folder, so that a resumed sweep starts its next plan as an uninterrupted one would).
 fn solve_warm(
     points: &[Point],
     done: &mut [Option<Vec<String>>],
     out: &Path,
     bar: &ProgressBar,
 ) -> anyhow::Result<()> {
-    // The previous point, and its solution once read or solved.
-    let mut previous: Option<(usize, Option<WarmStart>)> = None;
+    // The last plan solved here, to start its neighbour from without reading it back.
+    let mut last: Option<(usize, WarmStart)> = None;
     for (i, point) in points.iter().enumerate() {
         if done[i].is_some() {
-            previous = Some((i, None));
             continue;
         }
         // Only a converged neighbour on the same terrain model is a good start (planner::plan
         // also ignores a start of another NLP shape).
-        let start = match previous.take() {
-            Some((j, solution))
-                if points[j].problem.terrain.model == point.problem.terrain.model =>
-            {
-                let solution = match solution {
-                    Some(s) => s,
-                    None => WarmStart::read(&points[j].dir)?,
+        let start = match point.after {
+            Some(j) if points[j].problem.terrain.model == point.problem.terrain.model => {
+                let solution = match last.take() {
+                    Some((solved, solution)) if solved == j => solution,
+                    _ => WarmStart::read(&points[j].dir)?,
                 };
                 solution.converged.then_some(solution)
             }
@@ -567,7 +579,7 @@ fn solve_warm(
         solution.write(&point.dir)?;
         done[i] = Some(replay_and_finish(point, out)?);
         bar.inc(1);
-        previous = Some((i, Some(solution)));
+        last = Some((i, solution));
     }
     Ok(())
 }
