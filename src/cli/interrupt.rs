@@ -38,6 +38,13 @@ pub fn requested() -> bool {
     SIGNAL.load(Ordering::SeqCst) != 0
 }
 
+/// Passes the stop on to a child process (one started in a process group of its own, which
+/// a terminal's Ctrl-C does not reach): SIGINT, the signal `loam` itself handles.
+pub fn forward(child: &std::process::Child) {
+    // SAFETY: kill(2) with the pid of a child not yet waited for, so not reused.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+}
+
 /// The exit code for a command stopped by a signal: 128 + its number (130 for SIGINT), as a
 /// shell reports it.
 pub fn exit_code() -> Option<u8> {

@@ -487,8 +487,7 @@ fn solve_cold_point(
             break Some(status);
         }
         if interrupt::requested() {
-            // SAFETY: kill(2) with the pid of our own child, not yet reaped (so not reused).
-            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+            interrupt::forward(&child);
             child.wait().context("waiting for loam solve")?;
             break None;
         }
