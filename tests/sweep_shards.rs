@@ -137,92 +137,57 @@ fn a_warm_sweep_in_three_shards_merges_into_the_unsharded_table() {
     }
 }
 
+/// `loam sweep merge sw` must refuse (exit 2, nothing written) with `message`.
+fn merge_refuses(dir: &Path, message: &str) {
+    let merged = loam(dir, &["sweep", "merge", "sw"]);
+    assert_eq!(merged.code(), 2, "{}", merged.dump());
+    assert!(
+        merged.stderr.contains(message),
+        "{message}: {}",
+        merged.dump()
+    );
+    assert!(!dir.join("sw/sweep.csv").exists());
+}
+
 #[test]
 fn merge_refuses_a_missing_an_unfinished_and_a_foreign_shard() {
     let dir = TempDir::new("shards-refused");
-    let ours = ["--vary", "task.apex_height=0.04,0.05"];
-    let run = sweep(
-        dir.path(),
-        "sw",
-        &[&ours[..], &["--shard", "1/2", "-q"]].concat(),
-    );
-    assert_eq!(run.code(), 0, "{}", run.dump());
+    let shard = |out: &str, heights: &str, shard: &str| {
+        let run = sweep(
+            dir.path(),
+            out,
+            &["--vary", heights, "--shard", shard, "-q"],
+        );
+        assert_eq!(run.code(), 0, "{}", run.dump());
+    };
+    let sw = dir.path().join("sw");
+    let ours = "task.apex_height=0.04,0.05";
+    shard("sw", ours, "1/2");
+    merge_refuses(dir.path(), "shard 2/2 is missing (no shard-2-of-2.json)");
 
-    let missing = loam(dir.path(), &["sweep", "merge", "sw"]);
-    assert_eq!(missing.code(), 2, "{}", missing.dump());
-    assert!(
-        missing
-            .stderr
-            .contains("shard 2/2 is missing (no shard-2-of-2.json)"),
-        "{}",
-        missing.dump()
-    );
-    assert!(!dir.path().join("sw/sweep.csv").exists());
-
-    // Shard 2 started (its manifest is there) but did not finish (no CSV).
-    let foreign = ["--vary", "task.apex_height=0.05,0.06"];
-    let run = sweep(
+    // Another sweep's shard 2 (other heights), started (its manifest is there).
+    shard("other", "task.apex_height=0.05,0.06", "2/2");
+    let foreign = dir.path().join("other/shard-2-of-2.json");
+    std::fs::copy(foreign, sw.join("shard-2-of-2.json")).unwrap();
+    merge_refuses(
         dir.path(),
-        "other",
-        &[&foreign[..], &["--shard", "2/2", "-q"]].concat(),
-    );
-    assert_eq!(run.code(), 0, "{}", run.dump());
-    let other = dir.path().join("other");
-    std::fs::copy(
-        other.join("shard-2-of-2.json"),
-        dir.path().join("sw/shard-2-of-2.json"),
-    )
-    .unwrap();
-    let foreign_run = loam(dir.path(), &["sweep", "merge", "sw"]);
-    assert_eq!(foreign_run.code(), 2, "{}", foreign_run.dump());
-    assert!(
-        foreign_run
-            .stderr
-            .contains("shard-2-of-2.json is from another sweep than shard-1-of-2.json")
-            && foreign_run.stderr.contains("task.apex_height=0.05,0.06"),
-        "{}",
-        foreign_run.dump()
+        "shard-2-of-2.json is from another sweep than shard-1-of-2.json: \
+         --vary task.apex_height=0.05,0.06 against task.apex_height=0.04,0.05",
     );
 
-    // Our own shard 2, started but not finished.
-    let run = sweep(
-        dir.path(),
-        "sw",
-        &[&ours[..], &["--shard", "2/2", "-q"]].concat(),
-    );
-    assert_eq!(run.code(), 0, "{}", run.dump());
-    std::fs::remove_file(dir.path().join("sw/shard-2-of-2.csv")).unwrap();
-    let unfinished = loam(dir.path(), &["sweep", "merge", "sw"]);
-    assert_eq!(unfinished.code(), 2, "{}", unfinished.dump());
-    assert!(
-        unfinished.stderr.contains("shard 2/2 has not finished"),
-        "{}",
-        unfinished.dump()
-    );
+    // Our own shard 2, started but not finished (no CSV).
+    shard("sw", ours, "2/2");
+    std::fs::remove_file(sw.join("shard-2-of-2.csv")).unwrap();
+    merge_refuses(dir.path(), "shard 2/2 has not finished");
 
     // Shards of another split in the same folder.
-    let run = sweep(
-        dir.path(),
-        "sw",
-        &[&ours[..], &["--shard", "2/2", "-q"]].concat(),
-    );
-    assert_eq!(run.code(), 0, "{}", run.dump());
-    std::fs::copy(
-        dir.path().join("sw/shard-1-of-2.json"),
-        dir.path().join("sw/shard-1-of-3.json"),
-    )
-    .unwrap();
-    let mixed = loam(dir.path(), &["sweep", "merge", "sw"]);
-    assert_eq!(mixed.code(), 2, "{}", mixed.dump());
-    assert!(
-        mixed.stderr.contains("different splits"),
-        "{}",
-        mixed.dump()
-    );
-    std::fs::remove_file(dir.path().join("sw/shard-1-of-3.json")).unwrap();
+    shard("sw", ours, "2/2");
+    std::fs::copy(sw.join("shard-1-of-2.json"), sw.join("shard-1-of-3.json")).unwrap();
+    merge_refuses(dir.path(), "different splits");
+    std::fs::remove_file(sw.join("shard-1-of-3.json")).unwrap();
     let merged = loam(dir.path(), &["sweep", "merge", "sw", "-q"]);
     assert_eq!(merged.code(), 0, "{}", merged.dump());
-    assert_eq!(table(&dir.path().join("sw/sweep.csv")).len(), 1 + 2 * 2);
+    assert_eq!(table(&sw.join("sweep.csv")).len(), 1 + 2 * 2);
 }
 
 #[test]

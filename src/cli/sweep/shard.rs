@@ -175,165 +175,21 @@ struct Found {
 /// `loam sweep merge DIR`.
 pub fn merge(args: MergeArgs) -> anyhow::Result<u8> {
     let dir = &args.dir;
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| BadInput(format!("{}: cannot read the folder: {e}", dir.display())))?;
-    let mut found: BTreeMap<(usize, usize), Found> = BTreeMap::new();
-    for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
-        let Some((shard, ext)) = parse_name(&path) else {
-            continue;
-        };
-        let entry = found.entry((shard.count, shard.index)).or_insert(Found {
-            shard,
-            manifest: None,
-            csv: None,
-        });
-        if ext == "json" {
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
-                BadInput(format!(
-                    "{}: not a loam shard manifest: {e}",
-                    path.display()
-                ))
-            })?;
-            entry.manifest = Some(manifest);
-        } else {
-            entry.csv = Some(path);
-        }
-    }
-    let name = |s: &Shard| format!("{}.json", s.stem());
-    if found.is_empty() {
-        return Err(BadInput(format!(
-            "{} holds no shards (shard-I-of-N.json): run `loam sweep FILE --vary ... --shard I/N --out {}` for I = 1..N first",
-            dir.display(),
-            dir.display()
-        ))
-        .into());
-    }
-    let counts: std::collections::BTreeSet<usize> = found.keys().map(|(n, _)| *n).collect();
-    if counts.len() > 1 {
-        let listing: Vec<String> = counts
-            .iter()
-            .map(|n| {
-                let names: Vec<String> = found
-                    .values()
-                    .filter(|f| f.shard.count == *n)
-                    .map(|f| name(&f.shard))
-                    .collect();
-                format!("N = {n}: {}", names.join(", "))
-            })
-            .collect();
-        return Err(BadInput(format!(
-            "{} holds shards of different splits ({}); remove the stale ones",
-            dir.display(),
-            listing.join("; ")
-        ))
-        .into());
-    }
-    let count = *counts.first().expect("a split");
-    let reference = found
-        .values()
-        .find_map(|f| f.manifest.clone().map(|m| (f.shard, m)));
-    let Some((first, reference)) = reference else {
-        return Err(BadInput(format!(
-            "{}: no shard-I-of-{count}.json, only their CSVs; the shards must be re-run",
-            dir.display()
-        ))
-        .into());
-    };
-    let foreign: Vec<String> = found
-        .values()
-        .filter_map(|f| {
-            let m = f.manifest.as_ref()?;
-            (m.sweep != reference.sweep).then(|| {
-                format!(
-                    "{} is from another sweep than {}: {}",
-                    name(&f.shard),
-                    name(&first),
-                    m.differences(&reference)
-                )
-            })
-        })
-        .collect();
-    if !foreign.is_empty() {
-        return Err(BadInput(foreign.join("\n")).into());
-    }
-    let mut problems = Vec::new();
-    for index in 1..=count {
-        let shard = Shard { index, count };
-        match found.get(&(count, index)) {
-            None | Some(Found { manifest: None, .. }) => problems.push(format!(
-                "shard {index}/{count} is missing (no {}): run it with --shard {index}/{count}",
-                name(&shard)
-            )),
-            Some(Found { csv: None, .. }) => problems.push(format!(
-                "shard {index}/{count} has not finished (no {}): run it again with --shard {index}/{count}; it resumes",
-                shard.csv_path(Path::new("")).display()
-            )),
-            Some(_) => {}
-        }
-    }
-    if !problems.is_empty() {
-        return Err(BadInput(format!(
-            "{}: cannot merge the sweep:\n  {}",
-            dir.display(),
-            problems.join("\n  ")
-        ))
-        .into());
-    }
-
-    // Every combination once, in the sweep's order.
-    let mut rows: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-    for f in found.values() {
-        let path = f.csv.as_ref().expect("checked");
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let mut lines = text.lines();
-        if lines.next() != Some(format!("combination,{}", reference.header).as_str()) {
-            return Err(BadInput(format!(
-                "{}: its header is not the sweep's (combination,{})",
-                path.display(),
-                reference.header
-            ))
-            .into());
-        }
-        for (n, line) in lines.enumerate() {
-            let (k, row) = line
-                .split_once(',')
-                .and_then(|(k, row)| Some((k.parse::<usize>().ok()?, row)))
-                .ok_or_else(|| {
-                    BadInput(format!("{}:{}: not a shard row", path.display(), n + 2))
-                })?;
-            rows.entry(k).or_default().push(row.to_string());
-        }
-    }
-    let missing: Vec<String> = (1..=reference.combinations)
-        .filter(|k| !rows.contains_key(k))
-        .map(|k| k.to_string())
-        .collect();
-    if !missing.is_empty() || rows.len() != reference.combinations {
-        return Err(BadInput(format!(
-            "{}: the shards' CSVs lack combination(s) {} of {}",
-            dir.display(),
-            missing.join(", "),
-            reference.combinations
-        ))
-        .into());
-    }
-    let lines: Vec<String> = rows.into_values().flatten().collect();
+    let found = find(dir)?;
+    let (count, reference) = check(dir, &found)?;
+    let lines = rows_in_order(dir, &found, &reference)?;
     let axes = axes_of(&reference);
     let parsed: Vec<Row> = lines
         .iter()
         .filter_map(|line| Row::parse(line, &axes))
         .collect();
-    let absent: Vec<String> = parsed
+    let absent: std::collections::BTreeSet<&str> = parsed
         .iter()
-        .map(|r| r.run_dir.clone())
+        .map(|r| r.run_dir.as_str())
         .filter(|run| !dir.join(run).join(point::MARKER).is_file())
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
         .collect();
     if !absent.is_empty() {
+        let absent: Vec<&str> = absent.into_iter().collect();
         return Err(BadInput(format!(
             "{}: the plan folders {} are not there; the figures need them (copy them in when the shards ran on separate file systems)",
             dir.display(),
@@ -362,6 +218,178 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<u8> {
         }
     }
     Ok(0)
+}
+
+/// The shards' files in `dir`, by (N, I).
+fn find(dir: &Path) -> anyhow::Result<BTreeMap<(usize, usize), Found>> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| BadInput(format!("{}: cannot read the folder: {e}", dir.display())))?;
+    let mut found: BTreeMap<(usize, usize), Found> = BTreeMap::new();
+    for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+        let Some((shard, ext)) = parse_name(&path) else {
+            continue;
+        };
+        let entry = found.entry((shard.count, shard.index)).or_insert(Found {
+            shard,
+            manifest: None,
+            csv: None,
+        });
+        if ext == "json" {
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
+                BadInput(format!(
+                    "{}: not a loam shard manifest: {e}",
+                    path.display()
+                ))
+            })?;
+            entry.manifest = Some(manifest);
+        } else {
+            entry.csv = Some(path);
+        }
+    }
+    if found.is_empty() {
+        return Err(BadInput(format!(
+            "{} holds no shards (shard-I-of-N.json): run `loam sweep FILE --vary ... --shard I/N --out {}` for I = 1..N first",
+            dir.display(),
+            dir.display()
+        ))
+        .into());
+    }
+    Ok(found)
+}
+
+fn manifest_name(shard: &Shard) -> String {
+    format!("{}.json", shard.stem())
+}
+
+/// That the shards are N of one split, all of one sweep, all there and finished: N and the
+/// sweep's manifest.
+fn check(dir: &Path, found: &BTreeMap<(usize, usize), Found>) -> anyhow::Result<(usize, Manifest)> {
+    let counts: std::collections::BTreeSet<usize> = found.keys().map(|(n, _)| *n).collect();
+    if counts.len() > 1 {
+        let listing: Vec<String> = counts
+            .iter()
+            .map(|n| {
+                let names: Vec<String> = found
+                    .values()
+                    .filter(|f| f.shard.count == *n)
+                    .map(|f| manifest_name(&f.shard))
+                    .collect();
+                format!("N = {n}: {}", names.join(", "))
+            })
+            .collect();
+        return Err(BadInput(format!(
+            "{} holds shards of different splits ({}); remove the stale ones",
+            dir.display(),
+            listing.join("; ")
+        ))
+        .into());
+    }
+    let count = *counts.first().expect("a split");
+    let Some((first, reference)) = found
+        .values()
+        .find_map(|f| f.manifest.clone().map(|m| (f.shard, m)))
+    else {
+        return Err(BadInput(format!(
+            "{}: no shard-I-of-{count}.json, only their CSVs; the shards must be re-run",
+            dir.display()
+        ))
+        .into());
+    };
+    let foreign: Vec<String> = found
+        .values()
+        .filter_map(|f| {
+            let m = f.manifest.as_ref()?;
+            (m.sweep != reference.sweep).then(|| {
+                format!(
+                    "{} is from another sweep than {}: {}",
+                    manifest_name(&f.shard),
+                    manifest_name(&first),
+                    m.differences(&reference)
+                )
+            })
+        })
+        .collect();
+    if !foreign.is_empty() {
+        return Err(BadInput(foreign.join("\n")).into());
+    }
+    let mut problems = Vec::new();
+    for index in 1..=count {
+        let shard = Shard { index, count };
+        match found.get(&(count, index)) {
+            None | Some(Found { manifest: None, .. }) => problems.push(format!(
+                "shard {index}/{count} is missing (no {}): run it with --shard {index}/{count}",
+                manifest_name(&shard)
+            )),
+            Some(Found { csv: None, .. }) => problems.push(format!(
+                "shard {index}/{count} has not finished (no {}.csv): run it again with --shard {index}/{count}; it resumes",
+                shard.stem()
+            )),
+            Some(_) => {}
+        }
+    }
+    if !problems.is_empty() {
+        return Err(BadInput(format!(
+            "{}: cannot merge the sweep:\n  {}",
+            dir.display(),
+            problems.join("\n  ")
+        ))
+        .into());
+    }
+    Ok((count, reference))
+}
+
+/// The shards' rows of `sweep.csv`, every combination once, in the sweep's order.
+fn rows_in_order(
+    dir: &Path,
+    found: &BTreeMap<(usize, usize), Found>,
+    reference: &Manifest,
+) -> anyhow::Result<Vec<String>> {
+    let mut rows: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for f in found.values() {
+        let path = f.csv.as_ref().expect("checked: every shard has its CSV");
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let mut lines = text.lines();
+        if lines.next() != Some(format!("combination,{}", reference.header).as_str()) {
+            return Err(BadInput(format!(
+                "{}: its header is not the sweep's (combination,{})",
+                path.display(),
+                reference.header
+            ))
+            .into());
+        }
+        for (n, line) in lines.enumerate() {
+            let (k, row) = line
+                .split_once(',')
+                .and_then(|(k, row)| Some((k.parse::<usize>().ok()?, row)))
+                .ok_or_else(|| {
+                    BadInput(format!("{}:{}: not a shard row", path.display(), n + 2))
+                })?;
+            rows.entry(k).or_default().push(row.to_string());
+        }
+    }
+    let total = reference.combinations;
+    let missing: Vec<String> = (1..=total)
+        .filter(|k| !rows.contains_key(k))
+        .map(|k| k.to_string())
+        .collect();
+    let extra: Vec<String> = rows
+        .keys()
+        .filter(|k| !(1..=total).contains(*k))
+        .map(|k| k.to_string())
+        .collect();
+    if !missing.is_empty() || !extra.is_empty() {
+        return Err(BadInput(format!(
+            "{}: the shards' CSVs do not hold combinations 1 to {total} once each (missing: [{}], not of the sweep: [{}])",
+            dir.display(),
+            missing.join(", "),
+            extra.join(", ")
+        ))
+        .into());
+    }
+    Ok(rows.into_values().flatten().collect())
 }
 
 /// `shard-I-of-N.json` or `.csv`.
