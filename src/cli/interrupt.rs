@@ -6,6 +6,9 @@
 //! A command that calls [`install`] must check [`requested`] often: until then Ctrl-C does
 //! not end it.
 
+// A replay-only build (no planner) has no sweep, the user of some of these.
+#![cfg_attr(not(feature = "planner"), allow(dead_code))]
+
 use std::sync::atomic::{AtomicI32, Ordering};
 
 /// The signal received (0: none).

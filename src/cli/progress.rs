@@ -5,6 +5,9 @@
 //! Helpers for the long loops: [`ipopt`] for IPOPT's iterations (also the point where a solve
 //! stops on Ctrl-C) and [`Stepped`], a DEM backend that counts steps.
 
+// A replay-only build (no planner) has no sweep, the user of some of these.
+#![cfg_attr(not(feature = "planner"), allow(dead_code))]
+
 use std::io::IsTerminal;
 use std::time::Duration;
 

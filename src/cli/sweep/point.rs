@@ -182,6 +182,27 @@ mod tests {
     }
 
     #[test]
+    fn a_warm_start_reads_back_bit_for_bit() {
+        let dir = std::env::temp_dir().join(format!("loam-warm-start-{}", std::process::id()));
+        let start = WarmStart {
+            x: vec![0.1, -3.0e-300, f64::MAX],
+            multipliers: Multipliers {
+                g: vec![1.0 / 3.0],
+                x_lower: vec![0.0, 1e-12, 2.0],
+                x_upper: vec![5.0, 6.0, 7.0],
+            },
+            converged: true,
+        };
+        start.write(&dir).unwrap();
+        let back = WarmStart::read(&dir).unwrap();
+        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(
+            (back.x, back.multipliers, back.converged),
+            (start.x, start.multipliers, true)
+        );
+    }
+
+    #[test]
     fn fingerprints_are_stable() {
         // FNV-1a's published test vector.
         assert_eq!(fingerprint("a"), "af63dc4c8601ec8c");

@@ -457,7 +457,9 @@ mod tests {
 
     #[test]
     fn only_shard_names_are_shards() {
-        let shard = |name: &str| parse_name(Path::new(name)).map(|(s, e)| (s.index, s.count, e));
+        fn shard(name: &str) -> Option<(usize, usize, &str)> {
+            parse_name(Path::new(name)).map(|(s, e)| (s.index, s.count, e))
+        }
         assert_eq!(shard("shard-2-of-3.csv"), Some((2, 3, "csv")));
         assert_eq!(shard("shard-02-of-3.csv"), None);
         assert_eq!(shard("shard-4-of-3.json"), None);
