@@ -28,7 +28,7 @@ pub fn bar(len: u64, quiet: bool, what: &str) -> ProgressBar {
     let bar = ProgressBar::new(len).with_prefix(what.to_string());
     bar.set_style(
         ProgressStyle::with_template(
-            "{prefix:>10} [{bar:30}] {pos}/{len} {elapsed_precise} (eta {eta}) {wide_msg}",
+            "{prefix} [{bar:20}] {pos}/{len} {elapsed} (eta {eta}) {wide_msg}",
         )
         .expect("a valid template")
         .progress_chars("=> "),
@@ -61,7 +61,7 @@ pub fn ipopt<'a>(
     move |info| {
         if !bar.is_hidden() {
             bar.set_message(format!(
-                "{label}: iteration {} objective {:+.4e} infeasibility {:.1e}{}",
+                "{label}: it {} obj {:.4e} inf {:.0e}{}",
                 info.iteration,
                 info.objective,
                 info.inf_pr,

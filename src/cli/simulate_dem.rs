@@ -113,7 +113,10 @@ pub fn run(
     let z_d0 = plan.nodes[0].x[loam::model::hopper::state::Z_D];
     let started = Instant::now();
     super::interrupt::install();
-    let spinner = super::progress::spinner(quiet, &format!("DEM replay (t_max {} s)", args.t_max));
+    let spinner = super::progress::spinner(
+        quiet,
+        &format!("DEM replay (settling, then t ≤ {} s)", args.t_max),
+    );
     let mut engine = super::progress::Stepped::new(engine.as_mut(), spinner, bed.scene.time_step);
     let dem = replay_hopper(
         &mut engine,
