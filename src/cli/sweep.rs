@@ -214,11 +214,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     // Every point is loaded and validated (those of the other shards too) before anything is
     // solved or written.
     let combos = combinations(&axes);
-    let mut all = Vec::new();
+    let mut problems = Vec::new();
     for combo in &combos {
         let mut overrides = args.overrides.clone();
         overrides.extend(combo.iter().map(|(p, v)| format!("{p}={v}")));
-        all.push((problem::load(&file, &overrides)?, overrides));
+        problems.push((problem::load(&file, &overrides)?, overrides));
     }
     // A warm sweep's chain: the values of the first --vary at one value of the others.
     let chain = if args.warm_start {
@@ -230,37 +230,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         Some(shard) => shard.select(combos.len(), chain),
         None => (0..combos.len()).collect(),
     };
-    let mut points = Vec::new();
-    for (position, &k) in selected.iter().enumerate() {
-        let (problem, overrides) = all[k].clone();
-        let varied = combos[k].clone();
-        let short: Vec<String> = varied
-            .iter()
-            .map(|(p, v)| format!("{}={v}", p.rsplit('.').next().unwrap_or(p)))
-            .collect();
-        let dir = out.join(format!(
-            "{}-{}",
-            terrain_label(&problem.terrain),
-            short.join("-")
-        ));
-        let after = (k % chain != 0).then(|| position - 1);
-        let start = match after {
-            None => "cold".to_string(),
-            Some(previous) => format!("warm from combination {}", selected[previous] + 1),
-        };
-        let identity =
-            point::fingerprint(&format!("{}\n{start}", serde_json::to_string(&problem)?));
-        points.push(Point {
-            index: k,
-            problem,
-            overrides,
-            dir,
-            varied,
-            label: short.join(" "),
-            identity,
-            after,
-        });
-    }
+    let points = points_of(&selected, chain, &combos, problems, &out)?;
 
     interrupt::install();
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
@@ -286,8 +256,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             warm_start: args.warm_start,
             header: header.clone(),
         };
-        let json = serde_json::to_string_pretty(&manifest).expect("a manifest serializes");
-        output::write_atomic(&shard.json_path(&out), json.as_bytes())?;
+        manifest.write(&shard.json_path(&out))?;
     }
 
     // What an earlier, interrupted run finished is kept.
@@ -389,6 +358,50 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         }
     }
     Ok(0)
+}
+
+/// The points of the `selected` combinations (0-based, in order), `problems` being every
+/// combination's problem and overrides; a warm sweep's chains are `chain` combinations long.
+fn points_of(
+    selected: &[usize],
+    chain: usize,
+    combos: &[Vec<(String, String)>],
+    mut problems: Vec<(Problem, Vec<String>)>,
+    out: &Path,
+) -> anyhow::Result<Vec<Point>> {
+    let mut points = Vec::new();
+    for (position, &k) in selected.iter().enumerate() {
+        let (problem, overrides) = std::mem::take(&mut problems[k]);
+        let varied = combos[k].clone();
+        let short: Vec<String> = varied
+            .iter()
+            .map(|(p, v)| format!("{}={v}", p.rsplit('.').next().unwrap_or(p)))
+            .collect();
+        let dir = out.join(format!(
+            "{}-{}",
+            terrain_label(&problem.terrain),
+            short.join("-")
+        ));
+        // Within a chain, from the previous point (a shard holds whole chains, in order).
+        let after = (k % chain != 0).then(|| position - 1);
+        let start = match after {
+            None => "cold".to_string(),
+            Some(previous) => format!("warm from combination {}", selected[previous] + 1),
+        };
+        let identity =
+            point::fingerprint(&format!("{}\n{start}", serde_json::to_string(&problem)?));
+        points.push(Point {
+            index: k,
+            problem,
+            overrides,
+            dir,
+            varied,
+            label: short.join(" "),
+            identity,
+            after,
+        });
+    }
+    Ok(points)
 }
 
 fn remove_file(path: &Path) -> anyhow::Result<()> {

@@ -102,6 +102,12 @@ pub struct Manifest {
 }
 
 impl Manifest {
+    pub fn write(&self, path: &Path) -> anyhow::Result<()> {
+        let json = serde_json::to_string_pretty(self).expect("a manifest serializes");
+        loam::output::write_atomic(path, json.as_bytes())?;
+        Ok(())
+    }
+
     /// How this shard's sweep differs from `other`'s, for the refusal.
     fn differences(&self, other: &Manifest) -> String {
         let mut why = Vec::new();
