@@ -7,7 +7,7 @@ use loam::sim::dem::intrude::{intrude, intrusion_csv, IntrudeSettings};
 use loam::sim::dem::sdf::Shape;
 use loam::sim::dem::{bed, BodyGeometry, CpuBackend, DemError, Scene, StepParams};
 
-use super::BadInput;
+use super::{interrupt, progress, BadInput};
 
 #[derive(clap::Subcommand)]
 pub enum DemCommand {
@@ -123,8 +123,15 @@ fn prepare(args: PrepareArgs) -> anyhow::Result<u8> {
         scene.container
     );
     let start = Instant::now();
-    let mut backend = CpuBackend::new();
+    interrupt::install();
+    let mut cpu = CpuBackend::new();
+    let mut backend = progress::Stepped::new(
+        &mut cpu,
+        progress::spinner(false, "pouring and settling"),
+        scene.time_step,
+    );
     let checkpoint = bed::prepare(&mut backend, &scene).map_err(classify)?;
+    drop(backend);
     checkpoint.save(&output).map_err(classify)?;
     let info = &checkpoint.info;
     println!(
@@ -208,9 +215,16 @@ fn run_intrude(args: IntrudeArgs) -> anyhow::Result<u8> {
     let output = args.output.unwrap_or_else(|| {
         Path::new("results/intrude").join(format!("{}_{:?}.csv", stem(&args.checkpoint), args.body))
     });
-    let mut backend = CpuBackend::new();
+    interrupt::install();
+    let mut cpu = CpuBackend::new();
+    let mut backend = progress::Stepped::new(
+        &mut cpu,
+        progress::spinner(false, &format!("intruding to {} m", args.depth)),
+        checkpoint.scene.time_step,
+    );
     let start = Instant::now();
     let samples = intrude(&mut backend, &checkpoint, geometry, &settings).map_err(classify)?;
+    drop(backend);
     loam::output::write_atomic(&output, intrusion_csv(&samples).as_bytes())?;
     if let Some(last) = samples.last() {
         println!(

@@ -4,7 +4,9 @@ mod bench;
 #[cfg(feature = "planner")]
 mod check;
 mod dem;
+mod interrupt;
 mod plot;
+mod progress;
 mod simulate;
 mod simulate_dem;
 mod simulate_planar;
@@ -66,6 +68,10 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
 }
 
 pub fn exit_code(error: &anyhow::Error) -> u8 {
+    // A command stopped by Ctrl-C (or SIGTERM) exits as a shell reports it: 130 (143).
+    if let Some(code) = interrupt::exit_code() {
+        return code;
+    }
     let bad_input = error.chain().any(|cause| {
         cause.is::<loam::problem::ProblemError>()
             || cause.is::<BadInput>()

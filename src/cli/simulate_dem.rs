@@ -112,8 +112,14 @@ pub fn run(
     };
     let z_d0 = plan.nodes[0].x[loam::model::hopper::state::Z_D];
     let started = Instant::now();
+    super::interrupt::install();
+    let spinner = super::progress::spinner(
+        quiet,
+        &format!("DEM replay (settling, then t ≤ {} s)", args.t_max),
+    );
+    let mut engine = super::progress::Stepped::new(engine.as_mut(), spinner, bed.scene.time_step);
     let dem = replay_hopper(
-        engine.as_mut(),
+        &mut engine,
         &bed,
         &robot,
         foot_radius,
@@ -122,6 +128,7 @@ pub fn run(
         &settings,
     )
     .map_err(dem_error)?;
+    drop(engine);
     let wall_time = started.elapsed().as_secs_f64();
 
     // The same command on the added-mass model of the medium, for comparison.

@@ -4,40 +4,59 @@
 //! Cold sweeps solve in parallel, one `loam solve` process per plan: CasADi's expression graph
 //! and MUMPS are not safe to share between threads, processes are. Warm-started sweeps solve
 //! in order in this process, each from its neighbour's primal and dual solution.
+//!
+//! Each plan is solved, replayed and marked done in its own folder before the next starts, so
+//! that a sweep stopped by Ctrl-C (or SIGTERM, as Slurm sends) resumes where it stopped when
+//! run again with the same arguments (`point.rs`); `--shard I/N` runs one slice of the
+//! combinations and `loam sweep merge` joins the slices (`shard.rs`).
+
+mod point;
+mod shard;
+mod table;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use loam::output;
 use loam::planner::{self, Plan};
 use loam::problem::{self, Problem, TerrainModel};
 use loam::sim::replay::terrain_label;
-use loam::solver::SolveSettings;
+use loam::solver::{IterationInfo, Multipliers, SolveSettings};
 
-use super::simulate;
-use super::BadInput;
+use self::point::WarmStart;
+use self::shard::{Manifest, Shard};
+use self::table::Row;
+use super::interrupt::{self, Interrupted};
+use super::{progress, simulate, BadInput};
 
 #[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct Args {
+    #[command(subcommand)]
+    command: Option<SweepCommand>,
     /// The problem file (YAML).
-    pub file: PathBuf,
+    #[arg(required = true)]
+    pub file: Option<PathBuf>,
     /// A field and its values: `task.apex_height=0.03:0.10:0.01` (start:stop:step, stop
     /// included) or `terrain.model=rigid,added_mass` (a list). Repeatable: every combination
     /// is solved; the first --vary changes fastest.
     #[arg(long = "vary", value_name = "PATH=RANGE", required = true)]
     pub vary: Vec<String>,
-    /// Start each solve from the previous one's solution (solved in order, in this process).
+    /// Start each solve from its neighbour's solution: along the first --vary, in order, in
+    /// this process; each value of the other --vary starts a new chain, solved cold first.
     #[arg(long)]
     pub warm_start: bool,
     /// Fixed overrides applied to every point: --set phases.0.nodes=41 (repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub overrides: Vec<String>,
-    /// Output folder (default: results/<problem name>-sweep).
+    /// Output folder (default: results/<problem name>-sweep). Run again with the same
+    /// arguments, the sweep keeps the plans already done there (e.g. before a Ctrl-C) and
+    /// solves the rest.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Parallel solves for a cold sweep (default: the available cores).
@@ -46,6 +65,18 @@ pub struct Args {
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Solve only slice I of N (1 ≤ I ≤ N) of the combinations, into the same --out as the
+    /// other slices (e.g. one Slurm array task each): every N-th combination, or with
+    /// --warm-start every N-th chain (the first --vary's values at one value of the others).
+    /// `loam sweep merge DIR` then joins them.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
+}
+
+#[derive(clap::Subcommand)]
+enum SweepCommand {
+    /// Join the shards of a sweep (run with --shard I/N) into sweep.csv and draw its figures.
+    Merge(shard::MergeArgs),
 }
 
 /// One varied field.
@@ -140,41 +171,38 @@ pub fn combinations(axes: &[Axis]) -> Vec<Vec<(String, String)>> {
     combos
 }
 
-/// One point of the sweep, loaded and validated.
+/// One plan of the sweep, loaded and validated.
 struct Point {
+    /// 0-based index of the combination in the whole sweep.
+    index: usize,
     problem: Problem,
     overrides: Vec<String>,
     dir: PathBuf,
     /// (path, value) of every --vary at this point, in --vary order.
     varied: Vec<(String, String)>,
-}
-
-/// One row of sweep.csv.
-struct Row {
-    plan_terrain: String,
-    target: f64,
-    status: String,
-    converged: bool,
-    planned: f64,
-    solve_s: f64,
-    iterations: u64,
-    /// ½∫u² dt of the plan, from its solution.json (NaN if absent).
-    objective: f64,
-    /// (path, value) of every --vary.
-    varied: Vec<(String, String)>,
-    replay_terrain: String,
-    achieved: Option<f64>,
-    run_dir: String,
+    /// `apex_height=0.05 drag_scaling=10`, for progress.
+    label: String,
+    /// Names the plan and its start (see `point.rs`).
+    identity: String,
+    /// A warm sweep's point solved from the point at this position of the list.
+    after: Option<usize>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    if let Some(SweepCommand::Merge(merge)) = args.command {
+        return shard::merge(merge);
+    }
+    let file = args
+        .file
+        .clone()
+        .expect("clap requires FILE without a subcommand");
     let axes: Vec<Axis> = args
         .vary
         .iter()
         .map(|s| parse_axis(s))
         .collect::<Result<_, _>>()?;
     let base = super::ProblemArgs {
-        file: args.file.clone(),
+        file: file.clone(),
         overrides: args.overrides.clone(),
     }
     .load()?;
@@ -183,161 +211,389 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(format!("{}-sweep", base.name())));
 
-    // Every point is loaded and validated before anything is solved or written.
-    let mut points = Vec::new();
-    for combo in combinations(&axes) {
+    // Every point is loaded and validated (those of the other shards too) before anything is
+    // solved or written.
+    let combos = combinations(&axes);
+    let mut problems = Vec::new();
+    for combo in &combos {
         let mut overrides = args.overrides.clone();
         overrides.extend(combo.iter().map(|(p, v)| format!("{p}={v}")));
-        let problem = problem::load(&args.file, &overrides)?;
-        let label: Vec<String> = combo
-            .iter()
-            .map(|(p, v)| format!("{}={v}", p.rsplit('.').next().unwrap_or(p)))
-            .collect();
-        let dir = out.join(format!(
-            "{}-{}",
-            terrain_label(&problem.terrain),
-            label.join("-")
-        ));
-        points.push(Point {
-            problem,
-            overrides,
-            dir,
-            varied: combo,
-        });
+        problems.push((problem::load(&file, &overrides)?, overrides));
     }
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    // A warm sweep's chain: the values of the first --vary at one value of the others.
+    let chain = if args.warm_start {
+        axes[0].values.len()
+    } else {
+        1
+    };
+    let selected = match args.shard {
+        Some(shard) => shard.select(combos.len(), chain),
+        None => (0..combos.len()).collect(),
+    };
+    let points = points_of(&selected, chain, &combos, problems, &out)?;
 
+    interrupt::install();
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    // A table of the whole sweep no longer describes the folder once any part of it is redone.
+    remove_file(&out.join("sweep.csv"))?;
+    let header = table::header(&axes);
+    if let Some(shard) = args.shard {
+        remove_file(&shard.csv_path(&out))?;
+        let manifest = Manifest {
+            sweep: point::fingerprint(&format!(
+                "{}\n{:?}\n{}",
+                serde_json::to_string(&base)?,
+                shard::vary_specs(&axes),
+                args.warm_start
+            )),
+            shard: shard.index,
+            shards: shard.count,
+            combinations: combos.len(),
+            problem: base.name().to_string(),
+            file: file.display().to_string(),
+            vary: shard::vary_specs(&axes),
+            set: args.overrides.clone(),
+            warm_start: args.warm_start,
+            header: header.clone(),
+        };
+        manifest.write(&shard.json_path(&out))?;
+    }
+
+    // What an earlier, interrupted run finished is kept.
+    let mut done: Vec<Option<Vec<String>>> = points
+        .iter()
+        .map(|p| point::finished(&p.dir, &p.identity, args.warm_start))
+        .collect();
+    let resumed = done.iter().filter(|d| d.is_some()).count();
     let started = Instant::now();
-    let bar = progress(points.len() as u64, args.quiet, "solving");
-    if args.warm_start {
-        solve_warm(&points, &bar)?;
+    let bar = progress::bar(points.len() as u64, args.quiet, "plans");
+    bar.set_position(resumed as u64);
+    let solved = if args.warm_start {
+        solve_warm(&points, &mut done, &out, &bar)
     } else {
         let jobs = args.jobs.unwrap_or_else(|| {
             std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(1)
         });
-        solve_cold(&args.file, &points, jobs.max(1), &bar)?;
-    }
+        solve_cold(&file, &points, &mut done, jobs.max(1), &out, &bar)
+    };
     bar.finish_and_clear();
+    if solved.is_err() || interrupt::requested() {
+        for p in &points {
+            point::remove_temporaries(&p.dir);
+        }
+    }
+    if interrupt::requested() {
+        let finished = done.iter().filter(|d| d.is_some()).count();
+        return Err(Interrupted(format!(
+            "{finished} of {} plans are done and kept in {}; run the same command again to resume",
+            points.len(),
+            out.display()
+        ))
+        .into());
+    }
+    solved?;
     let solve_seconds = started.elapsed().as_secs_f64();
 
-    let bar = progress(points.len() as u64, args.quiet, "replaying");
-    let rows = Mutex::new(Vec::new());
-    let next = AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let error = Mutex::new(None);
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(point) = points.get(i) else { break };
-                match replay_point(point, &out) {
-                    Ok(r) => rows.lock().unwrap().push((i, r)),
-                    Err(e) => {
-                        error.lock().unwrap().get_or_insert(e);
-                    }
-                }
-                bar.inc(1);
-            });
+    let finished: Vec<(usize, Vec<String>)> = points
+        .iter()
+        .zip(done)
+        .map(|(p, lines)| (p.index, lines.expect("every plan is done")))
+        .collect();
+    let written = match args.shard {
+        Some(shard) => {
+            let path = shard.csv_path(&out);
+            output::write_atomic(&path, shard::shard_csv(&header, &finished).as_bytes())?;
+            path
         }
-    });
-    bar.finish_and_clear();
-    if let Some(e) = error.into_inner().unwrap() {
-        return Err(e);
-    }
-    let mut rows = rows.into_inner().unwrap();
-    rows.sort_by_key(|(i, _)| *i);
-    let rows: Vec<Row> = rows.into_iter().flat_map(|(_, r)| r).collect();
-    output::write_atomic(&out.join("sweep.csv"), sweep_csv(&rows).as_bytes())?;
+        None => {
+            let mut csv = header.clone() + "\n";
+            for line in finished.iter().flat_map(|(_, lines)| lines) {
+                csv.push_str(line);
+                csv.push('\n');
+            }
+            let path = out.join("sweep.csv");
+            output::write_atomic(&path, csv.as_bytes())?;
+            path
+        }
+    };
 
     if !args.quiet {
-        print_table(&rows);
+        let rows: Vec<Row> = finished
+            .iter()
+            .flat_map(|(_, lines)| lines)
+            .filter_map(|line| Row::parse(line, &axes))
+            .collect();
+        table::print(&rows);
+        let shard = args.shard.map_or(String::new(), |s| {
+            format!(
+                " (shard {}/{} of {} in all)",
+                s.index,
+                s.count,
+                combos.len()
+            )
+        });
+        let kept = match resumed {
+            0 => String::new(),
+            n => format!("; {n} done by an earlier run, kept"),
+        };
         println!(
-            "{} plans solved in {:.2} s ({}), replayed on two terrains each; wrote {}",
+            "{} plans{shard}: {} solved in {:.2} s ({}){kept}, replayed on two terrains each; wrote {}",
             points.len(),
+            points.len() - resumed,
             solve_seconds,
             if args.warm_start {
-                "warm-started in order".to_string()
+                "warm-started in order"
             } else {
-                "cold, in parallel".to_string()
+                "cold, in parallel"
             },
-            out.join("sweep.csv").display()
+            written.display()
         );
+        if args.shard.is_some() {
+            println!(
+                "when every shard is done: loam sweep merge {}",
+                out.display()
+            );
+        }
     }
     Ok(0)
 }
 
-fn progress(len: u64, quiet: bool, what: &'static str) -> ProgressBar {
-    if quiet {
-        return ProgressBar::hidden();
+/// The points of the `selected` combinations (0-based, in order), `problems` being every
+/// combination's problem and overrides; a warm sweep's chains are `chain` combinations long.
+fn points_of(
+    selected: &[usize],
+    chain: usize,
+    combos: &[Vec<(String, String)>],
+    mut problems: Vec<(Problem, Vec<String>)>,
+    out: &Path,
+) -> anyhow::Result<Vec<Point>> {
+    let mut points = Vec::new();
+    for (position, &k) in selected.iter().enumerate() {
+        let (problem, overrides) = std::mem::take(&mut problems[k]);
+        let varied = combos[k].clone();
+        let short: Vec<String> = varied
+            .iter()
+            .map(|(p, v)| format!("{}={v}", p.rsplit('.').next().unwrap_or(p)))
+            .collect();
+        let dir = out.join(format!(
+            "{}-{}",
+            terrain_label(&problem.terrain),
+            short.join("-")
+        ));
+        // Within a chain, from the previous point (a shard holds whole chains, in order).
+        let after = (k % chain != 0).then(|| position - 1);
+        let start = match after {
+            None => "cold".to_string(),
+            Some(previous) => format!("warm from combination {}", selected[previous] + 1),
+        };
+        let identity =
+            point::fingerprint(&format!("{}\n{start}", serde_json::to_string(&problem)?));
+        points.push(Point {
+            index: k,
+            problem,
+            overrides,
+            dir,
+            varied,
+            label: short.join(" "),
+            identity,
+            after,
+        });
     }
-    let bar = ProgressBar::new(len);
-    bar.set_style(
-        ProgressStyle::with_template("{msg:>10} [{bar:40}] {pos}/{len} {elapsed_precise}")
-            .expect("a valid template")
-            .progress_chars("=> "),
-    );
-    bar.set_message(what);
-    bar
+    Ok(points)
 }
 
-/// Solves each point in its own `loam solve` process, `jobs` at a time.
-fn solve_cold(file: &Path, points: &[Point], jobs: usize, bar: &ProgressBar) -> anyhow::Result<()> {
+fn remove_file(path: &Path) -> anyhow::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("removing {}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Solves the points not yet `done`, each in its own `loam solve` process, `jobs` at a time,
+/// replays each and marks it done. Returns early, leaving the rest undone, on Ctrl-C.
+fn solve_cold(
+    file: &Path,
+    points: &[Point],
+    done: &mut [Option<Vec<String>>],
+    jobs: usize,
+    out: &Path,
+    bar: &ProgressBar,
+) -> anyhow::Result<()> {
     let exe = std::env::current_exe().context("locating the loam binary")?;
+    let pending: Vec<usize> = (0..points.len()).filter(|&i| done[i].is_none()).collect();
     let next = AtomicUsize::new(0);
     let failure = Mutex::new(None);
+    let finished = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
-        for _ in 0..jobs.min(points.len()) {
+        for _ in 0..jobs.min(pending.len()) {
             scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(point) = points.get(i) else { break };
-                let mut command = Command::new(&exe);
-                command
-                    .arg("solve")
-                    .arg(file)
-                    .arg("--out")
-                    .arg(&point.dir)
-                    .arg("-q");
-                for o in &point.overrides {
-                    command.arg("--set").arg(o);
+                if interrupt::requested() || failure.lock().unwrap().is_some() {
+                    break;
                 }
-                match command.output() {
-                    // 0: converged, 1: not converged (a status, recorded in the run).
-                    Ok(o) if matches!(o.status.code(), Some(0 | 1)) => {}
-                    Ok(o) => {
-                        failure.lock().unwrap().get_or_insert(anyhow::anyhow!(
-                            "solving {}: {}",
-                            point.dir.display(),
-                            String::from_utf8_lossy(&o.stderr).trim()
-                        ));
+                let Some(&i) = pending.get(next.fetch_add(1, Ordering::SeqCst)) else {
+                    break;
+                };
+                bar.set_message(points[i].label.clone());
+                match solve_cold_point(&exe, file, &points[i], out) {
+                    Ok(Some(lines)) => {
+                        finished.lock().unwrap().push((i, lines));
+                        bar.inc(1);
                     }
+                    Ok(None) => break,
                     Err(e) => {
-                        failure
-                            .lock()
-                            .unwrap()
-                            .get_or_insert(anyhow::anyhow!("running {}: {e}", exe.display()));
+                        failure.lock().unwrap().get_or_insert(e);
                     }
                 }
-                bar.inc(1);
             });
         }
     });
+    for (i, lines) in finished.into_inner().unwrap() {
+        done[i] = Some(lines);
+    }
     match failure.into_inner().unwrap() {
         Some(e) => Err(e),
         None => Ok(()),
     }
 }
 
-/// Solves the points in order, each from the previous solution when the NLPs have the same
-/// shape.
-fn solve_warm(points: &[Point], bar: &ProgressBar) -> anyhow::Result<()> {
-    solve_in_order(points.iter().map(|p| &p.problem), true, |i, plan| {
-        let point = &points[i];
-        output::write_run(&point.dir, &point.problem, plan)?;
+/// One plan of a cold sweep: `loam solve` in a process of its own, then the replays and the
+/// marker. None when Ctrl-C stopped it (its folder then lacks the marker and is redone).
+fn solve_cold_point(
+    exe: &Path,
+    file: &Path,
+    point: &Point,
+    out: &Path,
+) -> anyhow::Result<Option<Vec<String>>> {
+    use std::os::unix::process::CommandExt;
+    point::begin(&point.dir)?;
+    let mut command = Command::new(exe);
+    command
+        .arg("solve")
+        .arg(file)
+        .arg("--out")
+        .arg(&point.dir)
+        .arg("-q")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        // A process group of its own: Ctrl-C on the terminal reaches this process alone,
+        // which stops each solve itself and cleans up after it.
+        .process_group(0);
+    for o in &point.overrides {
+        command.arg("--set").arg(o);
+    }
+    let mut child = command
+        .spawn()
+        .with_context(|| format!("running {}", exe.display()))?;
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+        text
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().context("waiting for loam solve")? {
+            break Some(status);
+        }
+        if interrupt::requested() {
+            interrupt::forward(&child);
+            child.wait().context("waiting for loam solve")?;
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stderr = reader.join().unwrap_or_default();
+    let status = match status {
+        Some(status) if !(interrupt::requested() && status.code().is_none()) => status,
+        // Stopped by us, or by the signal that stopped us (Slurm signals every process).
+        _ => {
+            point::remove_temporaries(&point.dir);
+            return Ok(None);
+        }
+    };
+    match status.code() {
+        // 0: converged, 1: not converged (a status, recorded in the run).
+        Some(0 | 1) => {}
+        Some(2) => {
+            return Err(BadInput(format!(
+                "solving {}: {}",
+                point.dir.display(),
+                stderr.trim()
+            ))
+            .into())
+        }
+        _ => anyhow::bail!(
+            "solving {}: loam solve ended with {status}: {}",
+            point.dir.display(),
+            stderr.trim()
+        ),
+    }
+    Ok(Some(replay_and_finish(point, out)?))
+}
+
+/// Replays a solved plan on both terrains and marks it done; its lines of `sweep.csv`.
+fn replay_and_finish(point: &Point, out: &Path) -> anyhow::Result<Vec<String>> {
+    let lines: Vec<String> = replay_point(point, out)?
+        .iter()
+        .map(Row::csv_line)
+        .collect();
+    point::finish(&point.dir, &point.identity, point.index + 1, &lines)?;
+    Ok(lines)
+}
+
+/// Solves the points not yet `done` in order, each from its neighbour's solution (kept in its
+/// folder, so that a resumed sweep starts its next plan as an uninterrupted one would).
+fn solve_warm(
+    points: &[Point],
+    done: &mut [Option<Vec<String>>],
+    out: &Path,
+    bar: &ProgressBar,
+) -> anyhow::Result<()> {
+    // The last plan solved here, to start its neighbour from without reading it back.
+    let mut last: Option<(usize, WarmStart)> = None;
+    for (i, point) in points.iter().enumerate() {
+        if done[i].is_some() {
+            continue;
+        }
+        // Only a converged neighbour on the same terrain model is a good start (planner::plan
+        // also ignores a start of another NLP shape).
+        let start = match point.after {
+            Some(j) if points[j].problem.terrain.model == point.problem.terrain.model => {
+                let solution = match last.take() {
+                    Some((solved, solution)) if solved == j => solution,
+                    _ => WarmStart::read(&points[j].dir)?,
+                };
+                solution.converged.then_some(solution)
+            }
+            _ => None,
+        };
+        point::begin(&point.dir)?;
+        bar.set_message(point.label.clone());
+        let mut on_iteration = progress::ipopt(bar, &point.label);
+        let plan = solve_one(
+            &point.problem,
+            start.as_ref().map(|s| (s.x.as_slice(), &s.multipliers)),
+            Some(&mut on_iteration),
+        )?;
+        if interrupt::requested() {
+            return Ok(());
+        }
+        output::write_run(&point.dir, &point.problem, &plan)?;
+        let solution = WarmStart {
+            x: plan.report.x.clone(),
+            multipliers: plan.report.multipliers.clone(),
+            converged: plan.report.converged,
+        };
+        solution.write(&point.dir)?;
+        done[i] = Some(replay_and_finish(point, out)?);
         bar.inc(1);
-        Ok(())
-    })
+        last = Some((i, solution));
+    }
+    Ok(())
 }
 
 /// Solves `problems` in this process, in order; with `warm`, each from the previous plan's
@@ -355,28 +611,43 @@ pub fn solve_in_order<'a>(
             .as_ref()
             .filter(|(p, model)| warm && p.report.converged && *model == problem.terrain.model)
             .map(|(p, _)| (p.report.x.as_slice(), &p.report.multipliers));
-        let mut options = planner::solver_options(problem);
-        if start.is_some() {
-            options.extend(warm_start_options());
-        }
-        let settings = SolveSettings {
-            options,
-            ..SolveSettings::default()
-        };
-        let mut plan = planner::plan(problem, &settings, start, None)?;
-        if start.is_some() && !plan.report.converged {
-            // A warm start can mislead IPOPT (e.g. into declaring a reachable height
-            // infeasible); the cold solve decides.
-            let settings = SolveSettings {
-                options: planner::solver_options(problem),
-                ..SolveSettings::default()
-            };
-            plan = planner::plan(problem, &settings, None, None)?;
-        }
+        let plan = solve_one(problem, start, None)?;
         each(i, &plan)?;
         previous = Some((plan, problem.terrain.model));
     }
     Ok(())
+}
+
+/// Solves one problem in this process, from `start` (a neighbour's primal and dual solution)
+/// when given; `on_iteration` sees IPOPT's iterations and can stop it.
+fn solve_one(
+    problem: &Problem,
+    start: Option<(&[f64], &Multipliers)>,
+    mut on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
+) -> anyhow::Result<Plan> {
+    let mut options = planner::solver_options(problem);
+    if start.is_some() {
+        options.extend(warm_start_options());
+    }
+    let settings = SolveSettings {
+        options,
+        ..SolveSettings::default()
+    };
+    // A reborrow, with the trait object's lifetime shortened to it.
+    let first_try = on_iteration
+        .as_mut()
+        .map(|f| &mut **f as &mut dyn FnMut(&IterationInfo) -> bool);
+    let plan = planner::plan(problem, &settings, start, first_try)?;
+    if start.is_none() || plan.report.converged || interrupt::requested() {
+        return Ok(plan);
+    }
+    // A warm start can mislead IPOPT (e.g. into declaring a reachable height infeasible); the
+    // cold solve decides.
+    let settings = SolveSettings {
+        options: planner::solver_options(problem),
+        ..SolveSettings::default()
+    };
+    Ok(planner::plan(problem, &settings, None, on_iteration)?)
 }
 
 /// IPOPT's options for a warm start: take the given point and multipliers, start the barrier
@@ -412,6 +683,7 @@ fn other_terrain(problem: &Problem) -> problem::Terrain {
     other
 }
 
+/// Replays the plan in `point.dir` on its own terrain and on the other.
 fn replay_point(point: &Point, out: &Path) -> anyhow::Result<Vec<Row>> {
     let plan = simulate::read_plan(&point.dir)?;
     let objective = std::fs::read_to_string(point.dir.join("solution.json"))
@@ -447,131 +719,6 @@ fn replay_point(point: &Point, out: &Path) -> anyhow::Result<Vec<Row>> {
         });
     }
     Ok(rows)
-}
-
-/// `sweep.csv`: the fixed columns (their order is stable), then `objective` and one column per
-/// --vary named by its path, holding the value as given.
-fn sweep_csv(rows: &[Row]) -> String {
-    let mut s = String::from(
-        "plan_terrain,apex_target_m,status,converged,planned_apex_m,solve_s,iterations,replay_terrain,achieved_apex_m,error_m,run_dir,objective",
-    );
-    if let Some(first) = rows.first() {
-        for (path, _) in &first.varied {
-            s.push(',');
-            s.push_str(path);
-        }
-    }
-    s.push('\n');
-    for r in rows {
-        let (achieved, error) = match r.achieved {
-            Some(a) => (format!("{a:.6e}"), format!("{:.6e}", a - r.target)),
-            None => ("nan".into(), "nan".into()),
-        };
-        s.push_str(&format!(
-            "{},{:.6},{},{},{:.6e},{:.4},{},{},{achieved},{error},{},{:.6e}",
-            r.plan_terrain,
-            r.target,
-            r.status,
-            r.converged,
-            r.planned,
-            r.solve_s,
-            r.iterations,
-            r.replay_terrain,
-            r.run_dir,
-            r.objective
-        ));
-        for (_, value) in &r.varied {
-            s.push(',');
-            s.push_str(value);
-        }
-        s.push('\n');
-    }
-    s
-}
-
-fn print_table(rows: &[Row]) {
-    // One column per varied field (its last path segment), as wide as its values.
-    let varied: Vec<(String, usize)> = rows
-        .first()
-        .map(|r| {
-            r.varied
-                .iter()
-                .enumerate()
-                .map(|(k, (path, _))| {
-                    let name = path.rsplit('.').next().unwrap_or(path).to_string();
-                    let width = rows
-                        .iter()
-                        .map(|r| r.varied[k].1.len())
-                        .chain([name.len()])
-                        .max()
-                        .unwrap_or(0);
-                    (name, width)
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut header = String::new();
-    for (name, width) in &varied {
-        header += &format!("{name:<width$} ");
-    }
-    println!(
-        "{header}{:<12} {:>10} {:>10} {:<14} {:>12} {:>9} {:>12} {:>6} {:>8}",
-        "plan",
-        "target mm",
-        "converged",
-        "replayed on",
-        "achieved mm",
-        "error %",
-        "objective",
-        "iter",
-        "solve s"
-    );
-    for r in rows {
-        let (achieved, error) = match r.achieved {
-            Some(a) => (
-                format!("{:.1}", a * 1e3),
-                format!("{:+.1}", 100.0 * (a - r.target) / r.target),
-            ),
-            None => ("-".into(), "-".into()),
-        };
-        let mut values = String::new();
-        for ((_, width), (_, value)) in varied.iter().zip(&r.varied) {
-            values += &format!("{value:<width$} ");
-        }
-        println!(
-            "{values}{:<12} {:>10.1} {:>10} {:<14} {:>12} {:>9} {:>12.4e} {:>6} {:>8.3}",
-            r.plan_terrain,
-            r.target * 1e3,
-            r.converged,
-            r.replay_terrain,
-            achieved,
-            error,
-            r.objective,
-            r.iterations,
-            r.solve_s
-        );
-    }
-    // Mean absolute apex error per (plan, replay) group, the numbers of the paper's Fig. 5.
-    let mut groups: Vec<(String, String)> = rows
-        .iter()
-        .map(|r| (r.plan_terrain.clone(), r.replay_terrain.clone()))
-        .collect();
-    groups.sort();
-    groups.dedup();
-    for (plan, on) in groups {
-        let errors: Vec<f64> = rows
-            .iter()
-            .filter(|r| r.plan_terrain == plan && r.replay_terrain == on && r.converged)
-            .filter_map(|r| r.achieved.map(|a| (a - r.target).abs()))
-            .collect();
-        if !errors.is_empty() {
-            println!(
-                "{plan} plans on {on}: mean absolute apex error {:.1} mm over {} converged plans",
-                1e3 * errors.iter().sum::<f64>() / errors.len() as f64,
-                errors.len()
-            );
-        }
-    }
 }
 
 #[cfg(test)]
