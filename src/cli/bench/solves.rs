@@ -40,7 +40,18 @@ impl Sample {
     }
 }
 
-const CONFIGS: [&str; 3] = ["loam", "baseline", "peer"];
+const CONFIGS: [&str; 4] = ["loam", "previous", "baseline", "peer"];
+
+/// The configurations loam itself runs.
+#[derive(Clone, Copy, PartialEq)]
+enum Config {
+    /// The problem file as it stands, loam's defaults.
+    Loam,
+    /// loam's defaults before the rest guess (commit 37eb56e): the ballistic guess.
+    Previous,
+    /// The paper's set-up.
+    Baseline,
+}
 
 pub fn run_solves(files: Vec<PathBuf>, repeat: usize) -> anyhow::Result<u8> {
     let args = Args {
@@ -75,12 +86,13 @@ pub fn run_solves(files: Vec<PathBuf>, repeat: usize) -> anyhow::Result<u8> {
         guesses.push(format!("{name} {}", guess.as_str().unwrap_or_default()));
         // Interleaved (loam, baseline, peer, loam, ...) so that all three see the same
         // machine state; the peer solves with the IPOPT options loam's own solve ran with.
-        let mut samples: [Vec<Sample>; 3] = Default::default();
+        let mut samples: [Vec<Sample>; 4] = Default::default();
         let (mut startup, mut peer_failed) = (Vec::new(), None);
         for _ in 0..args.repeat.max(1) {
-            let (sample, options) = solve_loam(&problem, false)?;
+            let (sample, options) = solve_loam(&problem, Config::Loam)?;
             samples[0].push(sample);
-            samples[1].push(solve_loam(&problem, true)?.0);
+            samples[1].push(solve_loam(&problem, Config::Previous)?.0);
+            samples[2].push(solve_loam(&problem, Config::Baseline)?.0);
             if peer_failed.is_some() {
                 continue;
             }
@@ -88,7 +100,7 @@ pub fn run_solves(files: Vec<PathBuf>, repeat: usize) -> anyhow::Result<u8> {
             match peer::solve(&input) {
                 Ok(run) => {
                     startup.push(run.startup);
-                    samples[2].push(Sample {
+                    samples[3].push(Sample {
                         setup: run.setup,
                         solve: run.solve,
                         iterations: run.iterations,
@@ -105,23 +117,25 @@ pub fn run_solves(files: Vec<PathBuf>, repeat: usize) -> anyhow::Result<u8> {
             }
         }
         let total = |s: &[Sample]| median(s.iter().map(Sample::total).collect());
-        println!(
-            "{:<22} {} (median totals)",
-            "",
-            time_ratio("loam", total(&samples[0]), "baseline", total(&samples[1]))
-        );
+        for (other, k) in [("previous", 1), ("baseline", 2)] {
+            println!(
+                "{:<22} {} (median totals)",
+                "",
+                time_ratio("loam", total(&samples[0]), other, total(&samples[k]))
+            );
+        }
         match peer_failed {
             Some(e) => println!(
                 "{:<22} peer failed after {} of {} runs: {e:#}",
                 "",
-                samples[2].len(),
+                samples[3].len(),
                 args.repeat.max(1)
             ),
             None => {
                 println!(
                     "{:<22} {} (median totals)",
                     "",
-                    time_ratio("loam", total(&samples[0]), "peer", total(&samples[2]))
+                    time_ratio("loam", total(&samples[0]), "peer", total(&samples[3]))
                 );
                 let (lo, hi) = range(&startup);
                 println!(
@@ -137,6 +151,7 @@ pub fn run_solves(files: Vec<PathBuf>, repeat: usize) -> anyhow::Result<u8> {
     }
     println!(
         "loam: each problem as its file states it, with loam's IPOPT options (initial guess: {}).
+previous: loam's defaults before the rest guess became the default (initial_guess: ballistic).
 baseline: the paper's set-up in loam: all-zero initial guess, IPOPT's monotone barrier; the
   paper reports 6.4 ± 3.8 s per solve.
 peer: bench/peer/hopper_casadi.py, the same NLP written by hand with CasADi's Python API (SX
@@ -172,15 +187,17 @@ fn stem(file: &Path) -> String {
         .to_string()
 }
 
-/// One loam solve, with loam's options (the problem's guess) or the baseline's; also the
-/// IPOPT options it ran with.
-fn solve_loam(problem: &Problem, baseline: bool) -> anyhow::Result<(Sample, Options)> {
+/// One loam solve in one configuration; also the IPOPT options it ran with.
+fn solve_loam(problem: &Problem, config: Config) -> anyhow::Result<(Sample, Options)> {
     let mut problem = problem.clone();
     let mut settings = SolveSettings {
         options: planner::solver_options(&problem),
         ..SolveSettings::default()
     };
-    if baseline {
+    if config == Config::Previous {
+        problem.initial_guess = InitialGuess::Ballistic;
+    }
+    if config == Config::Baseline {
         problem.initial_guess = InitialGuess::Zero;
         settings
             .options
