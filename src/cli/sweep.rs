@@ -37,7 +37,7 @@ pub struct Args {
     /// Fixed overrides applied to every point: --set phases.0.nodes=41 (repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub overrides: Vec<String>,
-    /// Output folder (default: results/<problem name>-sweep).
+    /// Output folder (default: runs/<problem name>-sweep).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Parallel solves for a cold sweep (default: the available cores).
@@ -181,7 +181,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| PathBuf::from("results").join(format!("{}-sweep", base.name())));
+        .unwrap_or_else(|| PathBuf::from("runs").join(format!("{}-sweep", base.name())));
 
     // Every point is loaded and validated before anything is solved or written.
     let mut points = Vec::new();
