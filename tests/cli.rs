@@ -8,7 +8,7 @@ mod common {
     pub mod temp_dir;
 }
 
-use common::run::{loam, read_json, Output};
+use common::run::{loam, read_json, shipped, Output};
 use common::temp_dir::TempDir;
 use std::path::{Path, PathBuf};
 
@@ -33,15 +33,6 @@ fn shipped_problems() -> Vec<PathBuf> {
     files.sort();
     assert!(!files.is_empty(), "no problems/*.yaml found");
     files
-}
-
-fn shipped(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("problems")
-        .join(name)
-        .to_str()
-        .expect("UTF-8 path")
-        .to_owned()
 }
 
 /// The 1-based number of the first line of `text` that contains `needle`.

@@ -12,32 +12,23 @@ mod common {
 
 use std::path::{Path, PathBuf};
 
-use common::run::{loam, read_json, Output};
+use common::run::{assert_exit, loam, read_json, shipped, Output};
 use common::temp_dir::TempDir;
 
-fn shipped(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("problems")
-        .join(name)
-        .to_str()
-        .expect("UTF-8 path")
-        .to_owned()
+/// `loam solve problems/PROBLEM --set task.apex_height=APEX --out OUT [-q]` in `dir`.
+fn solve_output(dir: &TempDir, problem: &str, out: &str, apex: f64, quiet: bool) -> Output {
+    let file = shipped(problem);
+    let apex = format!("task.apex_height={apex}");
+    let mut args = vec!["solve", &file, "--set", &apex, "--out", out];
+    if quiet {
+        args.push("-q");
+    }
+    loam(dir.path(), &args)
 }
 
 /// Solves the rigid-ground hopper for an apex rise of `apex` into `dir/out`.
 fn solve(dir: &TempDir, out: &str, apex: f64) {
-    let output = loam(
-        dir.path(),
-        &[
-            "solve",
-            &shipped("hopper_rigid.yaml"),
-            "--set",
-            &format!("task.apex_height={apex}"),
-            "--out",
-            out,
-            "-q",
-        ],
-    );
+    let output = solve_output(dir, "hopper_rigid.yaml", out, apex, true);
     assert_eq!(output.code(), 0, "{}", output.dump());
 }
 
@@ -47,17 +38,17 @@ fn run_ok(dir: &TempDir, args: &[&str]) -> Output {
     output
 }
 
-/// Asserts exit 2 with every needle on stderr.
+/// Asserts exit 2 with an error holding every needle.
 fn assert_refused(output: &Output, needles: &[&str]) {
-    assert_eq!(output.code(), 2, "{}", output.dump());
+    assert_exit(output, 2, needles);
     assert!(output.stderr.starts_with("error: "), "{}", output.dump());
-    for needle in needles {
-        assert!(
-            output.stderr.contains(needle),
-            "{needle:?} not in stderr:\n{}",
-            output.dump()
-        );
-    }
+}
+
+/// A 50 mm plan in `dir/a` and a 70 mm plan in `dir/b`.
+fn two_plans(dir: &TempDir) -> (PathBuf, PathBuf) {
+    solve(dir, "a", 0.05);
+    solve(dir, "b", 0.07);
+    (dir.path().join("a"), dir.path().join("b"))
 }
 
 fn plan_id(run: &Path) -> String {
@@ -105,17 +96,7 @@ fn a_re_solve_archives_the_replays_and_figures_of_the_previous_plan() {
     run_ok(&dir, &["plot", "run", "--svg-only", "-q"]);
     let old = plan_id(&dir.path().join("run"));
 
-    let output = loam(
-        dir.path(),
-        &[
-            "solve",
-            &shipped("hopper_rigid.yaml"),
-            "--set",
-            "task.apex_height=0.09",
-            "--out",
-            "run",
-        ],
-    );
+    let output = solve_output(&dir, "hopper_rigid.yaml", "run", 0.09, false);
     assert_eq!(output.code(), 0, "{}", output.dump());
     let run = dir.path().join("run");
     let new = plan_id(&run);
@@ -176,18 +157,7 @@ fn a_re_solve_that_cannot_archive_leaves_the_old_plan_and_no_temporaries() {
     std::fs::write(run.join("archive"), "in the way").unwrap();
     let before = names(&run);
     let old = plan_id(&run);
-    let output = loam(
-        dir.path(),
-        &[
-            "solve",
-            &shipped("hopper_rigid.yaml"),
-            "--set",
-            "task.apex_height=0.09",
-            "--out",
-            "run",
-            "-q",
-        ],
-    );
+    let output = solve_output(&dir, "hopper_rigid.yaml", "run", 0.09, true);
     assert_eq!(output.code(), 1, "{}", output.dump());
     assert!(output.stderr.contains("archive"), "{}", output.dump());
     assert_eq!(names(&run), before, "files were added or left behind");
@@ -230,13 +200,8 @@ fn a_truncated_trajectory_is_refused_by_simulate_and_plot() {
 #[test]
 fn another_plans_solution_is_refused() {
     let dir = TempDir::new("swapped");
-    solve(&dir, "a", 0.05);
-    solve(&dir, "b", 0.07);
-    std::fs::copy(
-        dir.path().join("b/solution.json"),
-        dir.path().join("a/solution.json"),
-    )
-    .unwrap();
+    let (a, b) = two_plans(&dir);
+    std::fs::copy(b.join("solution.json"), a.join("solution.json")).unwrap();
     for args in [
         &["simulate", "a"][..],
         &["simulate", "a", "--terrain", "poppy_seeds"][..],
@@ -252,20 +217,15 @@ fn another_plans_solution_is_refused() {
             ],
         );
     }
-    assert_eq!(
-        names(&dir.path().join("a")),
-        ["ipopt.log", "solution.json", "trajectory.csv"]
-    );
+    assert_eq!(names(&a), ["ipopt.log", "solution.json", "trajectory.csv"]);
 }
 
 /// A replay made from another plan, put beside this one; and a replay whose CSV was cut.
 #[test]
 fn a_replay_of_another_plan_or_cut_short_is_refused_by_plot() {
     let dir = TempDir::new("foreign-replay");
-    solve(&dir, "a", 0.05);
-    solve(&dir, "b", 0.07);
+    let (a, b) = two_plans(&dir);
     run_ok(&dir, &["simulate", "b", "--terrain", "poppy_seeds", "-q"]);
-    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     copy_files(
         &b,
         &a,
@@ -524,16 +484,7 @@ fn a_dem_replay_belongs_to_its_plan() {
          settle: { kinetic_energy: 1.0e-8, max_time: 1.0 }\n",
     );
     run_ok(&dir, &["dem", "prepare", "coarse.yaml", "-o", "coarse.bed"]);
-    let plan = loam(
-        dir.path(),
-        &[
-            "solve",
-            &shipped("hopper_granular.yaml"),
-            "--out",
-            "run",
-            "-q",
-        ],
-    );
+    let plan = solve_output(&dir, "hopper_granular.yaml", "run", 0.06, true);
     assert_eq!(plan.code(), 0, "{}", plan.dump());
     let run = dir.path().join("run");
     let dem = loam(
@@ -565,18 +516,7 @@ fn a_dem_replay_belongs_to_its_plan() {
     );
     run_ok(&dir, &["plot", "run/dem-cpu", "--png-only", "-q"]);
 
-    let resolve = loam(
-        dir.path(),
-        &[
-            "solve",
-            &shipped("hopper_granular.yaml"),
-            "--set",
-            "task.apex_height=0.05",
-            "--out",
-            "run",
-            "-q",
-        ],
-    );
+    let resolve = solve_output(&dir, "hopper_granular.yaml", "run", 0.05, true);
     assert_eq!(resolve.code(), 0, "{}", resolve.dump());
     assert!(!run.join("dem-cpu").exists());
     let archived: PathBuf = run.join("archive").join(&old).join("dem-cpu");

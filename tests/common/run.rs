@@ -64,3 +64,25 @@ pub fn write_record(json: &Path, csv: &Path, plan_dir: Option<&Path>) {
     );
     std::fs::write(json, serde_json::Value::Object(record).to_string()).expect("write record");
 }
+
+/// A shipped problem file (`problems/NAME`), as an absolute path.
+pub fn shipped(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("problems")
+        .join(name)
+        .to_str()
+        .expect("UTF-8 path")
+        .to_owned()
+}
+
+/// Asserts the exit code and that stderr holds every needle.
+pub fn assert_exit(output: &Output, code: i32, needles: &[&str]) {
+    assert_eq!(output.status, Some(code), "{}", output.dump());
+    for needle in needles {
+        assert!(
+            output.stderr.contains(needle),
+            "{needle:?} not in stderr:\n{}",
+            output.dump()
+        );
+    }
+}
