@@ -146,6 +146,34 @@ fn a_re_solve_archives_the_replays_and_figures_of_the_previous_plan() {
     assert_eq!(read_json(&run.join("replay.json"))["plan_id"], new.as_str());
 }
 
+/// The same problem solved again gives the same plan (IPOPT is deterministic here), whose
+/// replays still belong: nothing is archived.
+#[test]
+fn a_re_solve_to_the_same_plan_keeps_its_replays() {
+    let dir = TempDir::new("same");
+    solve(&dir, "run", 0.06);
+    run_ok(&dir, &["simulate", "run", "-q"]);
+    let run = dir.path().join("run");
+    let id = plan_id(&run);
+    solve(&dir, "run", 0.06);
+    assert_eq!(
+        plan_id(&run),
+        id,
+        "the same problem gave another trajectory"
+    );
+    assert_eq!(
+        names(&run),
+        [
+            "ipopt.log",
+            "replay.csv",
+            "replay.json",
+            "solution.json",
+            "trajectory.csv"
+        ]
+    );
+    run_ok(&dir, &["plot", "run", "--png-only", "-q"]);
+}
+
 /// A failed write leaves the folder's plan as it was and no temporary behind: here the
 /// archive cannot be made because `archive` is a file.
 #[test]
@@ -194,6 +222,40 @@ fn a_truncated_trajectory_is_refused_by_simulate_and_plot() {
         names(&run),
         ["ipopt.log", "solution.json", "trajectory.csv"]
     );
+}
+
+/// A folder from before plan identities (solution.json without `plan_id`, as 37eb56e wrote
+/// it): refused with the reason, and archived whole by the next solve.
+#[test]
+fn a_folder_without_plan_identities_is_refused_then_archived() {
+    let dir = TempDir::new("legacy");
+    solve(&dir, "run", 0.06);
+    run_ok(&dir, &["simulate", "run", "-q"]);
+    let run = dir.path().join("run");
+    for file in ["solution.json", "replay.json"] {
+        let mut json = read_json(&run.join(file));
+        json.as_object_mut().unwrap().remove("plan_id");
+        std::fs::write(run.join(file), json.to_string()).unwrap();
+    }
+    for args in [&["simulate", "run"][..], &["plot", "run"][..]] {
+        let output = loam(dir.path(), args);
+        assert_refused(&output, &["run/solution.json", "no `plan_id`", "solve"]);
+    }
+    solve(&dir, "run", 0.06);
+    let archive = names(&run.join("archive"));
+    assert_eq!(archive.len(), 1, "{archive:?}");
+    assert!(archive[0].starts_with("unidentified-"), "{archive:?}");
+    assert_eq!(
+        names(&run.join("archive").join(&archive[0])),
+        [
+            "ipopt.log",
+            "replay.csv",
+            "replay.json",
+            "solution.json",
+            "trajectory.csv"
+        ]
+    );
+    run_ok(&dir, &["plot", "run", "--png-only", "-q"]);
 }
 
 /// One plan's solution.json beside another plan's trajectory (a 50 mm and a 70 mm plan).

@@ -129,7 +129,8 @@ pub fn replay_stem(
 }
 
 /// Replays `plan` on `terrain` and writes `<stem>.csv` and `<stem>.json` into its folder
-/// (stem from [`replay_stem`]), both recording the plan.
+/// (stem from [`replay_stem`]), both recording the plan. (The sweep's; `run` names its own.)
+#[cfg(feature = "planner")]
 pub fn replay_and_write(
     plan: &SavedPlan,
     terrain: &problem::Terrain,

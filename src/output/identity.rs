@@ -107,11 +107,15 @@ pub enum IdentityError {
     #[error("{}: not JSON: {message}", path.display())]
     Json { path: PathBuf, message: String },
     #[error(
-        "{}: no `plan_id`, so nothing ties it to {what}: it was written by a loam from before \
+        "{}: no `{key}`, so nothing ties it to {what}: it was written by a loam from before \
          run identities, or not by loam; make it again (`loam solve`, then `loam simulate`)",
         path.display()
     )]
-    NoPlanId { path: PathBuf, what: String },
+    NoId {
+        path: PathBuf,
+        key: &'static str,
+        what: String,
+    },
     #[error(
         "{} and {} do not belong together: solution.json records plan_id {recorded}, but its \
          problem and this trajectory.csv hash to {computed} (trajectory.csv truncated or \
@@ -175,12 +179,18 @@ fn read_json(path: &Path) -> Result<Value, IdentityError> {
     })
 }
 
-fn recorded_id(json: &Value, key: &str, path: &Path, what: &str) -> Result<String, IdentityError> {
+fn recorded_id(
+    json: &Value,
+    key: &'static str,
+    path: &Path,
+    what: &str,
+) -> Result<String, IdentityError> {
     json.get(key)
         .and_then(Value::as_str)
         .map(str::to_string)
-        .ok_or_else(|| IdentityError::NoPlanId {
+        .ok_or_else(|| IdentityError::NoId {
             path: path.to_path_buf(),
+            key,
             what: what.to_string(),
         })
 }

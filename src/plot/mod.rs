@@ -250,9 +250,12 @@ fn verify(dir: &Path, contents: &Contents) -> Result<(), PlotError> {
     }
     if contents.dem {
         // A DEM replay lives in <run>/dem-cpu/; its plan is the run's, where that is here.
-        let run = dir
-            .parent()
-            .filter(|run| run.join("solution.json").is_file());
+        let run = match dir.parent() {
+            // `dem-cpu` or `.`: the folder above is `dir/..`.
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+            _ => dir.join(".."),
+        };
+        let run = Some(run.as_path()).filter(|run| run.join("solution.json").is_file());
         let plan_id = run.map(identity::verify_plan).transpose()?;
         let run_solution = run.map(|run| run.join("solution.json"));
         let plan = plan_id
