@@ -7,6 +7,9 @@
 //! 2. a `casadi` 3.8.2 Python package importable by `python3`;
 //! 3. the per-user cache `$XDG_CACHE_HOME` (or `~/.cache`)`/loam/casadi-3.8.2`;
 //! 4. otherwise `python3 -m pip install --no-deps --target <cache> casadi==3.8.2`, once.
+//!
+//! It also embeds the git commit the binary is built from (`LOAM_GIT_COMMIT`, `LOAM_GIT_DIRTY`)
+//! for the provenance that `solution.json` records.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -15,6 +18,7 @@ use std::process::Command;
 const CASADI_VERSION: &str = "3.8.2";
 
 fn main() {
+    embed_git_commit();
     // Replay-only builds (no `planner` feature) link neither CasADi nor IPOPT.
     if env::var_os("CARGO_FEATURE_PLANNER").is_some() {
         provision_and_link();
@@ -195,4 +199,55 @@ fn cache_root() -> PathBuf {
     }
     let home = env::var("HOME").unwrap_or_else(|_| "/tmp".into());
     PathBuf::from(home).join(".cache").join("loam")
+}
+
+/// Paths whose changes make a different binary: a build from a tree that differs from its
+/// commit in any of them is marked dirty.
+const SOURCES: [&str; 5] = ["src", "build.rs", "Cargo.toml", "Cargo.lock", "assets"];
+
+/// Sets `LOAM_GIT_COMMIT` to `git rev-parse --short HEAD` and `LOAM_GIT_DIRTY` to `true` when the
+/// sources differ from that commit (staged or not), `false` when they do not; both `unknown`
+/// outside a git checkout (a source archive) or without git. The script reruns when the commit
+/// moves (HEAD, the branch, packed refs), the index changes or a source changes, so the flag is
+/// that of the tree the binary was built from.
+fn embed_git_commit() {
+    for path in SOURCES {
+        println!("cargo:rerun-if-changed={path}");
+    }
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .and_then(|o| String::from_utf8(o.stdout).ok())
+            .map(|s| s.trim().to_string())
+    };
+    let mut watched = vec!["HEAD".to_string(), "index".into(), "packed-refs".into()];
+    if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
+        watched.push(branch);
+    }
+    for name in &watched {
+        // Only files that exist: cargo reruns the script on every build for a missing one.
+        if let Some(path) =
+            git(&["rev-parse", "--git-path", name]).filter(|p| Path::new(p).exists())
+        {
+            println!("cargo:rerun-if-changed={path}");
+        }
+    }
+    let commit = git(&["rev-parse", "--short", "HEAD"]);
+    let mut status = vec!["status", "--porcelain", "--untracked-files=no", "--"];
+    status.extend(SOURCES);
+    let dirty = commit
+        .as_ref()
+        .and_then(|_| git(&status))
+        .map(|changes| (!changes.is_empty()).to_string());
+    println!(
+        "cargo:rustc-env=LOAM_GIT_COMMIT={}",
+        commit.as_deref().unwrap_or("unknown")
+    );
+    println!(
+        "cargo:rustc-env=LOAM_GIT_DIRTY={}",
+        dirty.as_deref().unwrap_or("unknown")
+    );
 }

@@ -52,6 +52,7 @@ for problem in hopper_granular hopper_rigid; do
 done
 
 # The planar walk-through of README.md: the monopod's forward hop, its replay, its figures.
+rm -rf results/monopod_hop
 cargo run --release -q -- solve problems/monopod_hop.yaml --out results/monopod_hop -q
 cargo run --release -q -- simulate results/monopod_hop -q
 cargo run --release -q -- plot results/monopod_hop --png-only -q

@@ -8,7 +8,7 @@ mod common {
     pub mod temp_dir;
 }
 
-use common::run::{loam, read_json, Output};
+use common::run::{loam, read_json, shipped, Output};
 use common::temp_dir::TempDir;
 use std::path::{Path, PathBuf};
 
@@ -33,15 +33,6 @@ fn shipped_problems() -> Vec<PathBuf> {
     files.sort();
     assert!(!files.is_empty(), "no problems/*.yaml found");
     files
-}
-
-fn shipped(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("problems")
-        .join(name)
-        .to_str()
-        .expect("UTF-8 path")
-        .to_owned()
 }
 
 /// The 1-based number of the first line of `text` that contains `needle`.
@@ -81,10 +72,7 @@ fn refuse(dir: &TempDir, file: &str, text: &str) -> String {
     assert_refused(&check, &out);
     let solve = loam(dir.path(), &["solve", file, "--out", "out"]);
     assert_refused(&solve, &out);
-    assert!(
-        !dir.path().join("results").exists(),
-        "solve created results/"
-    );
+    assert!(!dir.path().join("runs").exists(), "solve created runs/");
     assert_eq!(check.stderr, solve.stderr, "check and solve disagree");
     check.stderr
 }
@@ -236,7 +224,7 @@ fn bad_set_names_the_override() {
             assert_contains(&output.stderr, expected);
         }
     }
-    assert!(!dir.path().join("results").exists());
+    assert!(!dir.path().join("runs").exists());
 }
 
 #[test]
@@ -254,7 +242,7 @@ fn missing_file_names_the_path() {
             &["no_such_problem.yaml", "cannot read the problem file"],
         );
     }
-    assert!(!dir.path().join("results").exists());
+    assert!(!dir.path().join("runs").exists());
 }
 
 const UNKNOWN_IPOPT_OPTION: &str = "terrain:\n  model: rigid\nsolver:\n  not_an_option: 1\n";
@@ -447,7 +435,7 @@ fn infeasible_jump_is_reported_not_converged() {
 }
 
 #[test]
-fn set_overrides_the_file_and_results_default_to_results_name() {
+fn set_overrides_the_file_and_results_default_to_runs_name() {
     let dir = TempDir::new("set");
     let problem = shipped("hopper_rigid.yaml");
     let output = loam(
@@ -456,8 +444,9 @@ fn set_overrides_the_file_and_results_default_to_results_name() {
     );
     assert_eq!(output.code(), 0, "{}", output.dump());
     assert!(output.stdout.is_empty(), "-q printed: {}", output.dump());
-    // Without --out, results go to results/<problem name>.
-    let solution = check_results(&dir.path().join("results").join("hopper_rigid"));
+    // Without --out, results go to runs/<problem name> (ignored by git), never to results/.
+    let solution = check_results(&dir.path().join("runs").join("hopper_rigid"));
+    assert!(!dir.path().join("results").exists());
     assert_eq!(solution["converged"], true);
     assert_eq!(number(&solution, "/problem/task/apex_height"), 0.05);
     let rise = number(&solution, "/apex_rise_m");

@@ -4,9 +4,11 @@
 //! and touches no edge; bad folders and bad files give errors that name the file and line.
 
 mod common {
+    pub mod run;
     pub mod temp_dir;
 }
 
+use common::run::write_record;
 use common::temp_dir::TempDir;
 use std::path::Path;
 use std::process::Command;
@@ -80,7 +82,7 @@ const REPLAY_COLUMNS: [&str; 12] = [
 
 /// Writes a replay in the simulator's format: the plan sampled every 0.5 ms (linear between
 /// nodes), heights scaled by `scale` about their start and time stretched by `stretch`, so
-/// that it is visibly a different motion of the same shape.
+/// that it is visibly a different motion of the same shape; with its JSON record of the plan.
 fn synthetic_replay(run: &Path, name: &str, scale: f64, stretch: f64) {
     let (header, rows) = read_csv(&run.join("trajectory.csv"));
     let col = |name: &str| header.iter().position(|h| h == name).expect("column");
@@ -123,6 +125,8 @@ fn synthetic_replay(run: &Path, name: &str, scale: f64, stretch: f64) {
         out.push('\n');
     }
     std::fs::write(run.join(name), out).expect("write replay");
+    let csv = run.join(name);
+    write_record(&csv.with_extension("json"), &csv, Some(run));
 }
 
 /// What a PNG shows, in numbers.
@@ -413,7 +417,10 @@ fn a_dem_replay_gives_the_bed_force_figure() {
             z_f + 0.05
         );
     }
-    std::fs::write(dir.path().join("dem_bodies.csv"), csv).expect("write");
+    let bodies = dir.path().join("dem_bodies.csv");
+    std::fs::write(&bodies, csv).expect("write");
+    // No plan above this folder: dem.json ties the CSV to itself only.
+    write_record(&dir.path().join("dem.json"), &bodies, None);
     let report = plot_dir(dir.path(), &PlotSettings::default()).expect("plot DEM");
     assert_eq!(report.files.len(), 2);
     check_figure(
@@ -463,17 +470,20 @@ fn a_folder_without_loam_files_is_not_a_loam_result() {
     );
 }
 
-/// A run folder whose files are good but for what each case changes.
+/// A run folder whose files are good but for what each case changes: the two files belong
+/// together (solution.json records their plan_id), so the reading itself is what fails.
 fn run_with(dir: &Path, trajectory: &str) {
-    std::fs::write(
-        dir.join("solution.json"),
+    let mut solution: serde_json::Value = serde_json::from_str(
         r#"{"problem": {"name": "t", "task": {"apex_height": 0.05},
             "terrain": {"model": "rigid"}},
             "converged": true, "apex_rise_m": 0.05,
             "phases": [{"domain": "stance", "nodes": 2, "duration_s": 0.1},
                        {"domain": "flight", "nodes": 2, "duration_s": 0.1}]}"#,
     )
-    .expect("write");
+    .expect("JSON");
+    solution["plan_id"] =
+        loam::output::identity::plan_id(&solution["problem"], trajectory.as_bytes()).into();
+    std::fs::write(dir.join("solution.json"), solution.to_string()).expect("write");
     std::fs::write(dir.join("trajectory.csv"), trajectory).expect("write");
 }
 

@@ -3,9 +3,11 @@
 //! with and without a `replay.csv` beside the plan.
 
 mod common {
+    pub mod run;
     pub mod temp_dir;
 }
 
+use common::run::write_record;
 use common::temp_dir::TempDir;
 use std::collections::HashSet;
 use std::path::Path;
@@ -82,7 +84,7 @@ fn planar_run_plots_plan() {
 }
 
 /// A replay.csv as the simulator writes it: t, mode, the coordinates, inputs and contact
-/// forces, here the plan's own rows slightly perturbed.
+/// forces, here the plan's own rows slightly perturbed; with its record of the plan.
 #[test]
 fn planar_run_plots_replay_overlay() {
     let dir = fixture("replay");
@@ -111,7 +113,8 @@ fn planar_run_plots_replay_overlay() {
         }
         replay.push('\n');
     }
-    dir.write("replay.csv", &replay);
+    let csv = dir.write("replay.csv", &replay);
+    write_record(&dir.path().join("replay.json"), &csv, Some(dir.path()));
     plot(dir.path());
     for figure in FIGURES {
         check_png(&dir.path().join("plots").join(format!("{figure}.png")));

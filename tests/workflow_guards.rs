@@ -13,28 +13,8 @@ mod common {
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::run::{loam, Output};
+use common::run::{assert_exit, loam, shipped};
 use common::temp_dir::TempDir;
-
-fn shipped(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("problems")
-        .join(name)
-        .to_str()
-        .expect("UTF-8 path")
-        .to_owned()
-}
-
-fn assert_exit(output: &Output, code: i32, needles: &[&str]) {
-    assert_eq!(output.status, Some(code), "{}", output.dump());
-    for needle in needles {
-        assert!(
-            output.stderr.contains(needle),
-            "{needle:?} not in stderr:\n{}",
-            output.dump()
-        );
-    }
-}
 
 /// A granular plan solved into `dir/run`.
 fn solved_plan(dir: &TempDir) {

@@ -27,7 +27,7 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Solve a problem file: transcribe, run IPOPT, write results/<name>/.
+    /// Solve a problem file: transcribe, run IPOPT, write runs/<name>/ (or --out DIR).
     #[cfg(feature = "planner")]
     Solve(solve::Args),
     /// Replay a solved plan's command in a forward simulator and compare with the plan.

@@ -37,7 +37,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         | PlotError::Empty { .. }
         | PlotError::Csv { .. }
         | PlotError::MissingColumn { .. }
-        | PlotError::Json { .. } => anyhow::Error::new(BadInput(e.to_string())),
+        | PlotError::Json { .. }
+        | PlotError::Identity(_) => anyhow::Error::new(BadInput(e.to_string())),
         other => anyhow::Error::new(other),
     })?;
     if !args.quiet {
@@ -52,6 +53,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         }
         for file in &report.files {
             println!("{}", file.display());
+        }
+        for (figure, why) in &report.skipped {
+            println!("skipped {figure}: {why}");
         }
     }
     Ok(0)

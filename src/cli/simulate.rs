@@ -2,10 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
-use loam::output::{self, run::SavedPlan};
+use loam::output::{self, identity, run::SavedPlan};
 use loam::problem;
 use loam::sim::reduced;
-use loam::sim::replay::{self, ReplaySummary};
+use loam::sim::replay::{self, ReplaySummary, TerrainRecord};
 
 use super::BadInput;
 
@@ -24,7 +24,8 @@ pub struct Args {
     /// A folder written by `loam solve` (holding solution.json and trajectory.csv).
     pub run_dir: PathBuf,
     /// Replay on another terrain: a preset (`rigid`, `poppy_seeds`) or a problem file whose
-    /// `terrain` section is used. Default: the plan's own terrain.
+    /// `terrain` section is used. Default: the plan's own terrain. The replay is named after
+    /// it: replay-on-<preset>, or replay-on-<file stem>-<hash of its parameters> for a file.
     #[arg(long, value_name = "PRESET|FILE")]
     pub terrain: Option<String>,
     #[arg(long, value_enum, default_value = "reduced")]
@@ -42,26 +43,42 @@ pub struct Args {
     pub dem: super::simulate_dem::DemArgs,
 }
 
+/// A terrain from `--terrain`: its section, and the file's stem when it came from a file.
+pub struct TerrainChoice {
+    pub terrain: problem::Terrain,
+    pub file_stem: Option<String>,
+}
+
 /// A terrain section from `--terrain`: a preset name or a problem file.
-pub fn terrain_section(spec: &str) -> anyhow::Result<problem::Terrain> {
+pub fn terrain_section(spec: &str) -> anyhow::Result<TerrainChoice> {
     let path = Path::new(spec);
+    let preset = |terrain| TerrainChoice {
+        terrain,
+        file_stem: None,
+    };
     if spec == "rigid" {
-        return Ok(problem::Terrain {
+        return Ok(preset(problem::Terrain {
             model: problem::TerrainModel::Rigid,
             ..Default::default()
-        });
+        }));
     }
     if let Ok(medium) = problem::load_yaml::<problem::MediumPreset>(spec) {
         if !path.exists() {
-            return Ok(problem::Terrain {
+            return Ok(preset(problem::Terrain {
                 model: problem::TerrainModel::AddedMass,
                 medium,
                 ..Default::default()
-            });
+            }));
         }
     }
     if path.is_file() {
-        return Ok(problem::load(path, &[])?.terrain);
+        return Ok(TerrainChoice {
+            terrain: problem::load(path, &[])?.terrain,
+            file_stem: Some(
+                path.file_stem()
+                    .map_or("terrain".into(), |s| s.to_string_lossy().into_owned()),
+            ),
+        });
     }
     Err(BadInput(format!(
         "--terrain {spec}: not a terrain preset (accepted: rigid, poppy_seeds) nor a problem file"
@@ -88,32 +105,54 @@ pub fn read_plan(dir: &Path) -> anyhow::Result<SavedPlan> {
     output::run::read_plan(dir).map_err(|e| BadInput(e.to_string()).into())
 }
 
-/// The replay's file stem: `replay` on the plan's own terrain, `replay-on-<terrain>` otherwise.
-pub fn replay_stem(plan: &SavedPlan, terrain: &problem::Terrain) -> String {
-    let own = plan.problem.terrain.model == terrain.model
-        && (terrain.model == problem::TerrainModel::Rigid
-            || plan.problem.terrain.medium_parameters() == terrain.medium_parameters());
-    if own {
-        "replay".into()
-    } else {
-        format!("replay-on-{}", replay::terrain_label(terrain))
+/// The replay's file stem: `replay` on the plan's own terrain; `replay-on-<name>` on another,
+/// named after the preset (`rigid`, `poppy_seeds`) when its parameters are the preset's, with
+/// 8 hex digits of its parameters' hash otherwise or when it came from a file (`file_stem`).
+pub fn replay_stem(
+    plan: &SavedPlan,
+    terrain: &problem::Terrain,
+    file_stem: Option<&str>,
+) -> String {
+    let record = TerrainRecord::of(terrain);
+    if file_stem.is_none() && record == TerrainRecord::of(&plan.problem.terrain) {
+        return "replay".into();
+    }
+    match file_stem {
+        Some(stem) => format!("replay-on-{stem}-{}", record.short_hash()),
+        None if record.is_preset() => format!("replay-on-{}", replay::terrain_label(terrain)),
+        None => format!(
+            "replay-on-{}-{}",
+            replay::terrain_label(terrain),
+            record.short_hash()
+        ),
     }
 }
 
-/// Replays `plan` on `terrain` and writes `<stem>.csv` and `<stem>.json` into its folder.
+/// Replays `plan` on `terrain` and writes `<stem>.csv` and `<stem>.json` into its folder
+/// (stem from [`replay_stem`]), both recording the plan. (The sweep's; `run` names its own.)
+#[cfg(feature = "planner")]
 pub fn replay_and_write(
     plan: &SavedPlan,
     terrain: &problem::Terrain,
     settings: reduced::Settings,
 ) -> anyhow::Result<ReplaySummary> {
+    replay_and_write_as(plan, terrain, settings, &replay_stem(plan, terrain, None))
+}
+
+fn replay_and_write_as(
+    plan: &SavedPlan,
+    terrain: &problem::Terrain,
+    settings: reduced::Settings,
+    stem: &str,
+) -> anyhow::Result<ReplaySummary> {
     let (replay, summary) = replay::replay(plan, terrain, settings)?;
-    let stem = replay_stem(plan, terrain);
-    output::write_atomic(
-        &plan.dir.join(format!("{stem}.csv")),
-        replay::replay_csv(&replay).as_bytes(),
+    let csv = replay::replay_csv(&replay);
+    identity::write_derived(
+        &plan.plan_id,
+        Some((&plan.dir.join(format!("{stem}.csv")), csv.as_bytes())),
+        &plan.dir.join(format!("{stem}.json")),
+        &summary,
     )?;
-    let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
-    output::write_atomic(&plan.dir.join(format!("{stem}.json")), json.as_bytes())?;
     Ok(summary)
 }
 
@@ -130,9 +169,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
     let settings = settings(args.rtol, args.atol)?;
     let plan = read_plan(&args.run_dir)?;
-    let terrain = match &args.terrain {
+    let choice = match &args.terrain {
         Some(spec) => terrain_section(spec)?,
-        None => plan.problem.terrain.clone(),
+        None => TerrainChoice {
+            terrain: plan.problem.terrain.clone(),
+            file_stem: None,
+        },
     };
     if args.backend != Backend::Reduced {
         if args.terrain.is_some() {
@@ -149,18 +191,25 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         )
         .into());
     }
-    let summary = replay_and_write(&plan, &terrain, settings)?;
+    let stem = replay_stem(&plan, &choice.terrain, choice.file_stem.as_deref());
+    let summary = replay_and_write_as(&plan, &choice.terrain, settings, &stem)?;
     if !args.quiet {
-        print_summary(&summary, &args.run_dir.join(replay_stem(&plan, &terrain)));
+        print_summary(&summary, &args.run_dir.join(&stem));
     }
     Ok(if summary.apex_rise_m.is_some() { 0 } else { 1 })
 }
 
 fn print_summary(s: &ReplaySummary, stem: &Path) {
     let mm = |v: f64| v * 1e3;
+    // The terrain as the file names it (`soft-90582b65` for --terrain soft.yaml).
+    let on = stem
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix("replay-on-"))
+        .unwrap_or(&s.replay_terrain);
     println!(
-        "replayed the {} plan on {} ({}; {} steps, {} rejected)",
-        s.plan_terrain, s.replay_terrain, s.backend, s.integration.steps, s.integration.rejected
+        "replayed the {} plan on {on} ({}; {} steps, {} rejected)",
+        s.plan_terrain, s.backend, s.integration.steps, s.integration.rejected
     );
     if !s.plan_converged {
         println!("  note: the plan did not converge; its command is the best iterate");

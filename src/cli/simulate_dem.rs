@@ -43,7 +43,8 @@ pub struct DemArgs {
     pub iterations: Option<usize>,
 }
 
-/// `dem.json`: what the DEM replay shows against the plan and the reduced-order replay.
+/// `dem.json`: what the DEM replay shows against the plan and the reduced-order replay
+/// (written after `plan_id` and `csv_sha256`, the hash of `dem_bodies.csv`).
 #[derive(Serialize)]
 struct DemSummary {
     backend: &'static str,
@@ -138,7 +139,6 @@ pub fn run(
     let added_mass_rest_depth = -terrain.rest_height(robot.total_mass() * robot.gravity);
 
     let out = plan.dir.join(name);
-    output::write_atomic(&out.join("dem_bodies.csv"), bodies_csv(&dem).as_bytes())?;
     let params_dt = settings.time_step.unwrap_or(bed.scene.time_step);
     let written = write_snapshots(&out, &dem, &render_at, params_dt)?;
     let scene = &bed.scene;
@@ -171,8 +171,13 @@ pub fn run(
         wall_time_s: wall_time,
         simulated_time_s: dem.samples.last().map_or(0.0, |s| s.t),
     };
-    let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
-    output::write_atomic(&out.join("dem.json"), json.as_bytes())?;
+    // dem.json records the plan and the hash of dem_bodies.csv; both written together.
+    output::identity::write_derived(
+        &plan.plan_id,
+        Some((&out.join("dem_bodies.csv"), bodies_csv(&dem).as_bytes())),
+        &out.join("dem.json"),
+        &summary,
+    )?;
     if !quiet {
         print_summary(&summary, &out, &written);
     }

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use anyhow::Context;
-use loam::output::write_atomic;
+use loam::output::identity;
 use loam::problem::planar::PlanarProblem;
 use loam::sim::planar;
 
@@ -33,6 +33,8 @@ pub fn run(run_dir: &Path, quiet: bool) -> anyhow::Result<u8> {
     let csv_path = run_dir.join("trajectory.csv");
     let csv = std::fs::read_to_string(&csv_path)
         .map_err(|e| BadInput(format!("{}: {e}", csv_path.display())))?;
+    let plan_id = identity::verify_plan_files(&solution_path, &json, &csv_path, csv.as_bytes())
+        .map_err(|e| BadInput(e.to_string()))?;
     let table = planar::read_plan(&csv, &robot)
         .map_err(|e| BadInput(format!("{}: {e}", csv_path.display())))?;
     let expected: usize = problem.schedule.iter().map(|p| p.nodes).sum();
@@ -55,9 +57,12 @@ pub fn run(run_dir: &Path, quiet: bool) -> anyhow::Result<u8> {
         }
         out.push('\n');
     }
-    write_atomic(&run_dir.join("replay.csv"), out.as_bytes())?;
-    let json = serde_json::to_string_pretty(&replay.summary).expect("summary serializes");
-    write_atomic(&run_dir.join("replay.json"), json.as_bytes())?;
+    identity::write_derived(
+        &plan_id,
+        Some((&run_dir.join("replay.csv"), out.as_bytes())),
+        &run_dir.join("replay.json"),
+        &replay.summary,
+    )?;
     if !quiet {
         let s = &replay.summary;
         println!(

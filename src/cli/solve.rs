@@ -2,7 +2,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use loam::output;
+use loam::output::{self, PlanWritten, Provenance, WarmStart};
 use loam::planner::{self, PlanError};
 use loam::problem::planar::PlanarProblem;
 use loam::problem::AnyProblem;
@@ -15,7 +15,8 @@ use super::ProblemArgs;
 pub struct Args {
     #[command(flatten)]
     problem: ProblemArgs,
-    /// Where to write the results (default: results/<problem name>).
+    /// Where to write the results (default: runs/<problem name>). A folder that holds another
+    /// plan has that plan's files moved into DIR/archive/<its plan_id>/ first.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Print nothing but errors.
@@ -31,13 +32,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         AnyProblem::Planar(problem) => return run_planar(&args, &problem),
     };
     let out = out_dir(&args, problem.name())?;
-    let plan = solve_logged(
+    let (plan, log) = solve_logged(
         &out,
         args.quiet,
         planner::solver_options(&problem),
         |s, p| planner::plan(&problem, s, None, p),
     )?;
-    output::write_run(&out, &problem, &plan)?;
+    let provenance = Provenance::new(WarmStart::from(problem.initial_guess));
+    let written = output::write_run_with(&out, &problem, &plan, provenance, Some(&log))?;
     if !args.quiet {
         let task = [
             format!("objective      {:.6e} (½∫u² dt)", plan.report.objective),
@@ -53,6 +55,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             &plan.trajectory.phases,
             &task,
             &out,
+            &written,
         );
     }
     Ok(if plan.report.converged { 0 } else { 1 })
@@ -62,10 +65,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
     use loam::planner::planar;
     let out = out_dir(args, problem.name())?;
-    let plan = solve_logged(&out, args.quiet, planar::solver_options(problem), |s, p| {
+    let (plan, log) = solve_logged(&out, args.quiet, planar::solver_options(problem), |s, p| {
         planar::plan(problem, s, p)
     })?;
-    output::planar::write_planar_run(&out, problem, &plan)?;
+    let provenance = Provenance::new(WarmStart::from(problem.initial_guess));
+    let written = output::planar::write_planar_run(&out, problem, &plan, provenance, Some(&log))?;
     if !args.quiet {
         let key = output::planar::key_figures(&plan);
         let task = [
@@ -84,28 +88,31 @@ fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
             &plan.trajectory.phases,
             &task,
             &out,
+            &written,
         );
     }
     Ok(if plan.report.converged { 0 } else { 1 })
 }
 
+/// User runs land in runs/ (ignored by git); results/ is written only by results/regenerate.sh.
 fn out_dir(args: &Args, name: &str) -> anyhow::Result<PathBuf> {
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| PathBuf::from("results").join(name));
+        .unwrap_or_else(|| PathBuf::from("runs").join(name));
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     Ok(out)
 }
 
-/// Runs `solve` with IPOPT's log in a temporary file of `out` (kept as `ipopt.log` when the
-/// solve returns, removed when it fails) and the iterations shown on a terminal.
+/// Runs `solve` with IPOPT's log in a temporary file of `out` (returned with the plan, for the
+/// writer to move in as `ipopt.log`; removed when the solve fails) and the iterations shown on
+/// a terminal.
 fn solve_logged<P>(
     out: &Path,
     quiet: bool,
     options: Vec<(String, solver::OptionValue)>,
     solve: impl FnOnce(&SolveSettings, Progress) -> Result<P, PlanError>,
-) -> anyhow::Result<P> {
+) -> anyhow::Result<(P, PathBuf)> {
     let log = out.join(format!(".ipopt.log.tmp{}", std::process::id()));
     let settings = SolveSettings {
         options,
@@ -132,10 +139,7 @@ fn solve_logged<P>(
         eprint!("\r{:80}\r", "");
     }
     match plan {
-        Ok(plan) => {
-            std::fs::rename(&log, out.join("ipopt.log")).context("keeping IPOPT's log")?;
-            Ok(plan)
-        }
+        Ok(plan) => Ok((plan, log)),
         Err(e) => {
             std::fs::remove_file(&log).ok();
             Err(e.into())
@@ -150,6 +154,7 @@ fn print_summary(
     phases: &[PhaseTrajectory],
     task: &[String],
     out: &Path,
+    written: &PlanWritten,
 ) {
     let verdict = if r.converged {
         "converged"
@@ -197,7 +202,15 @@ fn print_summary(
         }
     }
     println!(
-        "  wrote          {}/{{solution.json, trajectory.csv, ipopt.log}}",
-        out.display()
+        "  wrote          {}/{{solution.json, trajectory.csv, ipopt.log}} (plan {})",
+        out.display(),
+        written.plan_id
     );
+    if let Some(archived) = &written.archived {
+        println!(
+            "  archived       the folder's previous plan ({}) to {}/",
+            archived.moved.join(", "),
+            archived.to.display()
+        );
+    }
 }

@@ -54,7 +54,7 @@ pub struct Args {
     /// Fixed overrides applied to every point: --set phases.0.nodes=41 (repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub overrides: Vec<String>,
-    /// Output folder (default: results/<problem name>-sweep). Run again with the same
+    /// Output folder (default: runs/<problem name>-sweep). Run again with the same
     /// arguments, the sweep keeps the plans already done there (e.g. before a Ctrl-C) and
     /// solves the rest.
     #[arg(long)]
@@ -209,7 +209,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| PathBuf::from("results").join(format!("{}-sweep", base.name())));
+        .unwrap_or_else(|| PathBuf::from("runs").join(format!("{}-sweep", base.name())));
 
     // Every point is loaded and validated (those of the other shards too) before anything is
     // solved or written.

@@ -4,6 +4,8 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+pub mod folder;
+pub mod identity;
 pub mod run;
 
 /// DejaVu Sans (assets/fonts/, with its licence), embedded once for every figure loam draws:
@@ -12,9 +14,16 @@ pub static DEJAVU_SANS: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.tt
 #[cfg(feature = "planner")]
 pub mod planar;
 #[cfg(feature = "planner")]
+mod provenance;
+#[cfg(feature = "planner")]
 mod solution;
 #[cfg(feature = "planner")]
-pub use solution::{trajectory_csv, write_run, PhaseSummary, SolutionFile, SolveRecord, Timing};
+pub use provenance::{Provenance, WarmStart};
+#[cfg(feature = "planner")]
+pub use solution::{
+    trajectory_csv, write_run, write_run_with, PhaseSummary, PlanWritten, SolutionFile,
+    SolveRecord, Timing,
+};
 
 #[derive(Debug, thiserror::Error)]
 #[error("could not write {}: {source}", path.display())]
@@ -26,20 +35,60 @@ pub struct OutputError {
 
 /// Writes `bytes` to `path` atomically.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    write_files_atomic(&[(path, bytes)])
+}
+
+/// The temporary file `path` is written to before it is renamed into place: in the same
+/// folder (a rename within one file system), named after the file and this process.
+pub fn temporary_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".tmp{}", std::process::id()));
+    path.with_file_name(name)
+}
+
+/// Writes every file to its temporary, then renames them into place in order: nothing is
+/// replaced unless every file could be written, and no temporary is left behind on an error.
+pub fn write_files_atomic(files: &[(&Path, &[u8])]) -> Result<(), OutputError> {
+    let mut written: Vec<(PathBuf, &Path)> = Vec::new();
+    let result = files.iter().try_for_each(|&(path, bytes)| {
+        let tmp = temporary_path(path);
+        write_new(&tmp, bytes, path)?;
+        written.push((tmp, path));
+        Ok(())
+    });
+    let result = result.and_then(|()| {
+        written.iter().try_for_each(|(tmp, path)| {
+            fs::rename(tmp, path).map_err(|source| OutputError {
+                path: path.to_path_buf(),
+                source,
+            })
+        })
+    });
+    if result.is_err() {
+        for (tmp, _) in &written {
+            fs::remove_file(tmp).ok();
+        }
+    }
+    result
+}
+
+/// Writes `bytes` to the temporary `tmp` of `path` (creating the folder); an error names
+/// `path` and leaves no `tmp` behind.
+pub(crate) fn write_new(tmp: &Path, bytes: &[u8], path: &Path) -> Result<(), OutputError> {
     let err = |source| OutputError {
         path: path.to_path_buf(),
         source,
     };
-    if let Some(dir) = path.parent() {
+    if let Some(dir) = tmp.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::create_dir_all(dir).map_err(err)?;
     }
-    let tmp = path.with_extension(format!(
-        "{}.tmp{}",
-        path.extension().and_then(|e| e.to_str()).unwrap_or(""),
-        std::process::id()
-    ));
-    let mut file = fs::File::create(&tmp).map_err(err)?;
-    file.write_all(bytes).map_err(err)?;
+    let mut file = fs::File::create(tmp).map_err(err)?;
+    let written = file.write_all(bytes);
+    if let Err(source) = written {
+        drop(file);
+        fs::remove_file(tmp).ok();
+        return Err(err(source));
+    }
     file.sync_all().ok();
-    fs::rename(&tmp, path).map_err(err)
+    Ok(())
 }

@@ -5,7 +5,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::{write_atomic, OutputError, SolveRecord};
+use super::identity::plan_id_of;
+use super::solution::commit_plan;
+use super::{OutputError, PlanWritten, Provenance, SolveRecord};
 use crate::planner::planar::{centre_of_mass_velocity, PlanarPlan};
 use crate::problem::planar::PlanarProblem;
 
@@ -83,12 +85,18 @@ pub fn trajectory_csv(plan: &PlanarPlan) -> String {
     out
 }
 
-/// Writes `solution.json` and `trajectory.csv` into `dir`.
+/// Writes `solution.json` (with `provenance`) and `trajectory.csv` into `dir`, archiving
+/// another plan's files and moving IPOPT's log in as the hopper's [`super::write_run_with`]
+/// does.
 pub fn write_planar_run(
     dir: &Path,
     problem: &PlanarProblem,
     plan: &PlanarPlan,
-) -> Result<(), OutputError> {
+    provenance: Provenance,
+    ipopt_log: Option<&Path>,
+) -> Result<PlanWritten, OutputError> {
+    let trajectory = trajectory_csv(plan);
+    let plan_id = plan_id_of(problem, trajectory.as_bytes());
     let file = PlanarSolutionFile {
         problem,
         solve: SolveRecord::new(
@@ -96,6 +104,8 @@ pub fn write_planar_run(
             plan.setup_seconds,
             plan.n_variables,
             plan.n_constraints,
+            plan_id.clone(),
+            provenance,
         ),
         key_figures: key_figures(plan),
         phases: plan
@@ -112,6 +122,5 @@ pub fn write_planar_run(
             .collect(),
     };
     let json = serde_json::to_string_pretty(&file).expect("solution serializes");
-    write_atomic(&dir.join("solution.json"), json.as_bytes())?;
-    write_atomic(&dir.join("trajectory.csv"), trajectory_csv(plan).as_bytes())
+    commit_plan(dir, &plan_id, &json, &trajectory, ipopt_log)
 }

@@ -1,9 +1,11 @@
 //! Reading a result folder back: `solution.json` (with the resolved problem) and
-//! `trajectory.csv` (the plan's nodes), as `loam solve` wrote them.
+//! `trajectory.csv` (the plan's nodes), as `loam solve` wrote them, checked to be one plan
+//! (`output::identity`).
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::identity::{self, IdentityError};
 use crate::model::hopper::state;
 use crate::problem::{self, Problem, ProblemError};
 
@@ -20,6 +22,8 @@ pub struct Node {
 #[derive(Clone, Debug)]
 pub struct SavedPlan {
     pub dir: PathBuf,
+    /// The plan's identity, checked against its files.
+    pub plan_id: String,
     pub problem: Problem,
     pub status: String,
     pub converged: bool,
@@ -48,6 +52,8 @@ pub enum RunError {
         #[source]
         source: Box<ProblemError>,
     },
+    #[error(transparent)]
+    Identity(#[from] IdentityError),
 }
 
 const COLUMNS: [&str; 12] = [
@@ -78,6 +84,13 @@ pub fn read_plan(dir: &Path) -> Result<SavedPlan, RunError> {
             "no `loam_version` key; this file was not written by `loam solve`".into(),
         ));
     }
+    let trajectory_path = dir.join("trajectory.csv");
+    let trajectory = fs::read(&trajectory_path).map_err(|e| RunError::NotALoamResult {
+        path: trajectory_path.clone(),
+        reason: format!("cannot read the plan's nodes ({e})"),
+    })?;
+    let plan_id =
+        identity::verify_plan_files(&solution_path, &json, &trajectory_path, &trajectory)?;
     let field = |key: &str| {
         json.get(key)
             .ok_or_else(|| not_loam(&solution_path, format!("the key `{key}` is missing")))
@@ -94,9 +107,10 @@ pub fn read_plan(dir: &Path) -> Result<SavedPlan, RunError> {
     let apex_rise = field("apex_rise_m")?.as_f64().unwrap_or(f64::NAN);
     let iterations = field("iterations")?.as_u64().unwrap_or(0);
     let solve_seconds = field("timing_s")?["total"].as_f64().unwrap_or(f64::NAN);
-    let nodes = read_nodes(&dir.join("trajectory.csv"))?;
+    let nodes = read_nodes(&trajectory_path, &String::from_utf8_lossy(&trajectory))?;
     Ok(SavedPlan {
         dir: dir.to_path_buf(),
+        plan_id,
         problem,
         status,
         converged,
@@ -107,11 +121,7 @@ pub fn read_plan(dir: &Path) -> Result<SavedPlan, RunError> {
     })
 }
 
-fn read_nodes(path: &Path) -> Result<Vec<Node>, RunError> {
-    let text = fs::read_to_string(path).map_err(|e| RunError::NotALoamResult {
-        path: path.to_path_buf(),
-        reason: format!("cannot read the plan's nodes ({e})"),
-    })?;
+fn read_nodes(path: &Path, text: &str) -> Result<Vec<Node>, RunError> {
     let csv_error = |line: usize, message: String| RunError::Csv {
         path: path.to_path_buf(),
         line,

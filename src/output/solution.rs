@@ -1,12 +1,14 @@
 //! `solution.json` and `trajectory.csv`: what `loam solve` writes (documented in README.md).
 
-use std::path::Path;
-
 use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{write_atomic, OutputError};
+use super::folder::{archive_other_plan, Archived};
+use super::identity::plan_id_of;
+use super::{temporary_path, write_new, OutputError, Provenance, WarmStart};
 use crate::model::hopper::STATE_NAMES;
 use crate::planner::Plan;
 use crate::problem::Problem;
@@ -31,6 +33,10 @@ pub struct PhaseSummary {
 #[derive(Serialize)]
 pub struct SolveRecord {
     pub loam_version: &'static str,
+    /// The plan's identity (`output::identity`): every file made from it records the same.
+    pub plan_id: String,
+    /// What reproduces the run: versions, command line, warm start, time.
+    pub provenance: Provenance,
     pub status: String,
     pub converged: bool,
     pub iterations: usize,
@@ -53,9 +59,13 @@ impl SolveRecord {
         setup_seconds: f64,
         n_variables: usize,
         n_constraints: usize,
+        plan_id: String,
+        provenance: Provenance,
     ) -> SolveRecord {
         SolveRecord {
             loam_version: env!("CARGO_PKG_VERSION"),
+            plan_id,
+            provenance,
             status: report.status.name().to_string(),
             converged: report.converged,
             iterations: report.iterations,
@@ -87,7 +97,7 @@ pub struct SolutionFile<'a> {
 }
 
 impl<'a> SolutionFile<'a> {
-    pub fn new(problem: &'a Problem, plan: &Plan) -> Self {
+    pub fn new(problem: &'a Problem, plan: &Plan, plan_id: String, provenance: Provenance) -> Self {
         SolutionFile {
             problem,
             solve: SolveRecord::new(
@@ -95,6 +105,8 @@ impl<'a> SolutionFile<'a> {
                 plan.setup_seconds,
                 plan.n_variables,
                 plan.n_constraints,
+                plan_id,
+                provenance,
             ),
             apex_rise_m: plan.apex_rise,
             scheme: plan.jump.scheme.name(),
@@ -141,10 +153,80 @@ pub fn trajectory_csv(plan: &Plan) -> String {
     out
 }
 
-/// Writes `solution.json` and `trajectory.csv` into `dir`.
-pub fn write_run(dir: &Path, problem: &Problem, plan: &Plan) -> Result<(), OutputError> {
-    let json = serde_json::to_string_pretty(&SolutionFile::new(problem, plan))
-        .expect("solution serializes");
-    write_atomic(&dir.join("solution.json"), json.as_bytes())?;
-    write_atomic(&dir.join("trajectory.csv"), trajectory_csv(plan).as_bytes())
+/// What [`write_run_with`] did.
+#[derive(Clone, Debug)]
+pub struct PlanWritten {
+    pub plan_id: String,
+    /// Where the files of the plan the folder held before went, if it held another.
+    pub archived: Option<Archived>,
+}
+
+/// Writes `solution.json` and `trajectory.csv` into `dir`, the plan started from the
+/// problem's `initial_guess` (see [`write_run_with`]).
+pub fn write_run(dir: &Path, problem: &Problem, plan: &Plan) -> Result<PlanWritten, OutputError> {
+    let provenance = Provenance::new(WarmStart::from(problem.initial_guess));
+    write_run_with(dir, problem, plan, provenance, None)
+}
+
+/// Writes `solution.json` (with `provenance`) and `trajectory.csv` into `dir`, and moves
+/// IPOPT's log from its temporary `ipopt_log` to `ipopt.log` (see [`commit_plan`]).
+pub fn write_run_with(
+    dir: &Path,
+    problem: &Problem,
+    plan: &Plan,
+    provenance: Provenance,
+    ipopt_log: Option<&Path>,
+) -> Result<PlanWritten, OutputError> {
+    let trajectory = trajectory_csv(plan);
+    let plan_id = plan_id_of(problem, trajectory.as_bytes());
+    let file = SolutionFile::new(problem, plan, plan_id.clone(), provenance);
+    let json = serde_json::to_string_pretty(&file).expect("solution serializes");
+    commit_plan(dir, &plan_id, &json, &trajectory, ipopt_log)
+}
+
+/// Puts a plan into `dir`: writes `solution.json` and `trajectory.csv` to temporaries, moves
+/// the files of any other plan the folder holds into `archive/` ([`archive_other_plan`]), then
+/// renames the new files into place (the log, the trajectory, `solution.json` last). On an
+/// error no temporary is left, `ipopt_log` included, and the folder's previous plan is
+/// untouched unless it was already archived.
+pub(crate) fn commit_plan(
+    dir: &Path,
+    plan_id: &str,
+    solution: &str,
+    trajectory: &str,
+    ipopt_log: Option<&Path>,
+) -> Result<PlanWritten, OutputError> {
+    let solution_path = dir.join("solution.json");
+    let trajectory_path = dir.join("trajectory.csv");
+    let mut temporaries: Vec<(PathBuf, PathBuf)> = ipopt_log
+        .map(|log| (log.to_path_buf(), dir.join("ipopt.log")))
+        .into_iter()
+        .collect();
+    let result = (|| {
+        for (path, text) in [(&trajectory_path, trajectory), (&solution_path, solution)] {
+            let tmp = temporary_path(path);
+            write_new(&tmp, text.as_bytes(), path)?;
+            temporaries.push((tmp, path.clone()));
+        }
+        let archived = archive_other_plan(dir, plan_id)?;
+        for (tmp, path) in &temporaries {
+            fs::rename(tmp, path).map_err(|source| OutputError {
+                path: path.clone(),
+                source,
+            })?;
+        }
+        Ok(archived)
+    })();
+    match result {
+        Ok(archived) => Ok(PlanWritten {
+            plan_id: plan_id.to_string(),
+            archived,
+        }),
+        Err(e) => {
+            for (tmp, _) in &temporaries {
+                fs::remove_file(tmp).ok();
+            }
+            Err(e)
+        }
+    }
 }

@@ -10,6 +10,12 @@
 //! | `sweep.csv` (a `loam sweep`) | `sweep_apex` (commanded against achieved apex per group, the paper's Fig. 5) and `sweep_commands` (z_d(t) of every plan, per planning terrain, the paper's Fig. 6) |
 //! | `dem_bodies.csv` (a DEM replay) | `dem`: bed force against time and depth beside the added-mass model's, body heights |
 //!
+//! Before drawing, the files are checked to belong together (`output::identity`): the plan's
+//! `solution.json` and `trajectory.csv`, each replay against its JSON record and the plan, a
+//! DEM replay against its record and the plan of the folder above, each sweep plan present.
+//! A figure whose data is absent (a committed sweep keeps `sweep.csv` but not its plans) is
+//! skipped, and [`PlotReport::skipped`] says why; the file already there is left as it was.
+//!
 //! Reading (`table`, `data`), drawing (`run`, `sweep`, `dem`) and the shared look (`style`)
 //! live apart. Nothing here prints.
 
@@ -26,6 +32,7 @@ use std::path::{Path, PathBuf};
 pub use style::Formats;
 pub use sweep::GroupSummary;
 
+use crate::output::identity::{self, IdentityError, PlanRef};
 use crate::output::OutputError;
 
 /// Why a folder could not be plotted.
@@ -69,6 +76,8 @@ pub enum PlotError {
     Render { path: PathBuf, message: String },
     #[error(transparent)]
     Write(#[from] OutputError),
+    #[error(transparent)]
+    Identity(#[from] IdentityError),
 }
 
 /// Options of [`plot_dir`].
@@ -99,6 +108,8 @@ pub struct PlotReport {
     pub replays: Vec<PathBuf>,
     /// The sweep's groups (empty without a sweep), in the apex figure's order.
     pub sweep_groups: Vec<GroupSummary>,
+    /// Figures not drawn for want of their data: (figure name, why).
+    pub skipped: Vec<(String, String)>,
 }
 
 /// Finds what loam wrote in `dir`. A folder with none of loam's result files is
@@ -157,6 +168,7 @@ pub fn detect(dir: &Path) -> Result<Contents, PlotError> {
 /// Draws every figure that applies to `dir` (see the module docs) and returns the files.
 pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotError> {
     let contents = detect(dir)?;
+    verify(dir, &contents)?;
     let out = settings
         .out_dir
         .clone()
@@ -193,12 +205,26 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
             &out.join("sweep_apex"),
             settings.formats,
         )?);
-        let commands = sweep::CommandFigure::load(dir, &sweep)?;
-        report.files.extend(style::save(
-            &commands,
-            &out.join("sweep_commands"),
-            settings.formats,
-        )?);
+        let plans = sweep_plans(dir, &sweep);
+        if plans.present.is_empty() {
+            report.skipped.push((
+                "sweep_commands".into(),
+                format!(
+                    "none of the {} plan folders that sweep.csv names (column run_dir) is here                      with its trajectory.csv",
+                    plans.named
+                ),
+            ));
+        } else {
+            for run in &plans.present {
+                identity::verify_plan(run)?;
+            }
+            let commands = sweep::CommandFigure::load(dir, &sweep)?;
+            report.files.extend(style::save(
+                &commands,
+                &out.join("sweep_commands"),
+                settings.formats,
+            )?);
+        }
     }
     if contents.dem {
         let figure = dem::DemFigure::load(&dir.join("dem_bodies.csv"))?;
@@ -207,4 +233,61 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
             .extend(style::save(&figure, &out.join("dem"), settings.formats)?);
     }
     Ok(report)
+}
+
+/// Checks that the files [`plot_dir`] is about to draw belong together.
+fn verify(dir: &Path, contents: &Contents) -> Result<(), PlotError> {
+    let solution = dir.join("solution.json");
+    if contents.run {
+        let plan_id = identity::verify_plan(dir)?;
+        let plan = PlanRef {
+            plan_id: &plan_id,
+            solution: &solution,
+        };
+        for csv in &contents.replays {
+            identity::verify_derived(&csv.with_extension("json"), Some(csv), Some(plan))?;
+        }
+    }
+    if contents.dem {
+        // A DEM replay lives in <run>/dem-cpu/; its plan is the run's, where that is here.
+        let run = match dir.parent() {
+            // `dem-cpu` or `.`: the folder above is `dir/..`.
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+            _ => dir.join(".."),
+        };
+        let run = Some(run.as_path()).filter(|run| run.join("solution.json").is_file());
+        let plan_id = run.map(identity::verify_plan).transpose()?;
+        let run_solution = run.map(|run| run.join("solution.json"));
+        let plan = plan_id
+            .as_deref()
+            .zip(run_solution.as_deref())
+            .map(|(plan_id, solution)| PlanRef { plan_id, solution });
+        identity::verify_derived(
+            &dir.join("dem.json"),
+            Some(&dir.join("dem_bodies.csv")),
+            plan,
+        )?;
+    }
+    Ok(())
+}
+
+/// The plan folders a sweep names, and those of them that are here.
+struct SweepPlans {
+    named: usize,
+    present: Vec<PathBuf>,
+}
+
+fn sweep_plans(dir: &Path, sweep: &data::Sweep) -> SweepPlans {
+    let mut named: Vec<&PathBuf> = sweep.rows.iter().map(|r| &r.run_dir).collect();
+    named.sort();
+    named.dedup();
+    let present = named
+        .iter()
+        .map(|run| dir.join(run))
+        .filter(|run| run.join("trajectory.csv").is_file())
+        .collect();
+    SweepPlans {
+        named: named.len(),
+        present,
+    }
 }

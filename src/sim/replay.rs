@@ -6,8 +6,9 @@ use serde::Serialize;
 use super::command::{Command, CommandError, Interpolation};
 use super::reduced::{self, Event, Mode, Replay, SimError, Simulator};
 use crate::model::hopper::{state, Hopper, STATE_NAMES};
+use crate::output::identity::{canonical_json, content_hash};
 use crate::output::run::SavedPlan;
-use crate::problem::{self, Scheme};
+use crate::problem::{self, Medium, MediumPreset, Scheme, TerrainModel};
 use crate::terrain::Terrain;
 
 #[derive(Debug, thiserror::Error)]
@@ -41,6 +42,51 @@ pub fn terrain_label(terrain: &problem::Terrain) -> String {
     }
 }
 
+/// The terrain a replay ran on, with every parameter it used: `{model: rigid}`, or a granular
+/// model with its medium preset and all the medium's parameters (the preset's, replaced by
+/// each field the section sets).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TerrainRecord {
+    pub model: TerrainModel,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub medium: Option<MediumPreset>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Medium>,
+}
+
+impl TerrainRecord {
+    pub fn of(terrain: &problem::Terrain) -> TerrainRecord {
+        match terrain.model {
+            TerrainModel::Rigid => TerrainRecord {
+                model: terrain.model,
+                medium: None,
+                parameters: None,
+            },
+            TerrainModel::AddedMass => TerrainRecord {
+                model: terrain.model,
+                medium: Some(terrain.medium),
+                parameters: Some(terrain.medium_parameters()),
+            },
+        }
+    }
+
+    /// Whether these are a preset's own parameters (rigid ground, or a medium as its preset
+    /// defines it).
+    pub fn is_preset(&self) -> bool {
+        match (self.medium, self.parameters) {
+            (Some(medium), Some(parameters)) => parameters == medium.parameters(),
+            _ => true,
+        }
+    }
+
+    /// 8 hex digits of the SHA-256 of the record's canonical JSON: two terrains share it only
+    /// if every parameter is the same.
+    pub fn short_hash(&self) -> String {
+        let value = serde_json::to_value(self).expect("the record serializes");
+        content_hash(canonical_json(&value).as_bytes())[..8].to_string()
+    }
+}
+
 /// The largest difference of one state between the plan's nodes and the replay.
 #[derive(Clone, Debug, Serialize)]
 pub struct StateDifference {
@@ -65,6 +111,8 @@ pub struct ReplaySummary {
     pub backend: &'static str,
     pub plan_terrain: String,
     pub replay_terrain: String,
+    /// Every parameter of the terrain the replay ran on.
+    pub terrain: TerrainRecord,
     pub plan_converged: bool,
     pub planned_apex_rise_m: f64,
     /// `None` (null) when no apex was reached before the time limit.
@@ -139,6 +187,7 @@ pub fn replay(
         backend: "reduced",
         plan_terrain: terrain_label(&plan.problem.terrain),
         replay_terrain: terrain_label(terrain_section),
+        terrain: TerrainRecord::of(terrain_section),
         plan_converged: plan.converged,
         planned_apex_rise_m: plan.apex_rise,
         apex_rise_m: apex_rise,

@@ -1,6 +1,8 @@
 #include "casadi_shim.h"
 #include "loam/src/symbolic/ffi.rs.h"
 
+#include <coin-or/IpStdCInterface.h>
+
 #include <stdexcept>
 #include <string>
 
@@ -9,6 +11,16 @@ namespace loam {
 using casadi::SX;
 
 std::unique_ptr<Sx> wrap(SX value) { return std::unique_ptr<Sx>(new Sx{std::move(value)}); }
+
+rust::String casadi_version() { return rust::String(casadi::CasadiMeta::version()); }
+
+// IPOPT's own answer (since 3.14.18): the library that is linked, not the header compiled against.
+rust::String ipopt_version() {
+  int major = 0, minor = 0, release = 0;
+  GetIpoptVersion(&major, &minor, &release);
+  return rust::String(std::to_string(major) + "." + std::to_string(minor) + "." +
+                      std::to_string(release));
+}
 
 std::unique_ptr<Sx> sx_symbol(rust::Str name, size_t n) {
   return wrap(SX::sym(std::string(name), static_cast<casadi_int>(n)));

@@ -31,6 +31,10 @@ struct Func {
   ~Func();
 };
 
+// The versions of the libraries loam runs against, as the libraries report them.
+rust::String casadi_version();
+rust::String ipopt_version();
+
 std::unique_ptr<Sx> sx_symbol(rust::Str name, size_t n);
 std::unique_ptr<Sx> sx_constant(double value);
 std::unique_ptr<Sx> sx_clone(const Sx& x);

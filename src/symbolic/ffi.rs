@@ -9,6 +9,9 @@ pub(crate) mod bridge {
         type SxList;
         type Func;
 
+        fn casadi_version() -> String;
+        fn ipopt_version() -> String;
+
         fn sx_symbol(name: &str, n: usize) -> UniquePtr<Sx>;
         fn sx_constant(value: f64) -> UniquePtr<Sx>;
         fn sx_clone(x: &Sx) -> UniquePtr<Sx>;

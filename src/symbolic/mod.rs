@@ -30,6 +30,16 @@ pub enum SymbolicError {
     },
 }
 
+/// The version of the CasADi library loam runs against (`casadi::CasadiMeta::version()`).
+pub fn casadi_version() -> String {
+    bridge::casadi_version()
+}
+
+/// The version of the IPOPT library loam runs against (IPOPT's `GetIpoptVersion`).
+pub fn ipopt_version() -> String {
+    bridge::ipopt_version()
+}
+
 /// An SX expression: a matrix of scalar expression nodes (here almost always a scalar or a
 /// column vector).
 pub struct Sx(UniquePtr<bridge::Sx>);

@@ -47,3 +47,42 @@ pub fn read_json(path: &Path) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
 }
+
+/// Writes `json`, the record loam keeps beside a CSV made from a plan (a replay, a DEM
+/// replay): the `plan_id` of the plan in `plan_dir` (none without one) and the CSV's hash, as
+/// `loam simulate` records them. For tests that draw synthetic replays.
+pub fn write_record(json: &Path, csv: &Path, plan_dir: Option<&Path>) {
+    let mut record = serde_json::Map::new();
+    if let Some(dir) = plan_dir {
+        let solution = read_json(&dir.join("solution.json"));
+        record.insert("plan_id".into(), solution["plan_id"].clone());
+    }
+    let bytes = std::fs::read(csv).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
+    record.insert(
+        "csv_sha256".into(),
+        loam::output::identity::content_hash(&bytes).into(),
+    );
+    std::fs::write(json, serde_json::Value::Object(record).to_string()).expect("write record");
+}
+
+/// A shipped problem file (`problems/NAME`), as an absolute path.
+pub fn shipped(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("problems")
+        .join(name)
+        .to_str()
+        .expect("UTF-8 path")
+        .to_owned()
+}
+
+/// Asserts the exit code and that stderr holds every needle.
+pub fn assert_exit(output: &Output, code: i32, needles: &[&str]) {
+    assert_eq!(output.status, Some(code), "{}", output.dump());
+    for needle in needles {
+        assert!(
+            output.stderr.contains(needle),
+            "{needle:?} not in stderr:\n{}",
+            output.dump()
+        );
+    }
+}

@@ -1,0 +1,70 @@
+//! What reproduces a plan, recorded in `solution.json` under `provenance` (README, "Results of
+//! `loam solve`").
+
+use serde::Serialize;
+
+use crate::problem::InitialGuess;
+
+/// Where the optimiser started.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WarmStart {
+    /// Every variable zero (`initial_guess: zero`).
+    Zero,
+    /// The start at rest at every node (`initial_guess: rest`, the default).
+    Rest,
+    /// The hopper's crouch-and-extend guess (`initial_guess: ballistic`).
+    Ballistic,
+    /// Another plan's primal and dual solution (a warm-started sweep): its identity and folder.
+    Plan { plan_id: String, dir: String },
+}
+
+impl From<InitialGuess> for WarmStart {
+    fn from(guess: InitialGuess) -> Self {
+        match guess {
+            InitialGuess::Zero => WarmStart::Zero,
+            InitialGuess::Rest => WarmStart::Rest,
+            InitialGuess::Ballistic => WarmStart::Ballistic,
+        }
+    }
+}
+
+/// The `provenance` of `solution.json` (loam's version is the top-level `loam_version`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Provenance {
+    /// `git rev-parse --short HEAD` of the tree loam was built from; `unknown` outside git.
+    pub loam_commit: &'static str,
+    /// Whether that tree's sources differed from the commit; null when unknown.
+    pub loam_commit_dirty: Option<bool>,
+    /// The command line, as given (the program first).
+    pub command_line: Vec<String>,
+    /// Where the optimiser started.
+    pub warm_start: WarmStart,
+    /// The CasADi library's own version (`CasadiMeta::version()`).
+    pub casadi_version: String,
+    /// The IPOPT library's own version (`GetIpoptVersion`).
+    pub ipopt_version: String,
+    /// When the plan was written, UTC, RFC 3339.
+    pub written_at: String,
+}
+
+impl Provenance {
+    /// This process's provenance for a plan started from `warm_start`.
+    pub fn new(warm_start: WarmStart) -> Provenance {
+        Provenance {
+            loam_commit: env!("LOAM_GIT_COMMIT"),
+            loam_commit_dirty: match env!("LOAM_GIT_DIRTY") {
+                "true" => Some(true),
+                "false" => Some(false),
+                _ => None,
+            },
+            command_line: std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            warm_start,
+            casadi_version: crate::symbolic::casadi_version(),
+            ipopt_version: crate::symbolic::ipopt_version(),
+            written_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        }
+    }
+}
