@@ -396,8 +396,9 @@ pub enum Scheme {
 ///
 /// The default was measured, not assumed: on the hopper's 30-100 mm height sweep on both
 /// terrains (`results/README.md`, "Initial guess"), `rest` took fewer iterations than
-/// `ballistic` on 12 of the 16 heights (44 against 119 on the shipped 60 mm poppy-seed jump,
-/// 26 against 33 on rigid ground) and reached an equal or lower optimum on 13. The problem is
+/// `ballistic` on 11 of the 16 heights (44 against 119 on the shipped 60 mm poppy-seed jump,
+/// 26 against 33 on rigid ground) and reached an equal or lower optimum on 11 of the 14
+/// reachable ones. The problem is
 /// not convex: on poppy seeds at 30, 70 and 80 mm `ballistic` finds a lower optimum.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
