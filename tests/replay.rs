@@ -21,8 +21,13 @@ use loam::solver::SolveSettings;
 use loam::terrain::Terrain;
 
 /// Solves `file` for `height_mm`, saves it as `loam solve` does, reads it back.
+///
+/// From the `ballistic` guess: the replay's fidelity is what these tests check, and from the
+/// default `rest` guess the 80 mm poppy-seed jump lands in another local optimum (objective
+/// 0.0750 against 0.0703, the stance at its 0.2 s bound) whose replay falls 5.9 % short of its
+/// apex (measured; see results/README.md, "Initial guess").
 fn saved_plan(file: &str, height_mm: u32, dir: &Path) -> run::SavedPlan {
-    saved_plan_with(file, height_mm, dir, &[])
+    saved_plan_with(file, height_mm, dir, &["initial_guess=ballistic"])
 }
 
 fn saved_plan_with(file: &str, height_mm: u32, dir: &Path, extra: &[&str]) -> run::SavedPlan {
