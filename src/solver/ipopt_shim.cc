@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <vector>
 
 #include "IpAlgBuilder.hpp"
