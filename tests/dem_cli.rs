@@ -5,6 +5,11 @@ use std::process::{Command, Output};
 
 use loam::sim::dem::Scene;
 
+mod common {
+    pub mod scenes;
+}
+use common::scenes::TINY_BED;
+
 fn loam(args: &[&str], dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_loam"))
         .args(args)
@@ -24,16 +29,10 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-const TINY: &str = "\
-container: { shape: cylinder, radius: 0.03 }
-grains: { radius: 0.004, density: 1000, friction: 0.5, count: 60, seed: 2 }
-settle: { kinetic_energy: 1.0e-9, max_time: 2.0 }
-";
-
 #[test]
 fn prepare_then_intrude_writes_a_checkpoint_and_a_force_table() {
     let dir = folder("e2e");
-    std::fs::write(dir.join("tiny.yaml"), TINY).unwrap();
+    std::fs::write(dir.join("tiny.yaml"), TINY_BED).unwrap();
     let out = loam(&["dem", "prepare", "tiny.yaml", "-o", "tiny.bed"], &dir);
     assert!(out.status.success(), "{}", stderr(&out));
     let out = loam(
@@ -141,7 +140,7 @@ fn a_missing_or_foreign_checkpoint_is_bad_input() {
         &["foreign.bed", "not a loam bed checkpoint"],
     );
     // A real checkpoint cut short.
-    std::fs::write(dir.join("tiny.yaml"), TINY).unwrap();
+    std::fs::write(dir.join("tiny.yaml"), TINY_BED).unwrap();
     assert!(
         loam(&["dem", "prepare", "tiny.yaml", "-o", "tiny.bed"], &dir)
             .status
@@ -157,19 +156,19 @@ fn a_non_positive_time_step_or_radius_is_bad_input_naming_the_field() {
     let dir = folder("scene");
     let cases = [
         (
-            TINY.replace("settle:", "time_step: 0\nsettle:"),
+            TINY_BED.replace("settle:", "time_step: 0\nsettle:"),
             vec!["time_step", "positive"],
         ),
         (
-            TINY.replace("radius: 0.004", "radius: -0.004"),
+            TINY_BED.replace("radius: 0.004", "radius: -0.004"),
             vec!["grains.radius", "positive"],
         ),
         (
-            TINY.replace("friction: 0.5", "friction: 0.5, colour: red"),
+            TINY_BED.replace("friction: 0.5", "friction: 0.5, colour: red"),
             vec!["colour", ".yaml:2:", "expected one of"],
         ),
         (
-            TINY.replace("shape: cylinder", "shape: sphere"),
+            TINY_BED.replace("shape: cylinder", "shape: sphere"),
             vec!["sphere", "cylinder", "box"],
         ),
     ];

@@ -7,6 +7,7 @@
 
 mod common {
     pub mod run;
+    pub mod scenes;
     pub mod temp_dir;
 }
 
@@ -14,6 +15,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use common::run::{assert_exit, loam, shipped};
+use common::scenes::TINY_BED;
 use common::temp_dir::TempDir;
 
 /// A granular plan solved into `dir/run`.
@@ -54,12 +56,6 @@ fn bed(dir: &TempDir, name: &str, radius: f64, fill_height: f64) {
     );
     assert_eq!(out.status, Some(0), "{}", out.dump());
 }
-
-const TINY: &str = "\
-container: { shape: cylinder, radius: 0.03 }
-grains: { radius: 0.004, density: 1000, friction: 0.5, count: 60, seed: 2 }
-settle: { kinetic_energy: 1.0e-9, max_time: 2.0 }
-";
 
 // ---------------------------------------------------------------------------
 // 1. A closed stdout
@@ -295,7 +291,7 @@ fn an_exploding_time_step_is_bad_input() {
     let dir = TempDir::new("dt");
     dir.write(
         "coarse.yaml",
-        &TINY.replace("settle:", "time_step: 0.5\nsettle:"),
+        &TINY_BED.replace("settle:", "time_step: 0.5\nsettle:"),
     );
     let out = loam(
         dir.path(),
@@ -345,7 +341,7 @@ fn an_exploded_bed_is_a_failed_simulation() {
 #[test]
 fn an_intrusion_below_the_floor_is_bad_input_at_once() {
     let dir = TempDir::new("depth");
-    dir.write("tiny.yaml", TINY);
+    dir.write("tiny.yaml", TINY_BED);
     let prepared = loam(
         dir.path(),
         &["dem", "prepare", "tiny.yaml", "-o", "tiny.bed"],

@@ -321,7 +321,7 @@ impl Jump {
                 .phases
                 .iter()
                 .map(|&(domain, nodes, bounds)| PhaseTrajectory {
-                    name: format!("{domain:?}").to_lowercase(),
+                    name: domain.name().into(),
                     duration: 0.1_f64.clamp(bounds.0, bounds.1),
                     states: vec![x.clone(); nodes],
                     controls: vec![vec![0.0]; nodes],

@@ -1601,38 +1601,6 @@ mod tests {
         assert_eq!(r.multipliers.x_lower.len(), 4);
     }
 
-    /// min (x - 0.5)^2, x in [0, 1], g(x) = x >= 2: infeasible.
-    struct Infeasible;
-    impl Nlp for Infeasible {
-        fn eval_f(&mut self, x: &[f64], _: bool) -> Option<f64> {
-            Some((x[0] - 0.5).powi(2))
-        }
-        fn eval_grad_f(&mut self, x: &[f64], _: bool, grad: &mut [f64]) -> bool {
-            grad[0] = 2.0 * (x[0] - 0.5);
-            true
-        }
-        fn eval_g(&mut self, x: &[f64], _: bool, g: &mut [f64]) -> bool {
-            g[0] = x[0];
-            true
-        }
-        fn eval_jac_g(&mut self, _: &[f64], _: bool, v: &mut [f64]) -> bool {
-            v[0] = 1.0;
-            true
-        }
-        fn eval_h(
-            &mut self,
-            _: &[f64],
-            _: bool,
-            of: f64,
-            _: &[f64],
-            _: bool,
-            v: &mut [f64],
-        ) -> bool {
-            v[0] = 2.0 * of;
-            true
-        }
-    }
-
     /// IPOPT driven through loam's own linear solver (`linear_solver: loam`) reaches HS071's
     /// known optimum, as with MUMPS.
     #[test]
@@ -1671,7 +1639,9 @@ mod tests {
         };
         let mut ip = Ipopt::new(&s).unwrap();
         quiet(&mut ip);
-        let r = ip.solve(&mut Infeasible, &[0.5], None, None).unwrap();
+        // The probe's functions, min (x - 0.5)² with g(x) = x, under bounds that make it
+        // infeasible: x in [0, 1], g ≥ 2.
+        let r = ip.solve(&mut super::ProbeNlp, &[0.5], None, None).unwrap();
         assert!(!r.status.is_success(), "status {}", r.status);
         assert_eq!(r.status, IpoptStatus::InfeasibleProblemDetected);
         let best = r.best.expect("best iterate");

@@ -75,9 +75,6 @@ pub struct KktSolver {
     /// Inertia and regularisation of the latest factorisation.
     negative: usize,
     regularized: usize,
-    /// Counters over the solve, for diagnostics.
-    pub factorizations: usize,
-    pub regularized_factorizations: usize,
 }
 
 /// What one factorisation told IPOPT.
@@ -144,11 +141,6 @@ impl KktSolver {
                 } => {
                     self.negative = negative;
                     self.regularized = regularized;
-
-                    self.factorizations += 1;
-                    if regularized > 0 {
-                        self.regularized_factorizations += 1;
-                    }
                 }
             }
         }

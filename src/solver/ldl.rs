@@ -41,9 +41,8 @@ pub enum Factor {
 #[derive(Clone, Debug)]
 pub struct Ldl {
     n: usize,
-    /// `perm[new] = old`, `pinv[old] = new`.
+    /// `perm[new] = old`.
     perm: Vec<usize>,
-    pinv: Vec<usize>,
     /// The permuted matrix's upper triangle by columns (rows ≤ column), diagonal included.
     cp: Vec<usize>,
     ci: Vec<usize>,
@@ -60,6 +59,13 @@ pub struct Ldl {
     rows: Vec<usize>,
     cols: Vec<usize>,
     values: Vec<f64>,
+    /// Workspaces, allocated once per analysis (factorisations and solves run every IPOPT
+    /// iteration).
+    y: Vec<f64>,
+    pattern: Vec<usize>,
+    flag: Vec<usize>,
+    lnz: Vec<usize>,
+    w: Vec<f64>,
 }
 
 const NONE: usize = usize::MAX;
@@ -154,7 +160,6 @@ impl Ldl {
         Ok(Ldl {
             n,
             perm,
-            pinv,
             cx: vec![0.0; ci.len()],
             cp,
             ci,
@@ -167,6 +172,11 @@ impl Ldl {
             rows: rows.to_vec(),
             cols: cols.to_vec(),
             values: vec![0.0; rows.len()],
+            y: vec![0.0; n],
+            pattern: vec![0; n],
+            flag: vec![NONE; n],
+            lnz: vec![0; n],
+            w: vec![0.0; n],
         })
     }
 
@@ -177,11 +187,6 @@ impl Ldl {
     /// Entries of the analysed pattern (one value each in [`Ldl::factor`]).
     pub fn input_nonzeros(&self) -> usize {
         self.rows.len()
-    }
-
-    /// Nonzeros below the diagonal of L.
-    pub fn factor_nonzeros(&self) -> usize {
-        self.lp[self.n]
     }
 
     /// Factorises the matrix with these values (in the order of the analysed pattern).
@@ -201,10 +206,15 @@ impl Ldl {
             self.cx[self.place[k]] += v;
         }
         let n = self.n;
-        let mut y = vec![0.0; n];
-        let mut pattern = vec![0usize; n];
-        let mut flag = vec![NONE; n];
-        let mut lnz = vec![0usize; n];
+        let (y, pattern, flag, lnz) = (
+            &mut self.y,
+            &mut self.pattern,
+            &mut self.flag,
+            &mut self.lnz,
+        );
+        y.fill(0.0);
+        flag.fill(NONE);
+        lnz.fill(0);
         let (mut negative, mut regularized) = (0, 0);
         for k in 0..n {
             // Nonzero pattern of row k of L (a path in the elimination tree) and y = A(0..k, k).
@@ -261,9 +271,12 @@ impl Ldl {
     }
 
     /// Solves with the factors: `x` holds b on entry and the solution on exit.
-    pub fn solve_factored(&self, x: &mut [f64]) {
+    pub fn solve_factored(&mut self, x: &mut [f64]) {
         let n = self.n;
-        let mut w: Vec<f64> = self.perm.iter().map(|&old| x[old]).collect();
+        let w = &mut self.w;
+        for (wi, &old) in w.iter_mut().zip(&self.perm) {
+            *wi = x[old];
+        }
         for j in 0..n {
             let wj = w[j];
             for p in self.lp[j]..self.lp[j + 1] {
@@ -305,7 +318,7 @@ impl Ldl {
     /// Solves A x = b (x holds b on entry), refining against the unperturbed A until the
     /// residual is at round-off level or `max_steps` corrections were made. Returns the final
     /// relative residual ‖b − A x‖∞ / (‖A‖ ‖x‖∞ + ‖b‖∞).
-    pub fn solve_refined(&self, x: &mut [f64], max_steps: usize) -> f64 {
+    pub fn solve_refined(&mut self, x: &mut [f64], max_steps: usize) -> f64 {
         let b = x.to_vec();
         self.solve_factored(x);
         let norm_a = self.max_abs();
@@ -331,16 +344,6 @@ impl Ldl {
             }
         }
         ratio
-    }
-
-    /// The permutation chosen, `perm[new] = old` (for tests and diagnostics).
-    pub fn permutation(&self) -> &[usize] {
-        &self.perm
-    }
-
-    /// The inverse permutation, `pinv[old] = new`.
-    pub fn inverse_permutation(&self) -> &[usize] {
-        &self.pinv
     }
 }
 
