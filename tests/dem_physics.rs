@@ -1,9 +1,10 @@
-//! Textbook checks of the DEM step (hard contact, projected Jacobi, symplectic Euler).
+//! Textbook checks of the projected-Jacobi law's step (hard contact, symplectic Euler).
+//! The Hertz-Mindlin law's are in dem_hertz.rs.
 //! Each scene is small (at most a few hundred grains) so the suite stays quick.
 
 use loam::sim::dem::sdf::Shape;
 use loam::sim::dem::{
-    bed, Backend, Body, BodyGeometry, BodyState, Container, CpuBackend, GrainState, Motion, Scene,
+    bed, Backend, Body, BodyGeometry, BodyState, Container, ContactLaw, CpuBackend, GrainState, Motion, Scene,
     StepParams,
 };
 
@@ -11,6 +12,7 @@ const G: f64 = 9.81;
 
 fn params(friction: f64, gravity: [f64; 3]) -> StepParams {
     StepParams {
+        law: ContactLaw::ProjectedJacobi,
         time_step: 1e-3,
         gravity,
         iterations: 20,
@@ -29,6 +31,7 @@ fn grains(positions: &[[f64; 3]], radius: f64, density: f64) -> GrainState {
         velocity: vec![[0.0; 3]; positions.len()],
         radius: vec![radius; positions.len()],
         inverse_mass: vec![1.0 / mass; positions.len()],
+        angular_velocity: Vec::new(),
     }
 }
 
@@ -246,6 +249,7 @@ fn a_kinematic_body_pushes_grains_and_feels_their_reaction() {
             position: [0.0, 0.0, 0.095],
             velocity: [0.0; 3],
             external_force: [0.0; 3],
+            ..BodyState::default()
         },
     };
     let mut backend = CpuBackend::new();

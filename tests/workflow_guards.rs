@@ -316,6 +316,7 @@ fn an_exploded_bed_is_a_failed_simulation() {
         velocity: vec![[0.0; 3]; 2],
         radius: vec![0.004; 2],
         inverse_mass: vec![1.0; 2],
+        angular_velocity: Vec::new(),
     };
     let info = |fraction: f64, energy: f64| BedInfo {
         surface_height: 0.008,

@@ -5,7 +5,9 @@ use std::time::Instant;
 
 use loam::sim::dem::intrude::{intrude, intrusion_csv, IntrudeSettings};
 use loam::sim::dem::sdf::Shape;
-use loam::sim::dem::{bed, BodyGeometry, CpuBackend, DemError, Scene, StepParams};
+use loam::sim::dem::{
+    bed, BodyGeometry, ContactLaw, CpuBackend, DemError, HertzMindlin, Scene, StepParams,
+};
 
 use super::{interrupt, progress, BadInput};
 
@@ -82,9 +84,20 @@ pub struct BenchDemArgs {
     /// Repeats per size (the median is reported).
     #[arg(long, default_value_t = 3)]
     pub repeat: usize,
-    /// Projected-Jacobi iterations per step.
+    /// The contact law to measure.
+    #[arg(long, value_enum, default_value = "hertz-mindlin")]
+    pub law: LawKind,
+    /// Projected-Jacobi iterations per step (law projected-jacobi).
     #[arg(long, default_value_t = 10)]
     pub iterations: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LawKind {
+    /// Soft spheres (E = 1e7 Pa, ν = 0.3, e = 0.5) at 0.2 of the Rayleigh time.
+    HertzMindlin,
+    /// Hard spheres by projected Jacobi at Δt = 1 ms.
+    ProjectedJacobi,
 }
 
 /// DEM errors the user can fix become `BadInput` (exit code 2).
@@ -128,7 +141,7 @@ fn prepare(args: PrepareArgs) -> anyhow::Result<u8> {
     let mut backend = progress::Stepped::new(
         &mut cpu,
         progress::spinner(false, "pouring and settling"),
-        scene.time_step,
+        scene.time_step(),
     );
     let checkpoint = bed::prepare(&mut backend, &scene).map_err(classify)?;
     drop(backend);
@@ -220,7 +233,7 @@ fn run_intrude(args: IntrudeArgs) -> anyhow::Result<u8> {
     let mut backend = progress::Stepped::new(
         &mut cpu,
         progress::spinner(false, &format!("intruding to {} m", args.depth)),
-        checkpoint.scene.time_step,
+        checkpoint.scene.time_step(),
     );
     let start = Instant::now();
     let samples = intrude(&mut backend, &checkpoint, geometry, &settings).map_err(classify)?;
@@ -243,8 +256,18 @@ pub fn bench(args: BenchDemArgs) -> anyhow::Result<u8> {
     if args.steps == 0 || args.repeat == 0 || args.iterations == 0 {
         return Err(BadInput("--steps, --repeat and --iterations must be ≥ 1".into()).into());
     }
+    let material = HertzMindlin::default();
+    let (law, time_step) = match args.law {
+        LawKind::HertzMindlin => (
+            ContactLaw::HertzMindlin(material),
+            loam::sim::dem::law::DEFAULT_FRACTION
+                * material.rayleigh_time(loam::sim::dem::bench::RADIUS, 1000.0),
+        ),
+        LawKind::ProjectedJacobi => (ContactLaw::ProjectedJacobi, 1e-3),
+    };
     let params = StepParams {
-        time_step: 1e-3,
+        law,
+        time_step,
         gravity: [0.0, 0.0, -9.81],
         iterations: args.iterations,
         relaxation: 1.0,
@@ -253,10 +276,14 @@ pub fn bench(args: BenchDemArgs) -> anyhow::Result<u8> {
         wall_friction: 0.5,
         contact_margin: 0.1,
     };
+    let law_text = match args.law {
+        LawKind::HertzMindlin => "Hertz-Mindlin (E = 1e7 Pa, ν = 0.3, e = 0.5)".to_string(),
+        LawKind::ProjectedJacobi => format!("projected Jacobi, {} iterations", args.iterations),
+    };
     println!(
-        "DEM CPU backend, {} rayon threads, dt = 1 ms, {} Jacobi iterations, {} steps x {} repeats",
+        "DEM CPU backend, {} rayon threads, {law_text}, dt = {:.3e} s, {} steps x {} repeats",
         rayon::current_num_threads(),
-        args.iterations,
+        time_step,
         args.steps,
         args.repeat
     );

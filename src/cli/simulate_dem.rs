@@ -118,7 +118,7 @@ pub fn run(
         quiet,
         &format!("DEM replay (settling, then t ≤ {} s)", args.t_max),
     );
-    let mut engine = super::progress::Stepped::new(engine.as_mut(), spinner, bed.scene.time_step);
+    let mut engine = super::progress::Stepped::new(engine.as_mut(), spinner, bed.scene.time_step());
     let dem = replay_hopper(
         &mut engine,
         &bed,
@@ -139,7 +139,7 @@ pub fn run(
     let added_mass_rest_depth = -terrain.rest_height(robot.total_mass() * robot.gravity);
 
     let out = plan.dir.join(name);
-    let params_dt = settings.time_step.unwrap_or(bed.scene.time_step);
+    let params_dt = settings.time_step.unwrap_or(bed.scene.time_step());
     let written = write_snapshots(&out, &dem, &render_at, params_dt)?;
     let scene = &bed.scene;
     let mut params = scene.step_params();

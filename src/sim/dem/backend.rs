@@ -73,6 +73,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::law::HertzMindlin;
 use super::sdf::{Sdf, Shape, Vec3};
 use super::DemError;
 
@@ -84,6 +85,10 @@ pub struct GrainState {
     pub radius: Vec<f64>,
     /// 1 / mass; 0 pins a grain.
     pub inverse_mass: Vec<f64>,
+    /// ω [rad/s] per grain, or empty for all at rest (the projected-Jacobi law does not spin
+    /// grains and leaves it empty).
+    #[serde(default)]
+    pub angular_velocity: Vec<Vec3>,
 }
 
 impl GrainState {
@@ -98,12 +103,17 @@ impl GrainState {
     /// Every array has the same length, radii are positive, masses are non-negative.
     pub fn check(&self) -> Result<(), DemError> {
         let n = self.position.len();
-        if self.velocity.len() != n || self.radius.len() != n || self.inverse_mass.len() != n {
+        if self.velocity.len() != n
+            || self.radius.len() != n
+            || self.inverse_mass.len() != n
+            || !(self.angular_velocity.is_empty() || self.angular_velocity.len() == n)
+        {
             return Err(DemError::Invalid(format!(
-                "grain arrays differ in length: {n} positions, {} velocities, {} radii, {} inverse masses",
+                "grain arrays differ in length: {n} positions, {} velocities, {} radii, {} inverse masses, {} angular velocities",
                 self.velocity.len(),
                 self.radius.len(),
-                self.inverse_mass.len()
+                self.inverse_mass.len(),
+                self.angular_velocity.len()
             )));
         }
         if let Some(i) = self
@@ -221,12 +231,24 @@ impl Sdf for BodyGeometry {
 pub enum Motion {
     /// Moves with the velocity it is given (`Backend::set_body`), whatever the grains do.
     Kinematic,
-    /// Moves under gravity, its external force and the grains' impulses (two-way coupling).
+    /// Moves under gravity, its external force and the grains' impulses (two-way coupling),
+    /// keeping its orientation: a guided body, like the hopper's foot on its rod.
     Dynamic,
+    /// Dynamic and free to rotate under the grains' torques and its external torque, with
+    /// the given principal moments of inertia [kg m²] about its origin in its own frame.
+    /// Only the Hertz-Mindlin law turns bodies.
+    Rotating { inertia: Vec3 },
 }
 
-/// A rigid body the grains collide with. Bodies translate only; their frame is parallel to
-/// the world frame, with origin at `state.position`.
+impl Motion {
+    /// Whether the grains' forces move the body.
+    pub fn is_dynamic(&self) -> bool {
+        !matches!(self, Motion::Kinematic)
+    }
+}
+
+/// A rigid body the grains collide with. Its frame has its origin at `state.position` and is
+/// turned by `state.orientation` (the projected-Jacobi law keeps every body unturned).
 #[derive(Clone, Debug)]
 pub struct Body {
     pub geometry: BodyGeometry,
@@ -238,13 +260,68 @@ pub struct Body {
     pub state: BodyState,
 }
 
-/// A body's position and velocity, and the external force applied to it (besides gravity,
-/// which every dynamic body feels).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// A body's pose and twist, and the external force and torque applied to it (besides
+/// gravity, which every dynamic body feels).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BodyState {
     pub position: Vec3,
     pub velocity: Vec3,
     pub external_force: Vec3,
+    /// Unit quaternion (w, x, y, z) from the body frame to the world. Default: identity.
+    #[serde(default = "identity")]
+    pub orientation: [f64; 4],
+    /// Ω [rad/s] in the world frame.
+    #[serde(default)]
+    pub angular_velocity: Vec3,
+    /// External torque about the body's origin, world frame [N m].
+    #[serde(default)]
+    pub external_torque: Vec3,
+}
+
+fn identity() -> [f64; 4] {
+    [1.0, 0.0, 0.0, 0.0]
+}
+
+impl Default for BodyState {
+    fn default() -> Self {
+        BodyState {
+            position: [0.0; 3],
+            velocity: [0.0; 3],
+            external_force: [0.0; 3],
+            orientation: identity(),
+            angular_velocity: [0.0; 3],
+            external_torque: [0.0; 3],
+        }
+    }
+}
+
+impl BodyState {
+    /// The body's rotation matrix (body frame to world), rows first.
+    pub fn rotation(&self) -> [[f64; 3]; 3] {
+        let [w, x, y, z] = self.orientation;
+        [
+            [
+                1.0 - 2.0 * (y * y + z * z),
+                2.0 * (x * y - w * z),
+                2.0 * (x * z + w * y),
+            ],
+            [
+                2.0 * (x * y + w * z),
+                1.0 - 2.0 * (x * x + z * z),
+                2.0 * (y * z - w * x),
+            ],
+            [
+                2.0 * (x * z - w * y),
+                2.0 * (y * z + w * x),
+                1.0 - 2.0 * (x * x + y * y),
+            ],
+        ]
+    }
+
+    /// Whether the orientation is the identity.
+    pub fn is_unturned(&self) -> bool {
+        self.orientation == identity()
+    }
 }
 
 /// The grains' force and torque (about the body's origin) on a body, averaged over the last
@@ -257,9 +334,43 @@ pub struct BodyForce {
     pub contacts: usize,
 }
 
+/// The contact law a step applies.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "law", deny_unknown_fields)]
+pub enum ContactLaw {
+    /// Soft spheres that spin: Hertz-Mindlin with tangential history ([`super::law`]). Forces
+    /// are a property of the material and converge as Δt shrinks. The default.
+    HertzMindlin(HertzMindlin),
+    /// Hard, non-spinning spheres solved by projected Jacobi (GranularGym, the step in these
+    /// docs): fast at a 1 ms step, but the bed's resistance grows with the iteration count,
+    /// so its forces are approximate.
+    ProjectedJacobi,
+}
+
+impl Default for ContactLaw {
+    fn default() -> Self {
+        ContactLaw::HertzMindlin(HertzMindlin::default())
+    }
+}
+
+impl ContactLaw {
+    /// The name used in scene files and reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ContactLaw::HertzMindlin(_) => "hertz_mindlin",
+            ContactLaw::ProjectedJacobi => "projected_jacobi",
+        }
+    }
+}
+
 /// Numerical parameters of the step (see the module docs for where each enters).
+/// `iterations`, `relaxation`, `stabilisation` and `contact_margin` apply to the
+/// projected-Jacobi law only.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepParams {
+    /// The contact law.
+    #[serde(default)]
+    pub law: ContactLaw,
     /// Δt [s].
     pub time_step: f64,
     /// g [m/s²], a vector (normally [0, 0, −9.81]).
@@ -291,6 +402,10 @@ impl StepParams {
             }
         };
         positive("time_step", self.time_step)?;
+        if let ContactLaw::HertzMindlin(law) = &self.law {
+            law.check()
+                .map_err(|(field, message)| DemError::Invalid(format!("{field} {message}")))?;
+        }
         positive("relaxation", self.relaxation)?;
         if self.iterations == 0 {
             return Err(DemError::Invalid(

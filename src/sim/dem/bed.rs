@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::backend::{Backend, Container, GrainState};
+use super::backend::{Backend, Container, ContactLaw, GrainState};
 use super::scene::Scene;
 use super::sdf::Vec3;
 use super::DemError;
@@ -41,7 +41,7 @@ pub struct BedInfo {
 /// The first bytes of every checkpoint file.
 pub const MAGIC: &[u8; 8] = b"LOAMDEM\n";
 /// The format version this build writes and reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// SplitMix64: a tiny, well-mixed generator; enough for jitter and radii.
 pub struct Rng(u64);
@@ -141,13 +141,14 @@ pub fn pour(scene: &Scene) -> GrainState {
         position,
         radius,
         inverse_mass,
+        angular_velocity: Vec::new(),
     }
 }
 
 /// Steps until the mean kinetic energy per grain is below the scene's threshold (checked
 /// every 20 steps, after at least 0.05 s) or `max_time` runs out. Returns (settled, time).
 pub fn settle(backend: &mut dyn Backend, scene: &Scene) -> Result<(bool, f64), DemError> {
-    let dt = scene.time_step;
+    let dt = scene.time_step();
     let chunk = 20;
     let max_steps = (scene.settle.max_time / dt).ceil() as usize;
     let min_steps = (0.05 / dt).ceil() as usize;
@@ -312,7 +313,9 @@ struct Header {
 impl Checkpoint {
     /// The file's bytes: MAGIC, version (u32 LE), header length (u64 LE), the JSON header
     /// (scene and bed info), the grain count (u64 LE), then positions, velocities (3 f64
-    /// each), radii and inverse masses as little-endian f64, so the state is bit-exact.
+    /// each), radii, inverse masses and angular velocities (3 f64 each) as little-endian f64,
+    /// so the state is bit-exact. Version 1 had no angular velocities and only the
+    /// projected-Jacobi law; it is still read (grains at rest, law projected_jacobi).
     pub fn to_bytes(&self) -> Vec<u8> {
         let header = Header {
             scene: self.scene.clone(),
@@ -335,6 +338,12 @@ impl Checkpoint {
         }
         for x in self.grains.radius.iter().chain(&self.grains.inverse_mass) {
             out.extend_from_slice(&x.to_le_bytes());
+        }
+        for i in 0..n {
+            let w = self.grains.angular_velocity.get(i).copied().unwrap_or([0.0; 3]);
+            for x in w {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
         }
         out
     }
@@ -372,13 +381,13 @@ impl Checkpoint {
             Ok(slice)
         };
         let version = u32::from_le_bytes(take(4)?.try_into().unwrap_or_default());
-        if version != VERSION {
+        if version != VERSION && version != 1 {
             return Err(format!(
                 "checkpoint format version {version}; this loam reads version {VERSION}"
             ));
         }
         let len = u64::from_le_bytes(take(8)?.try_into().unwrap_or_default()) as usize;
-        let header: Header = serde_json::from_slice(take(len)?)
+        let mut header: Header = serde_json::from_slice(take(len)?)
             .map_err(|e| format!("damaged checkpoint header: {e}"))?;
         let n = u64::from_le_bytes(take(8)?.try_into().unwrap_or_default()) as usize;
         if n != header.grains {
@@ -387,7 +396,14 @@ impl Checkpoint {
                 header.grains
             ));
         }
-        let data = take(n.checked_mul(64).ok_or("damaged checkpoint: grain count")?)?;
+        if version == 1 {
+            header.scene.contact = ContactLaw::ProjectedJacobi;
+        }
+        let per_grain = if version == 1 { 64 } else { 88 };
+        let data = take(
+            n.checked_mul(per_grain)
+                .ok_or("damaged checkpoint: grain count")?,
+        )?;
         let f = |k: usize| f64::from_le_bytes(data[8 * k..8 * k + 8].try_into().unwrap_or([0; 8]));
         let vec3 =
             |base: usize, i: usize| [f(base + 3 * i), f(base + 3 * i + 1), f(base + 3 * i + 2)];
@@ -396,6 +412,11 @@ impl Checkpoint {
             velocity: (0..n).map(|i| vec3(3 * n, i)).collect(),
             radius: (0..n).map(|i| f(6 * n + i)).collect(),
             inverse_mass: (0..n).map(|i| f(7 * n + i)).collect(),
+            angular_velocity: if version == 1 {
+                Vec::new()
+            } else {
+                (0..n).map(|i| vec3(8 * n, i)).collect()
+            },
         };
         grains
             .check()

@@ -6,6 +6,9 @@ use super::backend::{Backend, Container, GrainState, StepParams, Timings};
 use super::cpu::CpuBackend;
 use super::DemError;
 
+/// The benchmark grains' radius [m].
+pub const RADIUS: f64 = 0.002;
+
 /// One benchmark measurement.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BenchRow {
@@ -25,7 +28,7 @@ pub struct BenchRow {
 /// packing inside a cylinder whose column is about four diameters tall, GranularGym's
 /// "grains at rest in a tall column" at Δt = 1 ms.
 pub fn column(count: usize) -> (GrainState, Container) {
-    let r: f64 = 0.002;
+    let r: f64 = RADIUS;
     let d = 2.0 * r * 1.0005;
     let volume = count as f64 * 4.0 / 3.0 * std::f64::consts::PI * r.powi(3) / 0.74;
     let radius = (volume / (8.0 * std::f64::consts::PI)).cbrt().max(3.0 * d);
@@ -61,6 +64,7 @@ pub fn column(count: usize) -> (GrainState, Container) {
             radius: vec![r; count],
             inverse_mass: vec![1.0 / mass; count],
             position,
+            angular_velocity: Vec::new(),
         },
         Container::Cylinder { radius },
     )

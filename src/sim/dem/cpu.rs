@@ -14,8 +14,10 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::backend::{
-    Backend, Body, BodyForce, BodyState, Container, GrainState, Motion, StepParams, Timings,
+    Backend, Body, BodyForce, BodyState, Container, ContactLaw, GrainState, Motion, StepParams,
+    Timings,
 };
+use super::hertz::HertzCpu;
 use super::sdf::{Sdf, Vec3};
 use super::DemError;
 
@@ -46,9 +48,9 @@ struct Contact {
     impulse: Vec3,
 }
 
-/// The rayon CPU backend. Build with [`CpuBackend::new`], then [`Backend::upload`].
+/// The projected-Jacobi step on the CPU (the law [`ContactLaw::ProjectedJacobi`]).
 #[derive(Default)]
-pub struct CpuBackend {
+pub struct JacobiCpu {
     grains: GrainState,
     container: Option<Container>,
     bodies: Vec<Body>,
@@ -102,11 +104,7 @@ pub struct CpuBackend {
     timings: Timings,
 }
 
-impl CpuBackend {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
+impl JacobiCpu {
     fn params(&self) -> Result<StepParams, DemError> {
         self.params
             .ok_or_else(|| DemError::Invalid("the backend has no bed: call upload first".into()))
@@ -142,7 +140,7 @@ impl CpuBackend {
             let v = body.state.velocity;
             self.predicted_body.push(match body.motion {
                 Motion::Kinematic => v,
-                Motion::Dynamic => {
+                Motion::Dynamic | Motion::Rotating { .. } => {
                     let f = body.state.external_force;
                     let m = body.mass;
                     [
@@ -506,7 +504,7 @@ impl CpuBackend {
             let p = self.predicted_body[k];
             self.velocity_body[k] = match body.motion {
                 Motion::Kinematic => p,
-                Motion::Dynamic => {
+                Motion::Dynamic | Motion::Rotating { .. } => {
                     let mut s = [0.0; 3];
                     for &c in &self.body_contacts[k] {
                         let l = impulse[c as usize];
@@ -788,7 +786,7 @@ fn cross(a: Vec3, b: Vec3) -> Vec3 {
     ]
 }
 
-fn cell_of(x: Vec3, h: f64) -> [i64; 3] {
+pub(super) fn cell_of(x: Vec3, h: f64) -> [i64; 3] {
     [
         (x[0] / h).floor() as i64,
         (x[1] / h).floor() as i64,
@@ -798,12 +796,12 @@ fn cell_of(x: Vec3, h: f64) -> [i64; 3] {
 
 /// The three cell coordinates packed into one integer (21 bits each, wrapping): equal keys
 /// are equal cells for any bed smaller than 2²¹ cells across.
-fn cell_key(c: [i64; 3]) -> u64 {
+pub(super) fn cell_key(c: [i64; 3]) -> u64 {
     let m = (1u64 << 21) - 1;
     ((c[0] as u64) & m) | (((c[1] as u64) & m) << 21) | (((c[2] as u64) & m) << 42)
 }
 
-fn hash(c: [i64; 3]) -> u64 {
+pub(super) fn hash(c: [i64; 3]) -> u64 {
     (c[0] as u64).wrapping_mul(73856093)
         ^ (c[1] as u64).wrapping_mul(19349663)
         ^ (c[2] as u64).wrapping_mul(83492791)
@@ -813,7 +811,7 @@ fn hash(c: [i64; 3]) -> u64 {
 /// along the axes and diagonals until the SDF is positive and then adding it (an SDF bounds
 /// the distance to the surface, so origin-distance + f(p) ≥ every surface point's distance
 /// in that direction). Generous by design; only used to skip far grains.
-fn bounding_radius(body: &Body) -> f64 {
+pub(super) fn bounding_radius(body: &Body) -> f64 {
     let g = &body.geometry;
     let mut reach: f64 = 0.0;
     let dirs: [Vec3; 14] = [
@@ -848,7 +846,7 @@ fn bounding_radius(body: &Body) -> f64 {
     reach * 3f64.sqrt()
 }
 
-impl Backend for CpuBackend {
+impl Backend for JacobiCpu {
     fn upload(
         &mut self,
         grains: &GrainState,
@@ -859,6 +857,12 @@ impl Backend for CpuBackend {
         grains.check()?;
         params.check()?;
         for (k, body) in bodies.iter().enumerate() {
+            if matches!(body.motion, Motion::Rotating { .. }) || !body.state.is_unturned() {
+                return Err(DemError::Invalid(format!(
+                    "body {k} turns; the projected_jacobi contact law moves bodies by \
+                     translation only (use hertz_mindlin)"
+                )));
+            }
             if body.motion == Motion::Dynamic && !(body.mass > 0.0 && body.mass.is_finite()) {
                 return Err(DemError::Invalid(format!(
                     "body {k} is dynamic with mass {}; its mass must be positive",
@@ -940,6 +944,137 @@ impl Backend for CpuBackend {
 
     fn reset_timings(&mut self) {
         self.timings = Timings::default();
+    }
+
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+}
+
+/// The rayon CPU backend. Build with [`CpuBackend::new`], then [`Backend::upload`]: the law
+/// in the step parameters picks the step, projected Jacobi (above) or Hertz-Mindlin
+/// ([`super::hertz`]).
+#[derive(Default)]
+pub struct CpuBackend {
+    jacobi: JacobiCpu,
+    hertz: HertzCpu,
+    soft: bool,
+}
+
+impl CpuBackend {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Neighbour-list builds since upload (Hertz-Mindlin only; 0 otherwise).
+    pub fn neighbour_builds(&self) -> usize {
+        if self.soft {
+            self.hertz.builds()
+        } else {
+            0
+        }
+    }
+}
+
+impl Backend for CpuBackend {
+    fn upload(
+        &mut self,
+        grains: &GrainState,
+        container: &Container,
+        bodies: &[Body],
+        params: &StepParams,
+    ) -> Result<(), DemError> {
+        grains.check()?;
+        params.check()?;
+        self.soft = matches!(params.law, ContactLaw::HertzMindlin(_));
+        if self.soft {
+            for (k, body) in bodies.iter().enumerate() {
+                if body.motion.is_dynamic() && !(body.mass > 0.0 && body.mass.is_finite()) {
+                    return Err(DemError::Invalid(format!(
+                        "body {k} is dynamic with mass {}; its mass must be positive",
+                        body.mass
+                    )));
+                }
+                if let Motion::Rotating { inertia } = body.motion {
+                    if !inertia.iter().all(|i| *i > 0.0 && i.is_finite()) {
+                        return Err(DemError::Invalid(format!(
+                            "body {k} rotates with moments of inertia {inertia:?}; each must \
+                             be positive"
+                        )));
+                    }
+                }
+            }
+            self.hertz.upload(grains, container, bodies, params)
+        } else {
+            self.jacobi.upload(grains, container, bodies, params)
+        }
+    }
+
+    fn set_params(&mut self, params: &StepParams) -> Result<(), DemError> {
+        params.check()?;
+        if self.soft != matches!(params.law, ContactLaw::HertzMindlin(_)) {
+            return Err(DemError::Invalid(
+                "set_params cannot change the contact law; upload the bed again".into(),
+            ));
+        }
+        if self.soft {
+            self.hertz.set_params(params)
+        } else {
+            self.jacobi.set_params(params)
+        }
+    }
+
+    fn set_body(&mut self, index: usize, state: BodyState) -> Result<(), DemError> {
+        if self.soft {
+            self.hertz.set_body(index, state)
+        } else {
+            self.jacobi.set_body(index, state)
+        }
+    }
+
+    fn step(&mut self, steps: usize) -> Result<(), DemError> {
+        if self.soft {
+            self.hertz.step(steps)
+        } else {
+            self.jacobi.step(steps)
+        }
+    }
+
+    fn grains(&self) -> Result<GrainState, DemError> {
+        if self.soft {
+            Ok(self.hertz.grains())
+        } else {
+            self.jacobi.grains()
+        }
+    }
+
+    fn bodies(&self) -> Result<Vec<BodyState>, DemError> {
+        if self.soft {
+            Ok(self.hertz.bodies())
+        } else {
+            self.jacobi.bodies()
+        }
+    }
+
+    fn body_forces(&self) -> Result<Vec<BodyForce>, DemError> {
+        if self.soft {
+            Ok(self.hertz.body_forces())
+        } else {
+            self.jacobi.body_forces()
+        }
+    }
+
+    fn timings(&self) -> Timings {
+        if self.soft {
+            self.hertz.timings()
+        } else {
+            self.jacobi.timings()
+        }
+    }
+
+    fn reset_timings(&mut self) {
+        self.hertz.reset_timings();
+        self.jacobi.reset_timings();
     }
 
     fn name(&self) -> &'static str {

@@ -1343,7 +1343,7 @@ impl Backend for CudaBackend {
                 friction: body.friction,
                 inverse_mass: match body.motion {
                     Motion::Kinematic => 0.0,
-                    Motion::Dynamic => 1.0 / body.mass,
+                    Motion::Dynamic | Motion::Rotating { .. } => 1.0 / body.mass,
                 },
                 position: body.state.position,
                 velocity: body.state.velocity,
@@ -1428,6 +1428,7 @@ impl Backend for CudaBackend {
                 position: b.position,
                 velocity: b.velocity,
                 external_force: f,
+                ..BodyState::default()
             })
             .collect())
     }

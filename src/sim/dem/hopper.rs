@@ -219,6 +219,7 @@ pub fn replay_hopper(
             position: [0.0, 0.0, centre_of(x[Z_F])],
             velocity: [0.0; 3],
             external_force: [0.0; 3],
+            ..BodyState::default()
         },
     };
     backend.upload(&bed.grains, &scene.container, &[foot], &params)?;

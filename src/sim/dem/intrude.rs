@@ -86,6 +86,7 @@ pub fn intrude(
         position: [0.0, 0.0, surface + start + bottom],
         velocity,
         external_force: [0.0; 3],
+        ..BodyState::default()
     };
     let body = Body {
         geometry,

@@ -31,8 +31,10 @@ pub mod bed;
 pub mod bench;
 pub mod cpu;
 pub mod cuda;
+pub mod hertz;
 pub mod hopper;
 pub mod intrude;
+pub mod law;
 pub mod mesh;
 pub mod render;
 pub mod scene;
@@ -42,9 +44,10 @@ pub mod snapshot;
 use std::path::PathBuf;
 
 pub use backend::{
-    Backend, Body, BodyForce, BodyGeometry, BodyState, Container, GrainState, Motion, StepParams,
-    Timings,
+    Backend, Body, BodyForce, BodyGeometry, BodyState, Container, ContactLaw, GrainState, Motion,
+    StepParams, Timings,
 };
+pub use law::HertzMindlin;
 pub use bed::Checkpoint;
 pub use cpu::CpuBackend;
 pub use scene::Scene;

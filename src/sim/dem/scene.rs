@@ -11,7 +11,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::backend::{Container, StepParams};
+use super::backend::{Container, ContactLaw, StepParams};
+use super::law;
 use super::DemError;
 use crate::problem::load_yaml;
 
@@ -25,11 +26,18 @@ pub struct Scene {
     /// g [m/s²], pointing down −z. Default 9.81.
     #[serde(default = "default_gravity")]
     pub gravity: f64,
-    /// Δt [s]. Default 1e-3 (GranularGym's step; hard contacts allow it).
-    #[serde(default = "default_time_step")]
-    pub time_step: f64,
+    /// The contact law and its material: `{law: hertz_mindlin, youngs_modulus, poisson_ratio,
+    /// restitution, rolling_friction}` (the default) or `{law: projected_jacobi}` (hard
+    /// contacts, tuned by `solver`).
     #[serde(default)]
-    pub solver: SolverSettings,
+    pub contact: ContactLaw,
+    /// Δt [s]. Default: 0.2 of the Rayleigh time of the smallest grain for hertz_mindlin
+    /// (and at most 0.4 of it is accepted), 1e-3 for projected_jacobi (GranularGym's step).
+    #[serde(default)]
+    pub time_step: Option<f64>,
+    /// Projected-Jacobi settings (law projected_jacobi only).
+    #[serde(default)]
+    pub solver: Option<SolverSettings>,
     #[serde(default)]
     pub settle: SettleSettings,
 }
@@ -118,9 +126,8 @@ impl Default for SettleSettings {
 fn default_gravity() -> f64 {
     9.81
 }
-fn default_time_step() -> f64 {
-    1e-3
-}
+/// The projected-Jacobi law's default step [s].
+pub const JACOBI_TIME_STEP: f64 = 1e-3;
 fn default_seed() -> u64 {
     1
 }
@@ -173,6 +180,16 @@ impl Scene {
                 Err((field, format!("is {v}; it must be ≥ 0")))
             }
         }
+        fn friction(field: &'static str, v: f64) -> Result<(), (&'static str, String)> {
+            if (0.0..=10.0).contains(&v) {
+                Ok(())
+            } else {
+                Err((
+                    field,
+                    format!("is {v}; a Coulomb friction coefficient must be in [0, 10]"),
+                ))
+            }
+        }
         match self.container {
             Container::Cylinder { radius } => positive("container.radius", radius)?,
             Container::Box { half_x, half_y } => {
@@ -183,9 +200,9 @@ impl Scene {
         let g = &self.grains;
         positive("grains.radius", g.radius)?;
         positive("grains.density", g.density)?;
-        non_negative("grains.friction", g.friction)?;
+        friction("grains.friction", g.friction)?;
         if let Some(w) = g.wall_friction {
-            non_negative("grains.wall_friction", w)?;
+            friction("grains.wall_friction", w)?;
         }
         if !(0.0..0.5).contains(&g.size_spread) {
             return Err((
@@ -215,12 +232,55 @@ impl Scene {
             ));
         }
         positive("gravity", self.gravity)?;
-        positive("time_step", self.time_step)?;
+        if let Some(dt) = self.time_step {
+            positive("time_step", dt)?;
+        }
+        let smallest = g.radius * (1.0 - g.size_spread);
+        if let ContactLaw::HertzMindlin(material) = &self.contact {
+            material.check().map_err(|(field, message)| {
+                (
+                    match field {
+                        "youngs_modulus" => "contact.youngs_modulus",
+                        "poisson_ratio" => "contact.poisson_ratio",
+                        "restitution" => "contact.restitution",
+                        _ => "contact.rolling_friction",
+                    },
+                    message,
+                )
+            })?;
+            if self.solver.is_some() {
+                return Err((
+                    "solver",
+                    "applies to `contact: {law: projected_jacobi}` only; this scene's law is \
+                     hertz_mindlin (remove `solver`, or choose projected_jacobi)"
+                        .into(),
+                ));
+            }
+            let rayleigh = material.rayleigh_time(smallest, g.density);
+            let limit = law::MAX_FRACTION * rayleigh;
+            if self.time_step() > limit {
+                return Err((
+                    "time_step",
+                    format!(
+                        "is {} s; Hertz-Mindlin contacts of these grains (E = {} Pa, ν = {}, \
+                         ρ = {} kg/m³, smallest radius {smallest:.3e} m) are stable below {} of \
+                         the Rayleigh time {rayleigh:.3e} s, i.e. {limit:.3e} s; leave \
+                         time_step out to step at {:.3e} s",
+                        self.time_step(),
+                        material.youngs_modulus,
+                        material.poisson_ratio,
+                        g.density,
+                        law::MAX_FRACTION,
+                        law::DEFAULT_FRACTION * rayleigh
+                    ),
+                ));
+            }
+        }
         // From rest, gravity alone moves a grain g Δt² in one step; beyond the smallest grain's
         // radius grains pass through each other before a contact can hold them, and the bed
         // explodes (Δt = 0.5 s was saved as "settled" at a volume fraction of 1.9e303).
-        let smallest = g.radius * (1.0 - g.size_spread);
-        let fall = self.gravity * self.time_step * self.time_step;
+        let dt = self.time_step();
+        let fall = self.gravity * dt * dt;
         if fall >= smallest {
             return Err((
                 "time_step",
@@ -229,13 +289,13 @@ impl Scene {
                      step, not less than the smallest grain radius ({smallest:.3e} m), so grains \
                      pass through each other; it must be below √(r_min/g) = {:.3e} s \
                      (the default is 0.001 s)",
-                    self.time_step,
+                    dt,
                     self.gravity,
                     (smallest / self.gravity).sqrt()
                 ),
             ));
         }
-        let s = &self.solver;
+        let s = &self.solver_settings();
         if s.iterations == 0 {
             return Err(("solver.iterations", "is 0; it must be ≥ 1".into()));
         }
@@ -276,17 +336,39 @@ impl Scene {
         }
     }
 
+    /// The projected-Jacobi settings (defaults when not given).
+    pub fn solver_settings(&self) -> SolverSettings {
+        self.solver.clone().unwrap_or_default()
+    }
+
+    /// Δt: the one given, or the law's default (see `time_step`).
+    pub fn time_step(&self) -> f64 {
+        if let Some(dt) = self.time_step {
+            return dt;
+        }
+        match &self.contact {
+            ContactLaw::HertzMindlin(material) => {
+                let g = &self.grains;
+                law::DEFAULT_FRACTION
+                    * material.rayleigh_time(g.radius * (1.0 - g.size_spread), g.density)
+            }
+            ContactLaw::ProjectedJacobi => JACOBI_TIME_STEP,
+        }
+    }
+
     /// The step parameters the scene asks for.
     pub fn step_params(&self) -> StepParams {
+        let solver = self.solver_settings();
         StepParams {
-            time_step: self.time_step,
+            law: self.contact,
+            time_step: self.time_step(),
             gravity: [0.0, 0.0, -self.gravity],
-            iterations: self.solver.iterations,
-            relaxation: self.solver.relaxation,
-            stabilisation: self.solver.stabilisation,
+            iterations: solver.iterations,
+            relaxation: solver.relaxation,
+            stabilisation: solver.stabilisation,
             friction: self.grains.friction,
             wall_friction: self.grains.wall_friction.unwrap_or(self.grains.friction),
-            contact_margin: self.solver.contact_margin,
+            contact_margin: solver.contact_margin,
         }
     }
 }
