@@ -47,6 +47,7 @@ fn dropped_disc_depth(mass: f64) -> (f64, f64) {
             position: [0.0, 0.0, bed.info.surface_height + r + 0.5 * thickness],
             velocity: [0.0; 3],
             external_force: [0.0; 3],
+            ..BodyState::default()
         },
     };
     let mut backend = CpuBackend::new();
@@ -86,6 +87,7 @@ fn the_bed_resists_a_slowly_pressed_disc_more_the_deeper_it_goes() {
         sample_travel: Some(0.005),
         friction: None,
         iterations: None,
+        time_step: None,
     };
     let mut backend = CpuBackend::new();
     let samples = intrude(

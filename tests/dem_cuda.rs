@@ -352,6 +352,7 @@ fn gpu_and_cpu_sink_a_dropped_disc_to_the_same_depth() {
         },
     };
     let params = StepParams {
+        law: loam::sim::dem::ContactLaw::ProjectedJacobi,
         time_step: 1e-3,
         gravity: [0.0, 0.0, -9.81],
         iterations: 20,

@@ -5,7 +5,7 @@
 use loam::sim::dem::law::{HertzMindlin, DEFAULT_FRACTION};
 use loam::sim::dem::sdf::Shape;
 use loam::sim::dem::{
-    Backend, Body, BodyGeometry, BodyState, Container, ContactLaw, CpuBackend, GrainState, Motion,
+    Backend, Body, BodyGeometry, BodyState, ContactLaw, Container, CpuBackend, GrainState, Motion,
     StepParams,
 };
 
@@ -191,7 +191,11 @@ fn a_resting_grain_overlaps_the_floor_by_hertzs_static_overlap() {
         (overlap - expected).abs() < 1e-3 * expected,
         "overlap {overlap:.6e} m, Hertz {expected:.6e} m"
     );
-    assert!(norm(g.velocity[0]) < 1e-6, "still moving: {:?}", g.velocity[0]);
+    assert!(
+        norm(g.velocity[0]) < 1e-6,
+        "still moving: {:?}",
+        g.velocity[0]
+    );
 }
 
 /// An oblique, spinning collision of two grains in free space conserves linear momentum and
@@ -232,11 +236,21 @@ fn an_oblique_collision_conserves_momentum_and_angular_momentum() {
     backend.step(2000).unwrap();
     let after = backend.grains().unwrap();
     // They met and parted.
-    assert!(after.velocity[0][0] < 0.5, "no collision: {:?}", after.velocity);
+    assert!(
+        after.velocity[0][0] < 0.5,
+        "no collision: {:?}",
+        after.velocity
+    );
     let (p1, l1) = totals(&after);
     for k in 0..3 {
-        assert!((p1[k] - p0[k]).abs() < 1e-12 * norm(p0), "momentum {p0:?} → {p1:?}");
-        assert!((l1[k] - l0[k]).abs() < 1e-12 * norm(l0).max(1e-12), "angular momentum {l0:?} → {l1:?}");
+        assert!(
+            (p1[k] - p0[k]).abs() < 1e-12 * norm(p0),
+            "momentum {p0:?} → {p1:?}"
+        );
+        assert!(
+            (l1[k] - l0[k]).abs() < 1e-12 * norm(l0).max(1e-12),
+            "angular momentum {l0:?} → {l1:?}"
+        );
     }
 }
 

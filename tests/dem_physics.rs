@@ -4,8 +4,8 @@
 
 use loam::sim::dem::sdf::Shape;
 use loam::sim::dem::{
-    bed, Backend, Body, BodyGeometry, BodyState, Container, ContactLaw, CpuBackend, GrainState, Motion, Scene,
-    StepParams,
+    bed, Backend, Body, BodyGeometry, BodyState, ContactLaw, Container, CpuBackend, GrainState,
+    Motion, Scene, StepParams,
 };
 
 const G: f64 = 9.81;

@@ -65,9 +65,12 @@ pub struct IntrudeArgs {
     /// Grid spacing of the mesh's signed distance field [m].
     #[arg(long, default_value_t = 0.001)]
     pub spacing: f64,
-    /// Jacobi iterations per step (default: the bed scene's).
+    /// Jacobi iterations per step (projected_jacobi beds; default: the bed scene's).
     #[arg(long)]
     pub iterations: Option<usize>,
+    /// Δt [s] (default: the bed scene's; at most the contact law's stable step).
+    #[arg(long)]
+    pub time_step: Option<f64>,
     /// Output CSV (default: results/intrude/<checkpoint name>_<body>.csv).
     #[arg(long, short)]
     pub output: Option<PathBuf>,
@@ -224,6 +227,7 @@ fn run_intrude(args: IntrudeArgs) -> anyhow::Result<u8> {
         sample_travel: None,
         friction: None,
         iterations: args.iterations,
+        time_step: args.time_step,
     };
     let output = args.output.unwrap_or_else(|| {
         Path::new("results/intrude").join(format!("{}_{:?}.csv", stem(&args.checkpoint), args.body))
@@ -233,7 +237,7 @@ fn run_intrude(args: IntrudeArgs) -> anyhow::Result<u8> {
     let mut backend = progress::Stepped::new(
         &mut cpu,
         progress::spinner(false, &format!("intruding to {} m", args.depth)),
-        checkpoint.scene.time_step(),
+        args.time_step.unwrap_or(checkpoint.scene.time_step()),
     );
     let start = Instant::now();
     let samples = intrude(&mut backend, &checkpoint, geometry, &settings).map_err(classify)?;

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::backend::{Backend, Container, ContactLaw, GrainState};
+use super::backend::{Backend, ContactLaw, Container, GrainState};
 use super::scene::Scene;
 use super::sdf::Vec3;
 use super::DemError;
@@ -340,7 +340,12 @@ impl Checkpoint {
             out.extend_from_slice(&x.to_le_bytes());
         }
         for i in 0..n {
-            let w = self.grains.angular_velocity.get(i).copied().unwrap_or([0.0; 3]);
+            let w = self
+                .grains
+                .angular_velocity
+                .get(i)
+                .copied()
+                .unwrap_or([0.0; 3]);
             for x in w {
                 out.extend_from_slice(&x.to_le_bytes());
             }

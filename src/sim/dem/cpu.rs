@@ -14,7 +14,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::backend::{
-    Backend, Body, BodyForce, BodyState, Container, ContactLaw, GrainState, Motion, StepParams,
+    Backend, Body, BodyForce, BodyState, ContactLaw, Container, GrainState, Motion, StepParams,
     Timings,
 };
 use super::hertz::HertzCpu;

@@ -1246,8 +1246,8 @@ impl DeviceBed {
 // ---- the Backend trait ----
 
 use super::backend::{
-    Backend, Body, BodyForce, BodyGeometry, BodyState, Container, GrainState, Motion, StepParams,
-    Timings,
+    Backend, Body, BodyForce, BodyGeometry, BodyState, ContactLaw, Container, GrainState, Motion,
+    StepParams, Timings,
 };
 use super::sdf::Shape;
 use super::DemError;
@@ -1313,6 +1313,13 @@ impl Backend for CudaBackend {
     ) -> Result<(), DemError> {
         grains.check()?;
         params.check()?;
+        if !matches!(params.law, ContactLaw::ProjectedJacobi) {
+            return Err(DemError::Invalid(format!(
+                "the CUDA backend's kernels implement the projected_jacobi contact law only; \
+                 this bed uses {} (run it on the CPU: --backend dem-cpu)",
+                params.law.name()
+            )));
+        }
         let mut device_bodies = Vec::with_capacity(bodies.len());
         for (k, body) in bodies.iter().enumerate() {
             let shape = match &body.geometry {

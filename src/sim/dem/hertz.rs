@@ -490,8 +490,7 @@ impl HertzCpu {
             let body_reach = &self.body_reach;
             let wall_friction = params.wall_friction;
             let nb = bodies.len();
-            let rotations: Vec<[[f64; 3]; 3]> =
-                bodies.iter().map(|b| b.state.rotation()).collect();
+            let rotations: Vec<[[f64; 3]; 3]> = bodies.iter().map(|b| b.state.rotation()).collect();
             // Each grain owns its slots of the wall arrays (grain-major) and, in each body's
             // row, of the body arrays (body-major).
             let wall_spring = &mut self.wall_spring;
@@ -583,7 +582,8 @@ impl HertzCpu {
                         force = add(force, o.force);
                         torque = add(torque, o.torque_a);
                     }
-                    for &p in &partner_list[partner_start[i] as usize..partner_start[i + 1] as usize]
+                    for &p in
+                        &partner_list[partner_start[i] as usize..partner_start[i + 1] as usize]
                     {
                         let o = &pair_out[p as usize];
                         force = sub(force, o.force);
@@ -647,11 +647,7 @@ impl HertzCpu {
                         // The contact point: from the grain's centre towards the body.
                         let arm = sub(x, o);
                         let tau = add(cross(arm, on_body), scale(bc.torque, -1.0));
-                        (
-                            add(f, on_body),
-                            add(t, tau),
-                            c + usize::from(bc.touching),
-                        )
+                        (add(f, on_body), add(t, tau), c + usize::from(bc.touching))
                     },
                 )
                 .reduce(
@@ -764,8 +760,8 @@ impl HertzCpu {
                                 let c = [ca[0] + dx, ca[1] + dy, ca[2] + dz];
                                 let key = cell_key(c);
                                 let bucket = (hash(c) & mask) as usize;
-                                for &b in
-                                    &sorted[cell_start[bucket] as usize..cell_start[bucket + 1] as usize]
+                                for &b in &sorted
+                                    [cell_start[bucket] as usize..cell_start[bucket + 1] as usize]
                                 {
                                     let bi = b as usize;
                                     if bi <= a || keys[bi].0 != key {
@@ -846,6 +842,10 @@ fn world_solve(s: &BodyState, inertia: Vec3, t: Vec3) -> Vec3 {
     let local = mat_t_vec(&r, t);
     mat_vec(
         &r,
-        [local[0] / inertia[0], local[1] / inertia[1], local[2] / inertia[2]],
+        [
+            local[0] / inertia[0],
+            local[1] / inertia[1],
+            local[2] / inertia[2],
+        ],
     )
 }

@@ -24,8 +24,11 @@ pub struct IntrudeSettings {
     pub sample_travel: Option<f64>,
     /// Coulomb friction between body and grains. Default: the grains' friction.
     pub friction: Option<f64>,
-    /// Jacobi iterations per step. Default: the bed scene's.
+    /// Jacobi iterations per step (projected_jacobi law). Default: the bed scene's.
     pub iterations: Option<usize>,
+    /// Δt [s]. Default: the bed scene's. Checked against the contact law's stable step.
+    #[serde(default)]
+    pub time_step: Option<f64>,
 }
 
 /// One output row: the body's depth and the grains' mean force and torque (about the body's
@@ -42,6 +45,41 @@ pub struct IntrusionSample {
 pub fn bottom_extent(geometry: &dyn Sdf) -> f64 {
     let far = 10.0;
     far - geometry.distance([0.0, 0.0, -far])
+}
+
+/// How far from its origin a body reaches sideways (the largest support along ±x, ±y).
+pub fn side_extent(geometry: &dyn Sdf) -> f64 {
+    let far = 10.0;
+    [
+        [far, 0.0, 0.0],
+        [-far, 0.0, 0.0],
+        [0.0, far, 0.0],
+        [0.0, -far, 0.0],
+    ]
+    .iter()
+    .map(|p| far - geometry.distance(*p))
+    .fold(0.0, f64::max)
+}
+
+/// A body centred on the container's axis must fit inside it with room for a grain.
+pub fn check_fits(
+    geometry: &dyn Sdf,
+    container: &super::backend::Container,
+    grain_diameter: f64,
+) -> Result<(), DemError> {
+    let reach = side_extent(geometry);
+    let room = match *container {
+        super::backend::Container::Cylinder { radius } => radius,
+        super::backend::Container::Box { half_x, half_y } => half_x.min(half_y),
+    };
+    if reach + grain_diameter > room {
+        return Err(DemError::Invalid(format!(
+            "the body reaches {reach:.4} m from the container's axis, but the container's wall \
+             is {room:.4} m from it: the body must fit inside with at least a grain diameter \
+             ({grain_diameter:.4} m) to spare"
+        )));
+    }
+    Ok(())
 }
 
 /// Drives `geometry` (kinematic, translating along −z on the container's axis) into `bed`.
@@ -67,6 +105,15 @@ pub fn intrude(
     if let Some(iterations) = settings.iterations {
         params.iterations = iterations;
     }
+    if let Some(dt) = settings.time_step {
+        let mut probe = scene.clone();
+        probe.time_step = Some(dt);
+        probe
+            .validate()
+            .map_err(|(field, message)| DemError::Invalid(format!("--{field} {message}")))?;
+        params.time_step = dt;
+    }
+    check_fits(&geometry, &scene.container, 2.0 * scene.grains.radius)?;
     let dt = params.time_step;
     let r = scene.grains.radius;
     let start = settings.start_height.unwrap_or(2.0 * r);

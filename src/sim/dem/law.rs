@@ -185,8 +185,14 @@ pub fn restitution_of_damping(d: f64) -> f64 {
     let (mut u, mut v) = (0.0f64, 1.0f64);
     for _ in 0..40_000 {
         let (k1u, k1v) = (v, accel(u, v));
-        let (k2u, k2v) = (v + 0.5 * h * k1v, accel(u + 0.5 * h * k1u, v + 0.5 * h * k1v));
-        let (k3u, k3v) = (v + 0.5 * h * k2v, accel(u + 0.5 * h * k2u, v + 0.5 * h * k2v));
+        let (k2u, k2v) = (
+            v + 0.5 * h * k1v,
+            accel(u + 0.5 * h * k1u, v + 0.5 * h * k1v),
+        );
+        let (k3u, k3v) = (
+            v + 0.5 * h * k2v,
+            accel(u + 0.5 * h * k2u, v + 0.5 * h * k2v),
+        );
         let (k4u, k4v) = (v + h * k3v, accel(u + h * k3u, v + h * k3v));
         u += h / 6.0 * (k1u + 2.0 * k2u + 2.0 * k3u + k4u);
         v += h / 6.0 * (k1v + 2.0 * k2v + 2.0 * k3v + k4v);

@@ -44,12 +44,12 @@ pub mod snapshot;
 use std::path::PathBuf;
 
 pub use backend::{
-    Backend, Body, BodyForce, BodyGeometry, BodyState, Container, ContactLaw, GrainState, Motion,
+    Backend, Body, BodyForce, BodyGeometry, BodyState, ContactLaw, Container, GrainState, Motion,
     StepParams, Timings,
 };
-pub use law::HertzMindlin;
 pub use bed::Checkpoint;
 pub use cpu::CpuBackend;
+pub use law::HertzMindlin;
 pub use scene::Scene;
 
 /// Everything that can go wrong in the DEM layer. Every variant except `Io`, `Unphysical`,

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::backend::{Container, ContactLaw, StepParams};
+use super::backend::{ContactLaw, Container, StepParams};
 use super::law;
 use super::DemError;
 use crate::problem::load_yaml;
