@@ -1,6 +1,6 @@
 //! Everyday workflows that used to give wrong output or the wrong exit code (issue 11), each
 //! through the real binary: a closed stdout, the bench's wording, a linear solver IPOPT cannot
-//! load, a sweep over a terrain parameter, and the DEM's sanity checks.
+//! load, Ctrl-C during a solve, a sweep over a terrain parameter, and the DEM's sanity checks.
 //!
 //! Exit codes: 2 bad input (with a message naming the file or flag and what is accepted),
 //! 1 a simulation that failed.
@@ -95,6 +95,119 @@ fn a_closed_stdout_is_not_a_panic() {
 
 fn libc_sigpipe() -> i32 {
     13 // SIGPIPE on Linux
+}
+
+// ---------------------------------------------------------------------------
+// 1b. Ctrl-C during a solve
+// ---------------------------------------------------------------------------
+
+/// Starts `loam solve problems/monopod_hop.yaml --out OUT` in `dir` (seconds of IPOPT) and
+/// sends it SIGINT once IPOPT is at work (its temporary log is in OUT) and half a second has
+/// passed; returns what it printed. Panics if the solve finished first.
+fn interrupt_solve(dir: &Path, out: &str) -> common::run::Output {
+    use std::time::{Duration, Instant};
+    let folder = dir.join(out);
+    let ipopt_running = || {
+        std::fs::read_dir(&folder)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(".ipopt.log.tmp")
+            })
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_loam"))
+        .args(["solve", &shipped("monopod_hop.yaml"), "--out", out])
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start loam solve");
+    let started = Instant::now();
+    loop {
+        if ipopt_running() && started.elapsed() >= Duration::from_millis(500) {
+            // SAFETY: kill(2) on our own child, which has not been waited for.
+            let sent = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+            assert_eq!(sent, 0, "SIGINT not sent");
+            break;
+        }
+        if child.try_wait().expect("poll loam").is_some() {
+            let output = child.wait_with_output().expect("wait for loam");
+            panic!(
+                "the solve finished before it could be interrupted: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "IPOPT never started"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let output = child.wait_with_output().expect("wait for loam");
+    common::run::Output {
+        status: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// Every file under `dir` with its bytes, by path relative to it.
+fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, std::fs::read(e.path()).unwrap_or_default())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Ctrl-C during `loam solve`: exit 130 with one line that says so, IPOPT's temporary log
+/// removed, no result of the half-finished solve; a folder holding another plan is left
+/// exactly as it was (nothing archived), and a folder the run created is gone again.
+#[test]
+fn ctrl_c_stops_a_solve_leaving_no_temporary_and_no_result() {
+    let dir = TempDir::new("sigint-solve");
+
+    let out = interrupt_solve(dir.path(), "fresh");
+    assert_exit(&out, 130, &["interrupted", "nothing was written"]);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.dump());
+    let left = contents(&dir.path().join("fresh"));
+    assert!(
+        left.is_empty(),
+        "left behind: {:?}",
+        left.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+
+    let solved = loam(
+        dir.path(),
+        &[
+            "solve",
+            &shipped("hopper_rigid.yaml"),
+            "--out",
+            "kept",
+            "-q",
+        ],
+    );
+    assert_eq!(solved.status, Some(0), "{}", solved.dump());
+    let before = contents(&dir.path().join("kept"));
+    assert!(before.iter().any(|f| f.0 == "solution.json"));
+    let out = interrupt_solve(dir.path(), "kept");
+    assert_exit(&out, 130, &["interrupted", "kept"]);
+    let after = contents(&dir.path().join("kept"));
+    assert_eq!(
+        after.iter().map(|f| &f.0).collect::<Vec<_>>(),
+        before.iter().map(|f| &f.0).collect::<Vec<_>>(),
+        "files added or removed"
+    );
+    assert!(after == before, "a file of the earlier plan changed");
 }
 
 // ---------------------------------------------------------------------------
