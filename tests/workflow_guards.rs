@@ -6,6 +6,7 @@
 //! 1 a simulation that failed.
 
 mod common {
+    pub mod pvd;
     pub mod run;
     pub mod scenes;
     pub mod temp_dir;
@@ -105,53 +106,22 @@ fn libc_sigpipe() -> i32 {
 /// sends it SIGINT once IPOPT is at work (its temporary log is in OUT) and half a second has
 /// passed; returns what it printed. Panics if the solve finished first.
 fn interrupt_solve(dir: &Path, out: &str) -> common::run::Output {
-    use std::time::{Duration, Instant};
     let folder = dir.join(out);
+    let started = std::time::Instant::now();
     let ipopt_running = || {
-        std::fs::read_dir(&folder)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .any(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .starts_with(".ipopt.log.tmp")
-            })
+        started.elapsed().as_secs_f64() >= 0.5
+            && std::fs::read_dir(&folder)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with(".ipopt.log.tmp")
+                })
     };
-    let mut child = Command::new(env!("CARGO_BIN_EXE_loam"))
-        .args(["solve", &shipped("monopod_hop.yaml"), "--out", out])
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start loam solve");
-    let started = Instant::now();
-    loop {
-        if ipopt_running() && started.elapsed() >= Duration::from_millis(500) {
-            // SAFETY: kill(2) on our own child, which has not been waited for.
-            let sent = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
-            assert_eq!(sent, 0, "SIGINT not sent");
-            break;
-        }
-        if child.try_wait().expect("poll loam").is_some() {
-            let output = child.wait_with_output().expect("wait for loam");
-            panic!(
-                "the solve finished before it could be interrupted: {}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(300),
-            "IPOPT never started"
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    let output = child.wait_with_output().expect("wait for loam");
-    common::run::Output {
-        status: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    let file = shipped("monopod_hop.yaml");
+    common::run::interrupt_when(dir, &["solve", &file, "--out", out], ipopt_running)
 }
 
 /// Every file under `dir` with its bytes, by path relative to it.
@@ -550,4 +520,28 @@ fn snapshots_and_renders_are_what_was_asked_and_listed_as_written() {
     let wrote = out.stdout.lines().find(|l| l.contains("wrote")).unwrap();
     assert!(wrote.contains("render_t0.030.png"), "{wrote}");
     assert!(wrote.contains("snapshots/"), "{wrote}");
+
+    // The ParaView series lists grains and foot at each snapshot's time, from 0 and through
+    // the rendered 0.03 s, as many as the console says, every file there.
+    let listed = common::pvd::read_pvd(&dir.path().join("run/dem-cpu/snapshots/snapshots.pvd"));
+    let grains: Vec<f64> = listed
+        .iter()
+        .filter(|d| d.part == 0)
+        .map(|d| d.timestep)
+        .collect();
+    let bodies: Vec<f64> = listed
+        .iter()
+        .filter(|d| d.part == 1)
+        .map(|d| d.timestep)
+        .collect();
+    assert_eq!(grains, bodies);
+    assert!(grains.windows(2).all(|w| w[0] < w[1]), "{grains:?}");
+    assert_eq!(grains[..3], [0.0, 0.03, 0.05], "{grains:?}");
+    assert!(
+        wrote.contains(&format!("{} snapshots", grains.len())),
+        "{wrote} vs {grains:?}"
+    );
+    for set in &listed {
+        assert!(set.file.is_file(), "{} not written", set.file.display());
+    }
 }
