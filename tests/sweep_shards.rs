@@ -11,8 +11,6 @@ mod common {
 }
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use common::run::{interrupt_when, loam, Output};
 use common::temp_dir::TempDir;
