@@ -11,10 +11,8 @@ mod common {
 }
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
-use common::run::{loam, Output};
+use common::run::{interrupt_when, loam, Output};
 use common::temp_dir::TempDir;
 
 fn rigid() -> String {
@@ -213,36 +211,11 @@ fn a_malformed_shard_is_refused_before_any_work() {
 /// folder; returns what it printed. Panics if the sweep finished first.
 fn interrupt_sweep(dir: &Path, out: &str, args: &[&str], ready: impl Fn(&Path) -> bool) -> Output {
     let folder = dir.join(out);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_loam"))
-        .arg("sweep")
-        .arg(rigid())
-        .args(args)
-        .args(["--out", out])
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start loam sweep");
-    let started = Instant::now();
-    loop {
-        if ready(&folder) {
-            // SAFETY: kill(2) on our own child, which has not been waited for.
-            let sent = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
-            assert_eq!(sent, 0, "SIGINT not sent");
-            break;
-        }
-        if child.try_wait().expect("poll loam").is_some() {
-            panic!("the sweep finished before it could be interrupted");
-        }
-        assert!(started.elapsed() < Duration::from_secs(600), "no progress");
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    let output = child.wait_with_output().expect("wait for loam");
-    Output {
-        status: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    let file = rigid();
+    let mut all = vec!["sweep", file.as_str()];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--out", out]);
+    interrupt_when(dir, &all, || ready(&folder))
 }
 
 /// The plan folders of a sweep that a run marked done.

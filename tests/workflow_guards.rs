@@ -1,11 +1,12 @@
 //! Everyday workflows that used to give wrong output or the wrong exit code (issue 11), each
 //! through the real binary: a closed stdout, the bench's wording, a linear solver IPOPT cannot
-//! load, a sweep over a terrain parameter, and the DEM's sanity checks.
+//! load, Ctrl-C during a solve, a sweep over a terrain parameter, and the DEM's sanity checks.
 //!
 //! Exit codes: 2 bad input (with a message naming the file or flag and what is accepted),
 //! 1 a simulation that failed.
 
 mod common {
+    pub mod pvd;
     pub mod run;
     pub mod scenes;
     pub mod temp_dir;
@@ -95,6 +96,88 @@ fn a_closed_stdout_is_not_a_panic() {
 
 fn libc_sigpipe() -> i32 {
     13 // SIGPIPE on Linux
+}
+
+// ---------------------------------------------------------------------------
+// 1b. Ctrl-C during a solve
+// ---------------------------------------------------------------------------
+
+/// Starts `loam solve problems/monopod_hop.yaml --out OUT` in `dir` (seconds of IPOPT) and
+/// sends it SIGINT once IPOPT is at work (its temporary log is in OUT) and half a second has
+/// passed; returns what it printed. Panics if the solve finished first.
+fn interrupt_solve(dir: &Path, out: &str) -> common::run::Output {
+    let folder = dir.join(out);
+    let started = std::time::Instant::now();
+    let ipopt_running = || {
+        started.elapsed().as_secs_f64() >= 0.5
+            && std::fs::read_dir(&folder)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with(".ipopt.log.tmp")
+                })
+    };
+    let file = shipped("monopod_hop.yaml");
+    common::run::interrupt_when(dir, &["solve", &file, "--out", out], ipopt_running)
+}
+
+/// Every file under `dir` with its bytes, by path relative to it.
+fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, std::fs::read(e.path()).unwrap_or_default())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Ctrl-C during `loam solve`: exit 130 with one line that says so, IPOPT's temporary log
+/// removed, no result of the half-finished solve; a folder holding another plan is left
+/// exactly as it was (nothing archived), and a folder the run created is gone again.
+#[test]
+fn ctrl_c_stops_a_solve_leaving_no_temporary_and_no_result() {
+    let dir = TempDir::new("sigint-solve");
+
+    let out = interrupt_solve(dir.path(), "fresh");
+    assert_exit(&out, 130, &["interrupted", "nothing was written"]);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.dump());
+    let left = contents(&dir.path().join("fresh"));
+    assert!(
+        left.is_empty(),
+        "left behind: {:?}",
+        left.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+
+    let solved = loam(
+        dir.path(),
+        &[
+            "solve",
+            &shipped("hopper_rigid.yaml"),
+            "--out",
+            "kept",
+            "-q",
+        ],
+    );
+    assert_eq!(solved.status, Some(0), "{}", solved.dump());
+    let before = contents(&dir.path().join("kept"));
+    assert!(before.iter().any(|f| f.0 == "solution.json"));
+    let out = interrupt_solve(dir.path(), "kept");
+    assert_exit(&out, 130, &["interrupted", "kept"]);
+    let after = contents(&dir.path().join("kept"));
+    assert_eq!(
+        after.iter().map(|f| &f.0).collect::<Vec<_>>(),
+        before.iter().map(|f| &f.0).collect::<Vec<_>>(),
+        "files added or removed"
+    );
+    assert!(after == before, "a file of the earlier plan changed");
 }
 
 // ---------------------------------------------------------------------------
@@ -438,4 +521,28 @@ fn snapshots_and_renders_are_what_was_asked_and_listed_as_written() {
     let wrote = out.stdout.lines().find(|l| l.contains("wrote")).unwrap();
     assert!(wrote.contains("render_t0.030.png"), "{wrote}");
     assert!(wrote.contains("snapshots/"), "{wrote}");
+
+    // The ParaView series lists grains and foot at each snapshot's time, from 0 and through
+    // the rendered 0.03 s, as many as the console says, every file there.
+    let listed = common::pvd::read_pvd(&dir.path().join("run/dem-cpu/snapshots/snapshots.pvd"));
+    let grains: Vec<f64> = listed
+        .iter()
+        .filter(|d| d.part == 0)
+        .map(|d| d.timestep)
+        .collect();
+    let bodies: Vec<f64> = listed
+        .iter()
+        .filter(|d| d.part == 1)
+        .map(|d| d.timestep)
+        .collect();
+    assert_eq!(grains, bodies);
+    assert!(grains.windows(2).all(|w| w[0] < w[1]), "{grains:?}");
+    assert_eq!(grains[..3], [0.0, 0.03, 0.05], "{grains:?}");
+    assert!(
+        wrote.contains(&format!("{} snapshots", grains.len())),
+        "{wrote} vs {grains:?}"
+    );
+    for set in &listed {
+        assert!(set.file.is_file(), "{} not written", set.file.display());
+    }
 }

@@ -13,7 +13,9 @@ use loam::sim::dem::cuda::CudaBackend;
 use loam::sim::dem::hopper::{bodies_csv, replay_hopper, HopperReplay, HopperReplaySettings};
 use loam::sim::dem::render::{render_side_view, RenderInput, SideView};
 use loam::sim::dem::sdf::{Sdf, Shape};
-use loam::sim::dem::{snapshot, Backend, Checkpoint, CpuBackend, DemError};
+use loam::sim::dem::snapshot::{Grains, Series};
+use loam::sim::dem::surface::{Surface, IDENTITY};
+use loam::sim::dem::{Backend, Checkpoint, Container, CpuBackend, DemError};
 use loam::sim::replay;
 use serde::Serialize;
 
@@ -26,7 +28,8 @@ pub struct DemArgs {
     /// A bed written by `loam dem prepare` (required for the DEM backends).
     #[arg(long, value_name = "CHECKPOINT")]
     pub bed: Option<PathBuf>,
-    /// Save the grains (VTK and PLY, for ParaView) every this many seconds; 0: none.
+    /// Save the grains and the foot (VTK, PLY and a ParaView series, snapshots/snapshots.pvd)
+    /// every this many seconds; 0: none.
     #[arg(long, default_value_t = 0.02)]
     pub snapshot_every: f64,
     /// Render side views (PNG) at these times [s] (comma-separated, within 0..--t-max; the
@@ -140,7 +143,7 @@ pub fn run(
 
     let out = plan.dir.join(name);
     let params_dt = settings.time_step.unwrap_or(bed.scene.time_step());
-    let written = write_snapshots(&out, &dem, &render_at, params_dt)?;
+    let written = write_snapshots(&out, &dem, &bed.scene.container, &render_at, params_dt)?;
     let scene = &bed.scene;
     let mut params = scene.step_params();
     if let Some(n) = settings.iterations {
@@ -236,38 +239,48 @@ fn render_times(args: &DemArgs) -> anyhow::Result<Vec<f64>> {
 
 /// What `write_snapshots` wrote.
 struct Written {
-    /// Snapshots written (each as VTK and PLY).
+    /// Snapshots written (see `loam::sim::dem::snapshot` for the files of each).
     snapshots: usize,
     renders: Vec<PathBuf>,
     /// Render times after the replay's end (it stopped at the apex before them).
     not_rendered: Vec<f64>,
 }
 
-/// Snapshots as VTK and PLY, and a side-view render at each of `render_at`, from the snapshot
-/// of the step that starts at or within one step `dt` after it (the replay saved it there).
+/// The snapshots as a series for ParaView (the grains and the foot at each, see
+/// `loam::sim::dem::snapshot`), and a side-view render at each of `render_at`, from the
+/// snapshot of the step that starts at or within one step `dt` after it (the replay saved it
+/// there).
 fn write_snapshots(
     out: &Path,
     dem: &HopperReplay,
+    container: &Container,
     render_at: &[f64],
     dt: f64,
 ) -> anyhow::Result<Written> {
+    // An earlier replay's series goes, also when this one saves none.
     let frames = out.join("snapshots");
-    for (i, snap) in dem.snapshots.iter().enumerate() {
-        let g = &snap.grains;
-        snapshot::write_vtk(
-            &frames.join(format!("grains_{i:04}.vtk")),
-            &g.position,
-            &g.radius,
-            &g.velocity,
-        )
-        .context("writing a VTK snapshot")?;
-        snapshot::write_ply(
-            &frames.join(format!("grains_{i:04}.ply")),
-            &g.position,
-            &g.radius,
-            &g.velocity,
-        )
-        .context("writing a PLY snapshot")?;
+    let mut series = Series::create(&frames).context("clearing earlier snapshots")?;
+    if dem.snapshots.is_empty() {
+        std::fs::remove_dir(&frames).ok(); // only if nothing else is in it
+    } else {
+        for snap in &dem.snapshots {
+            let g = &snap.grains;
+            let foot = Surface::of_shape(
+                &Shape::Disc {
+                    radius: snap.foot_radius,
+                    thickness: snap.foot_thickness,
+                },
+                container,
+            );
+            let grains = Grains {
+                positions: &g.position,
+                radii: &g.radius,
+                velocities: &g.velocity,
+            };
+            series
+                .add(snap.t, &grains, &[foot.placed(snap.foot_centre, &IDENTITY)])
+                .context("writing a snapshot")?;
+        }
     }
     let mut written = Written {
         snapshots: dem.snapshots.len(),
@@ -365,8 +378,9 @@ fn print_summary(s: &DemSummary, out: &Path, written: &Written) {
     let mut files = vec!["dem_bodies.csv".to_string(), "dem.json".to_string()];
     if written.snapshots > 0 {
         files.push(format!(
-            "snapshots/ ({} VTK and {} PLY)",
-            written.snapshots, written.snapshots
+            "snapshots/ ({} snapshots of grains and foot as VTK, PLY and VTP; {})",
+            written.snapshots,
+            Series::INDEX
         ));
     }
     files.extend(written.renders.iter().map(|p| {

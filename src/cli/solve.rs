@@ -1,4 +1,3 @@
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -9,7 +8,8 @@ use loam::problem::AnyProblem;
 use loam::solver::{self, IterationInfo, SolveReport, SolveSettings};
 use loam::transcription::PhaseTrajectory;
 
-use super::ProblemArgs;
+use super::interrupt::{self, Interrupted};
+use super::{progress, ProblemArgs};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -27,6 +27,8 @@ pub struct Args {
 type Progress<'a> = Option<&'a mut dyn FnMut(&IterationInfo) -> bool>;
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    // Ctrl-C stops IPOPT at its next iteration; solve_logged then cleans up.
+    interrupt::install();
     let problem = match args.problem.load_any()? {
         AnyProblem::Hopper(problem) => problem,
         AnyProblem::Planar(problem) => return run_planar(&args, &problem),
@@ -39,7 +41,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         |s, p| planner::plan(&problem, s, None, p),
     )?;
     let provenance = Provenance::new(WarmStart::from(problem.initial_guess));
-    let written = output::write_run_with(&out, &problem, &plan, provenance, Some(&log))?;
+    let written = output::write_run_with(&out.path, &problem, &plan, provenance, Some(&log))?;
     if !args.quiet {
         let task = [
             format!("objective      {:.6e} (½∫u² dt)", plan.report.objective),
@@ -54,7 +56,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             plan.setup_seconds,
             &plan.trajectory.phases,
             &task,
-            &out,
+            &out.path,
             &written,
         );
     }
@@ -69,7 +71,8 @@ fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
         planar::plan(problem, s, p)
     })?;
     let provenance = Provenance::new(WarmStart::from(problem.initial_guess));
-    let written = output::planar::write_planar_run(&out, problem, &plan, provenance, Some(&log))?;
+    let written =
+        output::planar::write_planar_run(&out.path, problem, &plan, provenance, Some(&log))?;
     if !args.quiet {
         let key = output::planar::key_figures(&plan);
         let task = [
@@ -87,56 +90,69 @@ fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
             plan.setup_seconds,
             &plan.trajectory.phases,
             &task,
-            &out,
+            &out.path,
             &written,
         );
     }
     Ok(if plan.report.converged { 0 } else { 1 })
 }
 
-/// User runs land in runs/ (ignored by git); results/ is written only by results/regenerate.sh.
-fn out_dir(args: &Args, name: &str) -> anyhow::Result<PathBuf> {
-    let out = args
+/// The results folder and whether this run created it. User runs land in runs/ (ignored by
+/// git); results/ is written only by results/regenerate.sh.
+struct OutDir {
+    path: PathBuf,
+    created: bool,
+}
+
+fn out_dir(args: &Args, name: &str) -> anyhow::Result<OutDir> {
+    let path = args
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("runs").join(name));
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    Ok(out)
+    let created = !path.exists();
+    std::fs::create_dir_all(&path).with_context(|| format!("creating {}", path.display()))?;
+    Ok(OutDir { path, created })
 }
 
 /// Runs `solve` with IPOPT's log in a temporary file of `out` (returned with the plan, for the
 /// writer to move in as `ipopt.log`; removed when the solve fails) and the iterations shown on
-/// a terminal.
+/// a terminal. On Ctrl-C (or SIGTERM) IPOPT stops at its next iteration and this returns
+/// [`Interrupted`] with the folder as it was: no log, no result, and no folder if the run
+/// created it.
 fn solve_logged<P>(
-    out: &Path,
+    out: &OutDir,
     quiet: bool,
     options: Vec<(String, solver::OptionValue)>,
     solve: impl FnOnce(&SolveSettings, Progress) -> Result<P, PlanError>,
 ) -> anyhow::Result<(P, PathBuf)> {
-    let log = out.join(format!(".ipopt.log.tmp{}", std::process::id()));
+    let log = out
+        .path
+        .join(format!(".ipopt.log.tmp{}", std::process::id()));
     let settings = SolveSettings {
         options,
         log_file: Some(log.clone()),
         ..SolveSettings::default()
     };
-    let interactive = !quiet && std::io::stderr().is_terminal();
-    let mut progress = |info: &IterationInfo| {
-        eprint!(
-            "\r  iteration {:4}  objective {:+.6e}  infeasibility {:.2e}  {}",
-            info.iteration,
-            info.objective,
-            info.inf_pr,
-            if info.restoration {
-                "(restoration)"
-            } else {
-                "             "
-            }
-        );
-        true
+    let bar = progress::spinner(quiet, "solving");
+    let mut last_iteration = 0;
+    let mut shown = progress::ipopt(&bar, "IPOPT");
+    let mut on_iteration = |info: &IterationInfo| {
+        last_iteration = info.iteration;
+        shown(info)
     };
-    let plan = solve(&settings, interactive.then_some(&mut progress as _));
-    if interactive {
-        eprint!("\r{:80}\r", "");
+    let plan = solve(&settings, Some(&mut on_iteration));
+    bar.finish_and_clear();
+    if interrupt::requested() {
+        std::fs::remove_file(&log).ok();
+        if out.created {
+            // Only if still empty: nothing of anyone else's goes.
+            std::fs::remove_dir(&out.path).ok();
+        }
+        return Err(Interrupted(format!(
+            "IPOPT stopped at iteration {last_iteration}; nothing was written to {}",
+            out.path.display()
+        ))
+        .into());
     }
     match plan {
         Ok(plan) => Ok((plan, log)),

@@ -41,6 +41,41 @@ pub fn loam(dir: &Path, args: &[&str]) -> Output {
     }
 }
 
+/// Starts `loam ARGS` in `dir` and sends it SIGINT as soon as `ready` holds (polled every
+/// 2 ms); returns what it printed. Panics if it finished first or `ready` never held within
+/// ten minutes.
+pub fn interrupt_when(dir: &Path, args: &[&str], ready: impl Fn() -> bool) -> Output {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_loam"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start loam");
+    let started = Instant::now();
+    loop {
+        if ready() {
+            // SAFETY: kill(2) on our own child, which has not been waited for.
+            let sent = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+            assert_eq!(sent, 0, "SIGINT not sent");
+            break;
+        }
+        if let Some(status) = child.try_wait().expect("poll loam") {
+            panic!("loam {args:?} finished ({status}) before it could be interrupted");
+        }
+        assert!(started.elapsed() < Duration::from_secs(600), "no progress");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let output = child.wait_with_output().expect("wait for loam");
+    Output {
+        status: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
 /// A JSON file, parsed.
 pub fn read_json(path: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(path)

@@ -159,6 +159,14 @@ impl Container {
         }
     }
 
+    /// Half widths along x and y (a cylinder's radius in both).
+    pub fn half_extents(&self) -> [f64; 2] {
+        match *self {
+            Container::Cylinder { radius } => [radius, radius],
+            Container::Box { half_x, half_y } => [half_x, half_y],
+        }
+    }
+
     /// Floor area.
     pub fn area(&self) -> f64 {
         match *self {
@@ -221,6 +229,13 @@ impl Sdf for BodyGeometry {
         match self {
             BodyGeometry::Shape(shape) => shape.gradient(p),
             BodyGeometry::Field(field) => field.gradient(p),
+        }
+    }
+
+    fn bounds(&self) -> Option<(Vec3, Vec3)> {
+        match self {
+            BodyGeometry::Shape(shape) => shape.bounds(),
+            BodyGeometry::Field(field) => field.bounds(),
         }
     }
 }

@@ -733,6 +733,29 @@ impl Sdf for GridSdf {
         }
         normalized(g)
     }
+
+    /// The grid points inside the body (value ≤ 0), grown by one spacing and kept within
+    /// the grid: the surface lies within a spacing of an inside point, so this holds the body.
+    fn bounds(&self) -> Option<(Vec3, Vec3)> {
+        let [nx, ny, _] = self.dims;
+        let mut lo = [usize::MAX; 3];
+        let mut hi = [0; 3];
+        for (index, _) in self.values.iter().enumerate().filter(|(_, &v)| v <= 0.0) {
+            let ijk = [index % nx, index / nx % ny, index / (nx * ny)];
+            for a in 0..3 {
+                lo[a] = lo[a].min(ijk[a]);
+                hi[a] = hi[a].max(ijk[a]);
+            }
+        }
+        if lo[0] == usize::MAX {
+            return None;
+        }
+        let at = |a: usize, i: usize| self.origin[a] + i as f64 * self.spacing;
+        Some((
+            [0, 1, 2].map(|a| at(a, lo[a].saturating_sub(1))),
+            [0, 1, 2].map(|a| at(a, (hi[a] + 1).min(self.dims[a] - 1))),
+        ))
+    }
 }
 
 /// Exact signed distance to a closed mesh: nearest triangle through a bounding volume

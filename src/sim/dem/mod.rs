@@ -9,6 +9,7 @@
 //! - [`hopper`]: the jumping robot, two-way coupled to a bed.
 //! - [`intrude`]: a kinematic body driven through a bed, force and torque against depth.
 //! - [`bench`]: the benchmark column of `loam bench dem`.
+//! - [`snapshot`], [`surface`]: the grains and the bodies' surfaces for ParaView, a time series.
 //!
 //! Numerical choices (defaults in [`scene::SolverSettings`]):
 //! - **Relaxation ω = 1** with mass splitting (each contact sees a grain's mass divided by the
@@ -40,6 +41,7 @@ pub mod render;
 pub mod scene;
 pub mod sdf;
 pub mod snapshot;
+pub mod surface;
 
 use std::path::PathBuf;
 

@@ -23,6 +23,12 @@ pub trait Sdf: Send + Sync {
         }
         normalized(g)
     }
+
+    /// A box (low corner, high corner) that holds the body, where the field knows one; used
+    /// to draw a body known only by its field. The default: none.
+    fn bounds(&self) -> Option<(Vec3, Vec3)> {
+        None
+    }
 }
 
 /// Analytic shapes, centred on the body's origin with z as their axis.
