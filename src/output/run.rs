@@ -182,16 +182,25 @@ pub fn read_warm_start(
     use crate::planner::Jump;
     use crate::transcription::{PhaseTrajectory, Trajectory};
 
-    let plan = read_plan(dir)?;
     let path = dir.join("solution.json");
     let unusable = |reason: String| RunError::NoWarmStart {
         path: path.clone(),
         reason,
     };
-    let json: serde_json::Value = fs::read_to_string(&path)
+    let json: Option<serde_json::Value> = fs::read_to_string(&path)
         .ok()
-        .and_then(|text| serde_json::from_str(&text).ok())
-        .ok_or_else(|| unusable("could not be read again".into()))?;
+        .and_then(|text| serde_json::from_str(&text).ok());
+    let model = json
+        .as_ref()
+        .and_then(|j| j["problem"]["robot"]["model"].as_str());
+    if let Some(model) = model.filter(|&m| m != "hopper") {
+        return Err(unusable(format!(
+            "a plan of the planar robot `{model}`; warm starts are for the hopper's plans"
+        )));
+    }
+    // read_plan checks that solution.json and trajectory.csv are one plan.
+    let plan = read_plan(dir)?;
+    let json = json.ok_or_else(|| unusable("could not be read".into()))?;
     let multipliers = json.get("multipliers").ok_or_else(|| {
         unusable(
             "no `multipliers`: written by a loam that did not keep them; solve it again to start from it".into(),

@@ -124,7 +124,7 @@ impl PlanStart {
 
     /// The start of `nlp` (the NLP of `target`): the trajectory moved onto the target's rest
     /// state, and the multipliers by name.
-    pub(super) fn point(&self, target: &Jump, nlp: &Nlp) -> (Vec<f64>, Multipliers) {
+    pub fn point(&self, target: &Jump, nlp: &Nlp) -> (Vec<f64>, Multipliers) {
         let shift = rest_shift(&self.jump, target);
         let mut trajectory = self.trajectory.clone();
         for phase in &mut trajectory.phases {
