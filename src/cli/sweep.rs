@@ -3,7 +3,7 @@
 //!
 //! Cold sweeps solve in parallel, one `loam solve` process per plan: CasADi's expression graph
 //! and MUMPS are not safe to share between threads, processes are. Warm-started sweeps solve
-//! in order in this process, each from its neighbour's primal and dual solution.
+//! in order in this process, each from its neighbour's plan (`planner::warm_start`).
 //!
 //! Each plan is solved, replayed and marked done in its own folder before the next starts, so
 //! that a sweep stopped by Ctrl-C (or SIGTERM, as Slurm sends) resumes where it stopped when
@@ -47,8 +47,10 @@ pub struct Args {
     /// is solved; the first --vary changes fastest.
     #[arg(long = "vary", value_name = "PATH=RANGE", required = true)]
     pub vary: Vec<String>,
-    /// Start each solve from its neighbour's solution: along the first --vary, in order, in
-    /// this process; each value of the other --vary starts a new chain, solved cold first.
+    /// Start each solve from its neighbour's plan (as `loam solve --warm-start` does, across
+    /// terrains too: `--vary terrain.model=rigid,added_mass`): along the first --vary, in
+    /// order, in this process; each value of the other --vary starts a new chain, solved cold
+    /// first.
     #[arg(long)]
     pub warm_start: bool,
     /// Fixed overrides applied to every point: --set phases.0.nodes=41 (repeatable).
