@@ -14,6 +14,8 @@ mod simulate_planar;
 mod solve;
 #[cfg(feature = "planner")]
 mod sweep;
+#[cfg(feature = "planner")]
+mod warm_start;
 
 use clap::{Parser, Subcommand};
 
@@ -91,7 +93,7 @@ fn planner_bad_input(cause: &(dyn std::error::Error + 'static)) -> bool {
         Some(loam::solver::IpoptError::Option { .. })
     ) || matches!(
         cause.downcast_ref::<loam::planner::PlanError>(),
-        Some(loam::planner::PlanError::Schedule(_))
+        Some(loam::planner::PlanError::Schedule(_) | loam::planner::PlanError::Start(_))
     )
 }
 

@@ -9,7 +9,7 @@ use loam::solver::{self, IterationInfo, SolveReport, SolveSettings};
 use loam::transcription::PhaseTrajectory;
 
 use super::interrupt::{self, Interrupted};
-use super::{progress, ProblemArgs};
+use super::{progress, warm_start, ProblemArgs};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -22,6 +22,11 @@ pub struct Args {
     /// Print nothing but errors.
     #[arg(long, short)]
     quiet: bool,
+    /// Start IPOPT from the plan in RUN_DIR (a folder `loam solve` or `loam sweep` wrote, with
+    /// the same node counts and scheme): its nodes, moved onto this problem's rest state
+    /// (another terrain: by the foot's rest depth), and its multipliers by row name.
+    #[arg(long, value_name = "RUN_DIR")]
+    warm_start: Option<PathBuf>,
 }
 
 type Progress<'a> = Option<&'a mut dyn FnMut(&IterationInfo) -> bool>;
@@ -33,14 +38,26 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         AnyProblem::Hopper(problem) => problem,
         AnyProblem::Planar(problem) => return run_planar(&args, &problem),
     };
+    let start = match &args.warm_start {
+        Some(dir) => {
+            let (start, source) = warm_start::read(dir)?;
+            warm_start::check(&start, &problem, dir)?;
+            Some((start, source))
+        }
+        None => None,
+    };
     let out = out_dir(&args, problem.name())?;
-    let (plan, log) = solve_logged(
+    let ((plan, warm), log) = solve_logged(
         &out,
         args.quiet,
         planner::solver_options(&problem),
-        |s, p| planner::plan(&problem, s, None, p),
+        |s, p| planner::warm_start::plan_from(&problem, s, start.as_ref().map(|s| &s.0), p),
     )?;
-    let provenance = Provenance::new(WarmStart::from(problem.initial_guess));
+    if start.is_some() && !warm && !args.quiet {
+        eprintln!("the warm start did not converge; solved again from the problem's initial_guess");
+    }
+    let source = start.map(|(_, source)| source);
+    let provenance = Provenance::new(warm_start::provenance(&problem, source, warm));
     let written = output::write_run_with(&out.path, &problem, &plan, provenance, Some(&log))?;
     if !args.quiet {
         let task = [
@@ -66,6 +83,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 /// A planar robot's problem: the same steps, the planar planner and outputs.
 fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
     use loam::planner::planar;
+    if args.warm_start.is_some() {
+        return Err(super::BadInput(format!(
+            "--warm-start: {} is a planar robot's problem; warm starts are for the hopper's",
+            args.problem.file.display()
+        ))
+        .into());
+    }
     let out = out_dir(args, problem.name())?;
     let (plan, log) = solve_logged(&out, args.quiet, planar::solver_options(problem), |s, p| {
         planar::plan(problem, s, p)

@@ -3,7 +3,7 @@
 //!
 //! Cold sweeps solve in parallel, one `loam solve` process per plan: CasADi's expression graph
 //! and MUMPS are not safe to share between threads, processes are. Warm-started sweeps solve
-//! in order in this process, each from its neighbour's primal and dual solution.
+//! in order in this process, each from its neighbour's plan (`planner::warm_start`).
 //!
 //! Each plan is solved, replayed and marked done in its own folder before the next starts, so
 //! that a sweep stopped by Ctrl-C (or SIGTERM, as Slurm sends) resumes where it stopped when
@@ -22,13 +22,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use indicatif::ProgressBar;
-use loam::output;
+use loam::output::{self, Provenance};
+use loam::planner::warm_start::{self, PlanStart};
 use loam::planner::{self, Plan};
 use loam::problem::{self, Problem, TerrainModel};
 use loam::sim::replay::terrain_label;
-use loam::solver::{IterationInfo, Multipliers, SolveSettings};
+use loam::solver::SolveSettings;
 
-use self::point::WarmStart;
 use self::shard::{Manifest, Shard};
 use self::table::Row;
 use super::interrupt::{self, Interrupted};
@@ -47,8 +47,10 @@ pub struct Args {
     /// is solved; the first --vary changes fastest.
     #[arg(long = "vary", value_name = "PATH=RANGE", required = true)]
     pub vary: Vec<String>,
-    /// Start each solve from its neighbour's solution: along the first --vary, in order, in
-    /// this process; each value of the other --vary starts a new chain, solved cold first.
+    /// Start each solve from its neighbour's plan (as `loam solve --warm-start` does, across
+    /// terrains too: `--vary terrain.model=rigid,added_mass`): along the first --vary, in
+    /// order, in this process; each value of the other --vary starts a new chain, solved cold
+    /// first.
     #[arg(long)]
     pub warm_start: bool,
     /// Fixed overrides applied to every point: --set phases.0.nodes=41 (repeatable).
@@ -262,7 +264,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     // What an earlier, interrupted run finished is kept.
     let mut done: Vec<Option<Vec<String>>> = points
         .iter()
-        .map(|p| point::finished(&p.dir, &p.identity, args.warm_start))
+        .map(|p| point::finished(&p.dir, &p.identity))
         .collect();
     let resumed = done.iter().filter(|d| d.is_some()).count();
     let started = Instant::now();
@@ -545,132 +547,86 @@ fn replay_and_finish(point: &Point, out: &Path) -> anyhow::Result<Vec<String>> {
     Ok(lines)
 }
 
-/// Solves the points not yet `done` in order, each from its neighbour's solution (kept in its
-/// folder, so that a resumed sweep starts its next plan as an uninterrupted one would).
+/// Solves the points not yet `done` in order, each from its neighbour's plan as `loam solve
+/// --warm-start` reads it from the neighbour's folder (so that a resumed sweep starts its next
+/// plan exactly as an uninterrupted one would), across terrains too.
 fn solve_warm(
     points: &[Point],
     done: &mut [Option<Vec<String>>],
     out: &Path,
     bar: &ProgressBar,
 ) -> anyhow::Result<()> {
-    // The last plan solved here, to start its neighbour from without reading it back.
-    let mut last: Option<(usize, WarmStart)> = None;
     for (i, point) in points.iter().enumerate() {
         if done[i].is_some() {
             continue;
         }
-        // Only a converged neighbour on the same terrain model is a good start (planner::plan
-        // also ignores a start of another NLP shape).
         let start = match point.after {
-            Some(j) if points[j].problem.terrain.model == point.problem.terrain.model => {
-                let solution = match last.take() {
-                    Some((solved, solution)) if solved == j => solution,
-                    _ => WarmStart::read(&points[j].dir)?,
-                };
-                solution.converged.then_some(solution)
-            }
-            _ => None,
+            Some(j) => usable_start(super::warm_start::read(&points[j].dir)?, &point.problem)?,
+            None => None,
         };
         point::begin(&point.dir)?;
         bar.set_message(point.label.clone());
         let mut on_iteration = progress::ipopt(bar, &point.label);
-        let plan = solve_one(
+        let (plan, warm) = warm_start::plan_from(
             &point.problem,
-            start.as_ref().map(|s| (s.x.as_slice(), &s.multipliers)),
+            &settings(&point.problem),
+            start.as_ref().map(|s| &s.0),
             Some(&mut on_iteration),
         )?;
         if interrupt::requested() {
             return Ok(());
         }
-        output::write_run(&point.dir, &point.problem, &plan)?;
-        let solution = WarmStart {
-            x: plan.report.x.clone(),
-            multipliers: plan.report.multipliers.clone(),
-            converged: plan.report.converged,
-        };
-        solution.write(&point.dir)?;
+        let source = start.map(|(_, source)| source);
+        let provenance =
+            Provenance::new(super::warm_start::provenance(&point.problem, source, warm));
+        output::write_run_with(&point.dir, &point.problem, &plan, provenance, None)?;
         done[i] = Some(replay_and_finish(point, out)?);
         bar.inc(1);
-        last = Some((i, solution));
     }
     Ok(())
 }
 
-/// Solves `problems` in this process, in order; with `warm`, each from the previous plan's
-/// primal and dual solution when the NLP has the same size. Calls `each` with every plan.
+/// A neighbour's plan as a start, when it is a good one: converged, and of the same schedule
+/// and scheme (another terrain is fine: `planner::warm_start` moves it onto this one's rest).
+fn usable_start<S>(
+    (start, source): (PlanStart, S),
+    problem: &Problem,
+) -> anyhow::Result<Option<(PlanStart, S)>> {
+    Ok((start.converged && start.mismatch(problem)?.is_none()).then_some((start, source)))
+}
+
+/// IPOPT's options for a sweep's plan (no log file).
+fn settings(problem: &Problem) -> SolveSettings {
+    SolveSettings {
+        options: planner::solver_options(problem),
+        ..SolveSettings::default()
+    }
+}
+
+/// Solves `problems` in this process, in order; with `warm`, each from the previous plan when
+/// it converged and has the same schedule. Calls `each` with every plan.
 pub fn solve_in_order<'a>(
     problems: impl Iterator<Item = &'a Problem>,
     warm: bool,
     mut each: impl FnMut(usize, &Plan) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let mut previous: Option<(Plan, TerrainModel)> = None;
+    let mut previous: Option<PlanStart> = None;
     for (i, problem) in problems.enumerate() {
-        // Only a converged neighbour on the same terrain model is a good start (planner::plan
-        // also ignores a start of another NLP shape).
-        let start = previous
-            .as_ref()
-            .filter(|(p, model)| warm && p.report.converged && *model == problem.terrain.model)
-            .map(|(p, _)| (p.report.x.as_slice(), &p.report.multipliers));
-        let plan = solve_one(problem, start, None)?;
+        let start = match previous.take().filter(|_| warm) {
+            Some(start) => usable_start((start, ()), problem)?,
+            None => None,
+        };
+        let (plan, _) = warm_start::plan_from(
+            problem,
+            &settings(problem),
+            start.as_ref().map(|s| &s.0),
+            None,
+        )?;
         each(i, &plan)?;
-        previous = Some((plan, problem.terrain.model));
+        previous = Some(PlanStart::of(&plan));
     }
     Ok(())
 }
-
-/// Solves one problem in this process, from `start` (a neighbour's primal and dual solution)
-/// when given; `on_iteration` sees IPOPT's iterations and can stop it.
-fn solve_one(
-    problem: &Problem,
-    start: Option<(&[f64], &Multipliers)>,
-    mut on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
-) -> anyhow::Result<Plan> {
-    let mut options = planner::solver_options(problem);
-    if start.is_some() {
-        options.extend(warm_start_options());
-    }
-    let settings = SolveSettings {
-        options,
-        ..SolveSettings::default()
-    };
-    // A reborrow, with the trait object's lifetime shortened to it.
-    let first_try = on_iteration
-        .as_mut()
-        .map(|f| &mut **f as &mut dyn FnMut(&IterationInfo) -> bool);
-    let plan = planner::plan(problem, &settings, start, first_try)?;
-    if start.is_none() || plan.report.converged || interrupt::requested() {
-        return Ok(plan);
-    }
-    // A warm start can mislead IPOPT (e.g. into declaring a reachable height infeasible); the
-    // cold solve decides.
-    let settings = SolveSettings {
-        options: planner::solver_options(problem),
-        ..SolveSettings::default()
-    };
-    Ok(planner::plan(problem, &settings, None, on_iteration)?)
-}
-
-/// IPOPT's options for a warm start: take the given point and multipliers, start the barrier
-/// small since the neighbour's solution is nearly optimal, and give up early.
-///
-/// Measured on the granular sweep 30..80 mm (iterations per point after the first): bound push
-/// 1e-6 / μ₀ 1e-4: 45, 8, 13, 36; 1e-4 / 1e-3: 13, 10, 8, 38; 1e-3 / 1e-2: 11, 8, 20, 46;
-/// 1e-2 / 1e-1: 16, 10, 11, 43. Every setting failed 80 mm from the 70 mm plan (a different
-/// local solution; the cold solve converges) after 220-290 iterations, hence the cap: warm
-/// solves that converge take under 50.
-pub fn warm_start_options() -> Vec<(String, loam::solver::OptionValue)> {
-    use loam::solver::OptionValue::{Int, Num, Str};
-    vec![
-        ("warm_start_init_point".into(), Str("yes".into())),
-        ("warm_start_bound_push".into(), Num(1e-4)),
-        ("warm_start_mult_bound_push".into(), Num(1e-4)),
-        ("mu_init".into(), Num(1e-3)),
-        ("max_iter".into(), Int(WARM_MAX_ITERATIONS)),
-    ]
-}
-
-/// Iterations a warm start gets before the cold solve takes over.
-pub const WARM_MAX_ITERATIONS: i64 = 100;
 
 /// The other terrain of the paper's comparison: rigid for a granular plan, the file's medium
 /// for a rigid plan.

@@ -54,6 +54,8 @@ pub enum RunError {
     },
     #[error(transparent)]
     Identity(#[from] IdentityError),
+    #[error("{}: {reason}", path.display())]
+    NoWarmStart { path: PathBuf, reason: String },
 }
 
 const COLUMNS: [&str; 12] = [
@@ -167,4 +169,81 @@ fn read_nodes(path: &Path, text: &str) -> Result<Vec<Node>, RunError> {
         return Err(csv_error(nodes.len() + 1, "fewer than two nodes".into()));
     }
     Ok(nodes)
+}
+
+/// The plan in `dir` as the start of another (`loam solve --warm-start`, a warm sweep's next
+/// plan): its nodes from `trajectory.csv` (midpoints, which it does not hold, are averaged) and
+/// its multipliers from `solution.json`.
+#[cfg(feature = "planner")]
+pub fn read_warm_start(
+    dir: &Path,
+) -> Result<(SavedPlan, crate::planner::warm_start::PlanStart), RunError> {
+    use crate::planner::warm_start::{NamedMultipliers, PlanStart};
+    use crate::planner::Jump;
+    use crate::transcription::{PhaseTrajectory, Trajectory};
+
+    let path = dir.join("solution.json");
+    let unusable = |reason: String| RunError::NoWarmStart {
+        path: path.clone(),
+        reason,
+    };
+    let json: Option<serde_json::Value> = fs::read_to_string(&path)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok());
+    let model = json
+        .as_ref()
+        .and_then(|j| j["problem"]["robot"]["model"].as_str());
+    if let Some(model) = model.filter(|&m| m != "hopper") {
+        return Err(unusable(format!(
+            "a plan of the planar robot `{model}`; warm starts are for the hopper's plans"
+        )));
+    }
+    // read_plan checks that solution.json and trajectory.csv are one plan.
+    let plan = read_plan(dir)?;
+    let json = json.ok_or_else(|| unusable("could not be read".into()))?;
+    let multipliers = json.get("multipliers").ok_or_else(|| {
+        unusable(
+            "no `multipliers`: written by a loam that did not keep them; solve it again to start from it".into(),
+        )
+    })?;
+    let multipliers: NamedMultipliers = serde_json::from_value(multipliers.clone())
+        .map_err(|e| unusable(format!("`multipliers` is damaged: {e}")))?;
+    let jump = Jump::from_problem(&plan.problem)
+        .map_err(|e| unusable(format!("its problem does not plan: {e}")))?;
+    let mut phases: Vec<PhaseTrajectory> = Vec::new();
+    let mut phase_start = 0.0;
+    for node in &plan.nodes {
+        if phases.last().is_none_or(|p| p.name != node.phase) {
+            phase_start = node.t;
+            phases.push(PhaseTrajectory {
+                name: node.phase.clone(),
+                ..Default::default()
+            });
+        }
+        let phase = phases.last_mut().expect("a phase was pushed");
+        phase.duration = node.t - phase_start;
+        phase.states.push(node.x.to_vec());
+        phase.controls.push(vec![node.u]);
+    }
+    let schedule: Vec<(&str, usize)> = phases
+        .iter()
+        .map(|p| (p.name.as_str(), p.states.len()))
+        .collect();
+    let expected: Vec<(&str, usize)> = jump
+        .phases
+        .iter()
+        .map(|(domain, nodes, _)| (domain.name(), *nodes))
+        .collect();
+    if schedule != expected {
+        return Err(unusable(format!(
+            "trajectory.csv holds the phases {schedule:?}, its problem {expected:?}"
+        )));
+    }
+    let start = PlanStart {
+        jump,
+        trajectory: Trajectory { phases },
+        multipliers,
+        converged: plan.converged,
+    };
+    Ok((plan, start))
 }

@@ -10,6 +10,7 @@ use super::folder::{archive_other_plan, Archived};
 use super::identity::plan_id_of;
 use super::{temporary_path, write_new, OutputError, Provenance, WarmStart};
 use crate::model::hopper::STATE_NAMES;
+use crate::planner::warm_start::NamedMultipliers;
 use crate::planner::Plan;
 use crate::problem::Problem;
 use crate::solver::{OptionValue, SolveReport};
@@ -94,10 +95,17 @@ pub struct SolutionFile<'a> {
     pub apex_rise_m: f64,
     pub scheme: &'static str,
     pub phases: Vec<PhaseSummary>,
+    /// IPOPT's multipliers at the end, by name: what `loam solve --warm-start` starts from.
+    pub multipliers: &'a NamedMultipliers,
 }
 
 impl<'a> SolutionFile<'a> {
-    pub fn new(problem: &'a Problem, plan: &Plan, plan_id: String, provenance: Provenance) -> Self {
+    pub fn new(
+        problem: &'a Problem,
+        plan: &'a Plan,
+        plan_id: String,
+        provenance: Provenance,
+    ) -> Self {
         SolutionFile {
             problem,
             solve: SolveRecord::new(
@@ -121,6 +129,7 @@ impl<'a> SolutionFile<'a> {
                     duration_s: p.duration,
                 })
                 .collect(),
+            multipliers: &plan.multipliers,
         }
     }
 }

@@ -17,9 +17,11 @@
 //! ```
 
 pub mod planar;
+pub mod warm_start;
 
 use std::time::Instant;
 
+use self::warm_start::{NamedMultipliers, PlanStart};
 use crate::model::hopper::{self, state, Domain, Hopper};
 use crate::problem::{self, InitialGuess, Problem, StartPosition};
 use crate::scalar::Scalar;
@@ -35,6 +37,9 @@ use crate::transcription::{
 pub enum PlanError {
     #[error("loam plans one stance followed by one flight; the problem has phases {0}")]
     Schedule(String),
+    /// A warm start from a plan that cannot start this problem: what differs.
+    #[error("the plan cannot start this problem: {0}")]
+    Start(String),
     #[error(transparent)]
     Symbolic(#[from] SymbolicError),
     #[error(transparent)]
@@ -402,6 +407,8 @@ pub struct Plan {
     pub setup_seconds: f64,
     pub n_variables: usize,
     pub n_constraints: usize,
+    /// IPOPT's multipliers at the end, by row and variable name (for later warm starts).
+    pub multipliers: NamedMultipliers,
 }
 
 /// Transcribes the problem, ready to solve: set-up is timed by the caller.
@@ -431,28 +438,28 @@ pub fn options_of(options: &problem::SolverOptions) -> Vec<(String, solver::Opti
         .collect()
 }
 
-/// Plans the jump: transcribe, guess, solve.
+/// Plans the jump: transcribe, guess (or take `start`, another plan's solution; see
+/// [`warm_start`]), solve.
 pub fn plan(
     problem: &Problem,
     settings: &SolveSettings,
-    start: Option<(&[f64], &solver::Multipliers)>,
+    start: Option<&PlanStart>,
     on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
 ) -> Result<Plan, PlanError> {
     let started = Instant::now();
     let (jump, mut nlp) = transcribe(problem)?;
-    // A start point from an NLP of another shape (another terrain's constraints) is ignored.
-    let start = start.filter(|(x, m)| {
-        x.len() == nlp.n_variables()
-            && m.g.len() == nlp.n_constraints()
-            && m.x_lower.len() == nlp.n_variables()
-    });
-    let x0 = match start {
-        Some((x, _)) => x.to_vec(),
-        None => jump.initial_guess(problem.initial_guess, &nlp),
+    let (x0, warm) = match start {
+        Some(start) => {
+            if let Some(why) = start.mismatch_with(&jump) {
+                return Err(PlanError::Start(why));
+            }
+            let (x0, multipliers) = start.point(&jump, &nlp);
+            (x0, Some(multipliers))
+        }
+        None => (jump.initial_guess(problem.initial_guess, &nlp), None),
     };
-    let warm = start.map(|(_, m)| m);
     let setup_seconds = started.elapsed().as_secs_f64();
-    let report = solver::solve(&mut nlp, &x0, settings, warm, on_iteration)?;
+    let report = solver::solve(&mut nlp, &x0, settings, warm.as_ref(), on_iteration)?;
     let trajectory = nlp.unpack(&report.x);
     let first = &trajectory.phases[0].states[0];
     let last = trajectory.phases.last().unwrap().states.last().unwrap();
@@ -464,6 +471,7 @@ pub fn plan(
         setup_seconds,
         n_variables: nlp.n_variables(),
         n_constraints: nlp.n_constraints(),
+        multipliers: NamedMultipliers::of(&nlp, &report.multipliers),
         report,
     })
 }

@@ -104,6 +104,8 @@ pub struct Nlp {
     pub scheme: Scheme,
     n_x: usize,
     n_u: usize,
+    /// The state names, then the control names (for [`Nlp::variable_name`]).
+    point_names: Vec<String>,
     phases: Vec<PhaseLayout>,
     pub x_lower: Vec<f64>,
     pub x_upper: Vec<f64>,
@@ -230,6 +232,12 @@ impl Nlp {
             scheme,
             n_x,
             n_u,
+            point_names: ocp
+                .state_names
+                .iter()
+                .chain(&ocp.control_names)
+                .cloned()
+                .collect(),
             phases,
             x_lower,
             x_upper,
@@ -533,6 +541,31 @@ impl Nlp {
             "{}: {}",
             element.label,
             self.kinds[element.kind].con_names[row - element.row]
+        )
+    }
+
+    /// The name of variable `i`: `stance node 3: z_m`, `stance midpoint 3: u`,
+    /// `flight duration`.
+    pub fn variable_name(&self, i: usize) -> String {
+        let w = self.n_x + self.n_u;
+        let layout = self
+            .phases
+            .iter()
+            .rfind(|layout| layout.base <= i)
+            .expect("variable within the NLP");
+        if i == layout.duration {
+            return format!("{} duration", layout.name);
+        }
+        let (point, offset) = if i < layout.mid_base {
+            ("node", i - layout.base)
+        } else {
+            ("midpoint", i - layout.mid_base)
+        };
+        format!(
+            "{} {point} {}: {}",
+            layout.name,
+            offset / w,
+            self.point_names[offset % w]
         )
     }
 
