@@ -32,7 +32,11 @@ fn stderr(output: &Output) -> String {
 #[test]
 fn prepare_then_intrude_writes_a_checkpoint_and_a_force_table() {
     let dir = folder("e2e");
-    std::fs::write(dir.join("tiny.yaml"), TINY_BED).unwrap();
+    // Wide enough for the shipped 38 mm foot mesh below.
+    let wide = TINY_BED
+        .replace("radius: 0.03", "radius: 0.05")
+        .replace("count: 60", "count: 170");
+    std::fs::write(dir.join("tiny.yaml"), wide).unwrap();
     let out = loam(&["dem", "prepare", "tiny.yaml", "-o", "tiny.bed"], &dir);
     assert!(out.status.success(), "{}", stderr(&out));
     let out = loam(

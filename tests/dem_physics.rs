@@ -171,7 +171,8 @@ fn small_scene(friction: f64, count: usize, seed: u64) -> Scene {
         &format!(
             "container: {{ shape: box, half_x: 0.02, half_y: 0.02 }}\n\
              grains: {{ radius: 0.002, size_spread: 0.1, density: 1000, friction: {friction}, count: {count}, seed: {seed} }}\n\
-             settle: {{ kinetic_energy: 1.0e-15, max_time: 2.0 }}\n"
+             settle: {{ kinetic_energy: 1.0e-15, max_time: 2.0 }}\n\
+             contact: {{ law: projected_jacobi }}\n"
         ),
         std::path::Path::new("<test>"),
     )

@@ -1314,6 +1314,8 @@ impl Backend for CudaBackend {
         grains.check()?;
         params.check()?;
         if !matches!(params.law, ContactLaw::ProjectedJacobi) {
+            // No GPU is the more basic reason: say that first.
+            probe().map_err(dem_error)?;
             return Err(DemError::Invalid(format!(
                 "the CUDA backend's kernels implement the projected_jacobi contact law only; \
                  this bed uses {} (run it on the CPU: --backend dem-cpu)",

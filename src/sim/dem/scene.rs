@@ -262,15 +262,15 @@ impl Scene {
                 return Err((
                     "time_step",
                     format!(
-                        "is {} s; Hertz-Mindlin contacts of these grains (E = {} Pa, ν = {}, \
-                         ρ = {} kg/m³, smallest radius {smallest:.3e} m) are stable below {} of \
-                         the Rayleigh time {rayleigh:.3e} s, i.e. {limit:.3e} s; leave \
-                         time_step out to step at {:.3e} s",
+                        "is {} s; it must be below {limit:.3e} s, {} of the Rayleigh time \
+                         {rayleigh:.3e} s of these grains' Hertz-Mindlin contacts (E = {} Pa, \
+                         ν = {}, ρ = {} kg/m³, smallest radius {smallest:.3e} m), or the bed \
+                         explodes; leave time_step out to step at {:.3e} s",
                         self.time_step(),
+                        law::MAX_FRACTION,
                         material.youngs_modulus,
                         material.poisson_ratio,
                         g.density,
-                        law::MAX_FRACTION,
                         law::DEFAULT_FRACTION * rayleigh
                     ),
                 ));
