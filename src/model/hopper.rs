@@ -171,12 +171,13 @@ impl Hopper {
     ) -> (Vec<S>, Forces<S>) {
         use state::*;
         let g = self.gravity;
-        let spring = self.spring_force(x);
-        let v_err = self.velocity_error(x, u);
-        let motor = (v_err.clone() * self.velocity_gain + x[E].clone() * self.integral_gain)
-            * self.force_constant;
-        let a_m = motor.clone() / self.motor_mass - g;
-        let a_r = (spring.clone() - motor.clone()) / self.rod_mass - g;
+        let Leg {
+            spring,
+            motor,
+            motor_acceleration: a_m,
+            rod_acceleration: a_r,
+            velocity_error: v_err,
+        } = self.leg(x, u);
         let (a_f, terrain_force) = match domain {
             Domain::Flight => ((-spring.clone()) / self.foot_mass - g, S::zero()),
             Domain::Stance => {
@@ -205,6 +206,28 @@ impl Hopper {
         )
     }
 
+    /// The leg's dynamics whatever holds the foot: spring and motor forces, the motor's and
+    /// rod's accelerations and the drive's velocity error (the rate of its integrator e).
+    /// The planner's derivatives and the DEM coupling (whose foot the grains move) both use
+    /// it.
+    pub fn leg<S: Scalar>(&self, x: &[S], u: &S) -> Leg<S> {
+        use state::*;
+        let g = self.gravity;
+        let spring = self.spring_force(x);
+        let v_err = self.velocity_error(x, u);
+        let motor = (v_err.clone() * self.velocity_gain + x[E].clone() * self.integral_gain)
+            * self.force_constant;
+        let a_m = motor.clone() / self.motor_mass - g;
+        let a_r = (spring.clone() - motor.clone()) / self.rod_mass - g;
+        Leg {
+            spring,
+            motor,
+            motor_acceleration: a_m,
+            rod_acceleration: a_r,
+            velocity_error: v_err,
+        }
+    }
+
     /// The robot at rest on `terrain` with the actuator at `actuator_position` (z_m − z_r):
     /// foot at its rest height, spring carrying motor and rod, the drive's integrator holding
     /// the motor's weight, and the command equal to the actuator position.
@@ -225,6 +248,18 @@ impl Hopper {
             actuator_position,
         ]
     }
+}
+
+/// What [`Hopper::leg`] returns.
+pub struct Leg<S> {
+    /// F_s, on the rod (+ = up).
+    pub spring: S,
+    /// F_m, on the motor (+ = up; the rod feels −F_m).
+    pub motor: S,
+    pub motor_acceleration: S,
+    pub rod_acceleration: S,
+    /// v_err = ė.
+    pub velocity_error: S,
 }
 
 #[cfg(test)]

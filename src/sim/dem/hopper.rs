@@ -9,8 +9,8 @@
 //!    symplectic-Euler sub-steps (default S = 10), with the foot's height interpolated
 //!    linearly between its start and end of step and its end-of-step velocity.
 //!
-//! The forces come from `crate::model::hopper::Hopper`'s own functions (`spring_force`,
-//! `velocity_error`, `motor_force`), so the equations are those the planner uses.
+//! The leg's dynamics are `crate::model::hopper::Hopper::leg`, the function the planner's
+//! derivatives call: no equation of the robot is written here.
 //!
 //! Stability: the stiffest loop is the foot on the spring (ω = √(k_s/m_f) ≈ 250 rad/s, so
 //! ω Δt ≈ 0.25 at Δt = 1 ms, inside symplectic Euler's bound of 2) and the drive's position
@@ -334,14 +334,12 @@ pub fn replay_hopper(
             x[Z_F] = z_f0 + (s + 1) as f64 / substeps as f64 * (z_f1 - z_f0);
             x[V_F] = v_f1;
             x[Z_D] = z_d;
-            let f_s = robot.spring_force(&x);
-            let f_m = robot.motor_force(&x, &u);
-            let v_err = robot.velocity_error(&x, &u);
-            x[V_M] += h * (f_m / robot.motor_mass - g);
-            x[V_R] += h * ((f_s - f_m) / robot.rod_mass - g);
+            let leg = robot.leg(&x, &u);
+            x[V_M] += h * leg.motor_acceleration;
+            x[V_R] += h * leg.rod_acceleration;
             x[Z_M] += h * x[V_M];
             x[Z_R] += h * x[V_R];
-            x[E] += h * v_err;
+            x[E] += h * leg.velocity_error;
         }
         x[Z_F] = z_f1;
         x[V_F] = v_f1;
