@@ -93,6 +93,14 @@ pub struct BenchDemArgs {
     /// Projected-Jacobi iterations per step (law projected-jacobi).
     #[arg(long, default_value_t = 10)]
     pub iterations: usize,
+    /// Also measure these prepared beds at rest, each with its own scene's law and step
+    /// (e.g. the shipped poppy-seed bed).
+    #[arg(long, value_name = "CHECKPOINT")]
+    pub bed: Vec<PathBuf>,
+    /// Also run the peer DEM codes (LIGGGHTS, YADE) on the shipped bed in the same run,
+    /// through bench/peers/run.sh; a peer that is not installed is skipped.
+    #[arg(long)]
+    pub peers: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -303,11 +311,36 @@ pub fn bench(args: BenchDemArgs) -> anyhow::Result<u8> {
         "solver",
         "integr"
     );
+    let mut rows = Vec::new();
     for &size in &args.sizes {
-        let row = loam::sim::dem::bench::measure(size, args.steps, args.repeat, &params)
-            .map_err(classify)?;
+        rows.push((
+            format!("{size}"),
+            loam::sim::dem::bench::measure(size, args.steps, args.repeat, &params)
+                .map_err(classify)?,
+        ));
+    }
+    for path in &args.bed {
+        let checkpoint = bed::Checkpoint::load(path).map_err(classify)?;
+        let p = checkpoint.scene.step_params();
+        let row = loam::sim::dem::bench::measure_bed(
+            &checkpoint.grains,
+            &checkpoint.scene.container,
+            args.steps,
+            args.repeat,
+            &p,
+        )
+        .map_err(classify)?;
         println!(
-            "{:>7} {:>14.2} {:>16.3e} {:>11.2} {:>10.2}  {:>5.1}% {:>5.1}% {:>5.1}% {:>5.1}%",
+            "bed {}: {} law, dt = {:.3e} s",
+            path.display(),
+            p.law.name(),
+            p.time_step
+        );
+        rows.push((format!("{}", checkpoint.grains.len()), row));
+    }
+    for (size, row) in rows {
+        println!(
+            "{:>7} {:>14.2} {:>16.3e} {:>11.4} {:>10.2}  {:>5.1}% {:>5.1}% {:>5.1}% {:>5.1}%",
             size,
             row.contacts_per_grain,
             row.particle_steps_per_second,
@@ -319,10 +352,20 @@ pub fn bench(args: BenchDemArgs) -> anyhow::Result<u8> {
             row.fractions[3] * 100.0
         );
     }
+    let phases = match args.law {
+        LawKind::HertzMindlin => {
+            "kick-drift and neighbour list, pair forces, gather (walls, bodies), closing kick"
+        }
+        LawKind::ProjectedJacobi => {
+            "broadphase, narrowphase, velocity solver, position correction + integration"
+        }
+    };
     println!(
-        "contacts: per grain (each counted once); x real time: simulated seconds per wall second; \
-         percentages: broadphase, narrowphase, velocity solver, \
-         position correction + integration"
+        "contacts: per grain (each counted once); x real time: simulated seconds per wall \
+         second; percentages: {phases}"
     );
+    if args.peers {
+        super::bench::dem_peers::report();
+    }
     Ok(0)
 }

@@ -175,6 +175,24 @@ impl Container {
         }
     }
 
+    /// Whether a sphere of radius `r` at `x` can overlap wall `wall`: a cheap test (no square
+    /// root) that lets the step skip [`Container::wall_contact`] for the bulk of the grains.
+    pub fn may_touch(&self, wall: usize, x: Vec3, r: f64) -> bool {
+        if wall == 0 {
+            return x[2] < r;
+        }
+        match *self {
+            Container::Cylinder { radius } => {
+                let inner = radius - r;
+                inner <= 0.0 || x[0] * x[0] + x[1] * x[1] > inner * inner
+            }
+            Container::Box { half_x, half_y } => match wall {
+                1 | 2 => x[0].abs() > half_x - r,
+                _ => x[1].abs() > half_y - r,
+            },
+        }
+    }
+
     /// Gap ψ (centre distance minus r) and unit normal into the container of wall `wall` for
     /// a sphere of radius `r` at `x`; `None` when the wall does not apply (a cylinder's side
     /// seen from its axis).

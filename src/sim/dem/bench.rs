@@ -79,8 +79,20 @@ pub fn measure(
     params: &StepParams,
 ) -> Result<BenchRow, DemError> {
     let (grains, container) = column(size);
+    measure_bed(&grains, &container, steps, repeat, params)
+}
+
+/// The same measurement on any bed (e.g. a prepared checkpoint's grains at rest).
+pub fn measure_bed(
+    grains: &GrainState,
+    container: &Container,
+    steps: usize,
+    repeat: usize,
+    params: &StepParams,
+) -> Result<BenchRow, DemError> {
+    let size = grains.len();
     let mut backend = CpuBackend::new();
-    backend.upload(&grains, &container, &[], params)?;
+    backend.upload(grains, container, &[], params)?;
     backend.step(10)?;
     let mut rates = Vec::new();
     let mut total = Timings::default();

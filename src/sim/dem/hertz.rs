@@ -43,6 +43,15 @@ const GRAIN_CHUNK: usize = 512;
 pub const SKIN: f64 = 0.4;
 
 #[derive(Clone, Copy, Debug, Default)]
+struct Packed {
+    x: Vec3,
+    r: f64,
+    v: Vec3,
+    m: f64,
+    w: Vec3,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
 struct PairOut {
     force: Vec3,
     torque_a: Vec3,
@@ -64,10 +73,11 @@ pub struct HertzCpu {
     inverse_inertia: Vec<f64>,
     force: Vec<Vec3>,
     torque: Vec<Vec3>,
-    /// v̂ = v(n+½) + (Δt/2) F(n)/m and likewise ω̂: the velocities the damping sees,
-    /// predicting the end of the step with the last force.
-    predicted: Vec<Vec3>,
-    predicted_spin: Vec<Vec3>,
+    /// What the contacts read of each grain, packed into one record so that a partner's
+    /// data is one or two cache lines: position, radius, mass and the velocities the
+    /// damping sees, v̂ = v(n+½) + (Δt/2) F(n)/m and likewise ω̂ (the end of the step
+    /// predicted with the last force).
+    pack: Vec<Packed>,
     /// A body's predicted velocity and spin.
     predicted_body: Vec<(Vec3, Vec3)>,
     container: Option<Container>,
@@ -96,6 +106,8 @@ pub struct HertzCpu {
     body_spring: Vec<Vec3>,
     body_contact: Vec<BodyContact>,
     forces: Vec<BodyForce>,
+    /// Grain–grain pairs in contact this step.
+    touching: usize,
     builds: usize,
     timings: Timings,
 }
@@ -199,8 +211,15 @@ impl HertzCpu {
         self.forces = vec![BodyForce::default(); bodies.len()];
         self.force = vec![[0.0; 3]; n];
         self.torque = vec![[0.0; 3]; n];
-        self.predicted = self.grains.velocity.clone();
-        self.predicted_spin = self.grains.angular_velocity.clone();
+        self.pack = (0..n)
+            .map(|i| Packed {
+                x: self.grains.position[i],
+                r: self.grains.radius[i],
+                v: self.grains.velocity[i],
+                m: self.mass[i],
+                w: self.grains.angular_velocity[i],
+            })
+            .collect();
         self.predicted_body = bodies
             .iter()
             .map(|b| (b.state.velocity, b.state.angular_velocity))
@@ -284,23 +303,23 @@ impl HertzCpu {
                 .par_iter_mut()
                 .zip(self.grains.velocity.par_iter_mut())
                 .zip(self.grains.angular_velocity.par_iter_mut())
-                .zip(self.predicted.par_iter_mut())
-                .zip(self.predicted_spin.par_iter_mut())
+                .zip(self.pack.par_iter_mut())
                 .enumerate()
                 .with_min_len(GRAIN_CHUNK)
-                .for_each(|(i, ((((x, v), w), pv), pw))| {
+                .for_each(|(i, (((x, v), w), pack))| {
                     if mass[i] > 0.0 {
                         let dv = scale(force[i], half / mass[i]);
                         let dw = scale(torque[i], half * inverse_inertia[i]);
                         *v = add(*v, dv);
                         *w = add(*w, dw);
-                        *pv = add(*v, dv);
-                        *pw = add(*w, dw);
+                        pack.v = add(*v, dv);
+                        pack.w = add(*w, dw);
                     } else {
-                        *pv = *v;
-                        *pw = *w;
+                        pack.v = *v;
+                        pack.w = *w;
                     }
                     *x = add(*x, scale(*v, dt));
+                    pack.x = *x;
                 });
         }
         let g = params.gravity;
@@ -374,7 +393,7 @@ impl HertzCpu {
         // 3-5. Forces and the closing kick.
         self.compute_forces(true);
         self.timings.steps += 1;
-        self.timings.contacts += self.forces.iter().map(|f| f.contacts).sum::<usize>();
+        self.timings.contacts += self.touching;
         Ok(())
     }
 
@@ -389,12 +408,9 @@ impl HertzCpu {
 
         // 3. Pair forces.
         {
-            let grains = &self.grains;
-            let velocity = &self.predicted;
-            let spin = &self.predicted_spin;
+            let pack = &self.pack;
             let pair_start = &self.pair_start;
             let pair_b = &self.pair_b;
-            let mass = &self.mass;
             let friction = params.friction;
             let out = &mut self.pair_out;
             let springs = &mut self.pair_spring;
@@ -418,19 +434,19 @@ impl HertzCpu {
                 out_rest = or;
                 spring_rest = sr;
             }
-            out_chunks
+            self.touching = out_chunks
                 .into_par_iter()
                 .zip(spring_chunks.into_par_iter())
-                .for_each(|((first, last, out), springs)| {
+                .map(|((first, last, out), springs)| {
+                    let mut touching = 0usize;
                     let base = pair_start[first] as usize;
                     for a in first..last {
-                        let xa = grains.position[a];
-                        let ra = grains.radius[a];
+                        let pa = &pack[a];
+                        let (xa, ra) = (pa.x, pa.r);
                         for p in pair_start[a] as usize..pair_start[a + 1] as usize {
-                            let b = pair_b[p] as usize;
-                            let xb = grains.position[b];
-                            let rb = grains.radius[b];
-                            let d = sub(xa, xb);
+                            let pb = &pack[pair_b[p] as usize];
+                            let rb = pb.r;
+                            let d = sub(xa, pb.x);
                             let dist2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
                             let reach = ra + rb;
                             let slot = p - base;
@@ -441,7 +457,7 @@ impl HertzCpu {
                             }
                             let dist = dist2.sqrt();
                             let overlap = reach - dist;
-                            let (ma, mb) = (mass[a], mass[b]);
+                            let (ma, mb) = (pa.m, pb.m);
                             let m = if ma > 0.0 && mb > 0.0 {
                                 ma * mb / (ma + mb)
                             } else {
@@ -454,13 +470,14 @@ impl HertzCpu {
                                 mass: m,
                                 lever_a: ra - 0.5 * overlap,
                                 lever_b: rb - 0.5 * overlap,
-                                velocity_a: velocity[a],
-                                velocity_b: velocity[b],
-                                spin_a: spin[a],
-                                spin_b: spin[b],
+                                velocity_a: pa.v,
+                                velocity_b: pb.v,
+                                spin_a: pa.w,
+                                spin_b: pb.w,
                                 friction,
                             };
                             let f = hertz_mindlin(&law, &c, dt, &mut springs[slot]);
+                            touching += 1;
                             out[slot] = PairOut {
                                 force: f.force,
                                 torque_a: f.torque_a,
@@ -468,22 +485,21 @@ impl HertzCpu {
                             };
                         }
                     }
-                });
+                    touching
+                })
+                .sum();
         }
         let t1 = Instant::now();
 
         // 4. Gather, walls and bodies.
         {
             let g = params.gravity;
-            let grains = &self.grains;
-            let velocity = &self.predicted;
-            let spin = &self.predicted_spin;
+            let pack = &self.pack;
             let predicted_body = &self.predicted_body;
             let pair_start = &self.pair_start;
             let pair_out = &self.pair_out;
             let partner_start = &self.partner_start;
             let partner_list = &self.partner_list;
-            let mass = &self.mass;
             let walls = self.walls;
             let container = self.container.as_ref();
             let bodies = &self.bodies;
@@ -520,8 +536,7 @@ impl HertzCpu {
                     .with_min_len(GRAIN_CHUNK)
                     .for_each(|(i, (spring, out))| {
                         *out = BodyContact::default();
-                        let x = grains.position[i];
-                        let r = grains.radius[i];
+                        let Packed { x, r, v, m, w } = pack[i];
                         let rel = sub(x, o);
                         if rel[0] * rel[0] + rel[1] * rel[1] + rel[2] * rel[2]
                             > (reach + r) * (reach + r)
@@ -546,12 +561,12 @@ impl HertzCpu {
                             normal,
                             overlap,
                             radius: r,
-                            mass: mass[i],
+                            mass: m,
                             lever_a: lever,
                             lever_b: 0.0,
-                            velocity_a: velocity[i],
+                            velocity_a: v,
                             velocity_b: vb,
-                            spin_a: spin[i],
+                            spin_a: w,
                             spin_b: [0.0; 3],
                             friction: body.friction,
                         };
@@ -576,7 +591,8 @@ impl HertzCpu {
                 .enumerate()
                 .with_min_len(GRAIN_CHUNK)
                 .for_each(|(i, ((f, t), wall_springs))| {
-                    let mut force = scale(g, mass[i]);
+                    let Packed { x, r, v, m, w } = pack[i];
+                    let mut force = scale(g, m);
                     let mut torque = [0.0; 3];
                     for o in &pair_out[pair_start[i] as usize..pair_start[i + 1] as usize] {
                         force = add(force, o.force);
@@ -590,9 +606,11 @@ impl HertzCpu {
                         torque = add(torque, o.torque_b);
                     }
                     if let Some(container) = container {
-                        let x = grains.position[i];
-                        let r = grains.radius[i];
                         for (wall, spring) in wall_springs.iter_mut().enumerate() {
+                            if !container.may_touch(wall, x, r) {
+                                *spring = [0.0; 3];
+                                continue;
+                            }
                             match container.wall_contact(wall, x, r) {
                                 Some((gap, normal)) if gap < 0.0 => {
                                     let overlap = -gap;
@@ -600,12 +618,12 @@ impl HertzCpu {
                                         normal,
                                         overlap,
                                         radius: r,
-                                        mass: mass[i],
+                                        mass: m,
                                         lever_a: r - 0.5 * overlap,
                                         lever_b: 0.0,
-                                        velocity_a: velocity[i],
+                                        velocity_a: v,
                                         velocity_b: [0.0; 3],
-                                        spin_a: spin[i],
+                                        spin_a: w,
                                         spin_b: [0.0; 3],
                                         friction: wall_friction,
                                     };
