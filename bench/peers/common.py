@@ -296,6 +296,8 @@ def force_summary(path):
         window = [f for d, f in rows if abs(d - depth) <= SUMMARY_WINDOW]
         key = f"force_{round(depth * 1000)}mm_N"
         out[key] = sum(window) / len(window) if window else None
+    # Where the disc first meets the bed, for re-referencing the depth to another surface.
+    out["depth_force_first_1N_m"] = next((d for d, f in rows if f >= 1.0), None)
     return out
 
 
