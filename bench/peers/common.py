@@ -15,6 +15,7 @@ Subcommands (each prints JSON or writes the named file):
   bed-info BED GRAINS               surface height and packing fractions of a settled bed
   liggghts-csv AVE.txt OUT.csv      LIGGGHTS's fix ave/time rows as the force CSV
   summary FORCE.csv                 force at 5, 10, 20 mm depth (+-0.5 mm window means)
+  summary-line BED.json FORCE.csv   one line of summary.jsonl: the bed's figures and the forces
   table SUMMARY.jsonl               the results table (markdown): per peer and bed, the mean
                                     over realisations and their range
 """
@@ -359,6 +360,10 @@ def main(argv):
     elif cmd == "bed-info":
         scene(args[0])
         print(json.dumps(bed_info(args[0], args[1])))
+    elif cmd == "summary-line":
+        line = json.load(open(args[0]))
+        line.update(force_summary(args[1]))
+        print(json.dumps(line))
     elif cmd == "table":
         table(args[0])
     elif cmd == "summary":

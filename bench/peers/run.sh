@@ -74,9 +74,7 @@ d = json.load(sys.stdin)
 d.update(peer="liggghts", seed=int(sys.argv[1]), settled=sys.argv[2] == "yes", settle_time_s=float(sys.argv[3]))
 print(json.dumps(d))' "$seed" "$settled" "$settle_time" >"$out/$name.bed.json"
     if [ "$bed" = shipped ] && [ "$seed" = "${liggghts_seeds%% *}" ]; then
-        awk 'BEGIN {print "# x y z r: the shipped bed settled by LIGGGHTS (bench/peers/run.sh)"}
-             f {print $1, $2, $3, $4} /^ITEM: ATOMS/ {f = 1}' "$work/$name.grains" \
-            >"$out/shipped_bed.grains.txt"
+        save_speed_bed "$work/$name.grains"
     fi
     common disc-stl "$work/disc.stl"
     say "liggghts: intrusion into $bed bed, seed $seed (surface $surface m)"
@@ -96,35 +94,29 @@ yade_intrusion() {
 }
 
 summarise() {
-    local name=$1
-    python3 - "$out/$name.bed.json" "$out/$name.force.csv" <<'EOF' >>"$out/summary.jsonl"
-import json, subprocess, sys
-bed = json.load(open(sys.argv[1]))
-here = __import__("os").environ["PEERS_HERE"]
-forces = json.loads(subprocess.check_output(["python3", here + "/common.py", "summary", sys.argv[2]]))
-bed.update(forces)
-print(json.dumps(bed))
-EOF
+    common summary-line "$out/$1.bed.json" "$out/$1.force.csv" >>"$out/summary.jsonl"
 }
-export PEERS_HERE=$here
+
+# The bed the speed runs time: settled grains as "x y z r" lines.
+save_speed_bed() {
+    awk 'BEGIN {print "# x y z r: the shipped bed settled by LIGGGHTS (bench/peers/run.sh)"}
+         f {print $1, $2, $3, $4} /^ITEM: ATOMS/ {f = 1}' "$1" >"$out/shipped_bed.grains.txt"
+}
+
+# study PEER BEDS SEEDS: the intrusion study of one peer.
+study() {
+    local peer=$1 bed seed
+    for bed in $2; do
+        for seed in $3; do
+            "${peer}_intrusion" "$bed" "$seed"
+            summarise "${peer}_${bed}_seed$seed"
+        done
+    done
+}
 
 if [ "$what" = all ] || [ "$what" = intrusion ]; then
-    if [ $have_liggghts = 1 ]; then
-        for bed in $liggghts_beds; do
-            for seed in $liggghts_seeds; do
-                liggghts_intrusion "$bed" "$seed"
-                summarise "liggghts_${bed}_seed$seed"
-            done
-        done
-    fi
-    if [ $have_yade = 1 ]; then
-        for bed in $yade_beds; do
-            for seed in $yade_seeds; do
-                yade_intrusion "$bed" "$seed"
-                summarise "yade_${bed}_seed$seed"
-            done
-        done
-    fi
+    [ $have_liggghts = 0 ] || study liggghts "$liggghts_beds" "$liggghts_seeds"
+    [ $have_yade = 0 ] || study yade "$yade_beds" "$yade_seeds"
 fi
 
 if [ "$what" = all ] || [ "$what" = speed ]; then
@@ -132,9 +124,7 @@ if [ "$what" = all ] || [ "$what" = speed ]; then
     grains=$out/shipped_bed.grains.txt
     if [ ! -f "$grains" ] && [ $have_liggghts = 1 ]; then
         liggghts_settle shipped 1
-        awk 'BEGIN {print "# x y z r: the shipped bed settled by LIGGGHTS (bench/peers/run.sh)"}
-             f {print $1, $2, $3, $4} /^ITEM: ATOMS/ {f = 1}' "$work/liggghts_shipped_seed1.grains" \
-            >"$grains"
+        save_speed_bed "$work/liggghts_shipped_seed1.grains"
     fi
     if [ -f "$grains" ]; then
         common grains-data shipped "$grains" "$work/speed.data"
