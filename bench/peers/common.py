@@ -63,6 +63,9 @@ DISC = {
 PACKING_LAYER = (0.01, 0.05)  # [m] the layer above the floor the packing fraction is taken over
 SUMMARY_DEPTHS = (0.005, 0.010, 0.020)  # [m]
 SUMMARY_WINDOW = 0.0005  # [m] half-width of the depth window averaged
+# A wider window too: in the narrow small bed the force swings by +-50 % over a few mm
+# (force chains to the wall build and break), more than +-0.5 mm averages out.
+SUMMARY_WIDE_WINDOW = 0.0025  # [m]
 
 
 def grain_count(container_radius):
@@ -294,9 +297,10 @@ def force_summary(path):
     rows = read_force_csv(path)
     out = {}
     for depth in SUMMARY_DEPTHS:
-        window = [f for d, f in rows if abs(d - depth) <= SUMMARY_WINDOW]
-        key = f"force_{round(depth * 1000)}mm_N"
-        out[key] = sum(window) / len(window) if window else None
+        for suffix, half_width in (("", SUMMARY_WINDOW), ("_wide", SUMMARY_WIDE_WINDOW)):
+            window = [f for d, f in rows if abs(d - depth) <= half_width]
+            key = f"force_{round(depth * 1000)}mm{suffix}_N"
+            out[key] = sum(window) / len(window) if window else None
     # Where the disc first meets the bed, for re-referencing the depth to another surface.
     out["depth_force_first_1N_m"] = next((d for d, f in rows if f >= 1.0), None)
     return out
@@ -311,6 +315,9 @@ def table(path):
         ("force_5mm_N", "F(5 mm) [N]", "{:.1f}"),
         ("force_10mm_N", "F(10 mm) [N]", "{:.1f}"),
         ("force_20mm_N", "F(20 mm) [N]", "{:.1f}"),
+        ("force_5mm_wide_N", "F(5 +- 2.5 mm) [N]", "{:.1f}"),
+        ("force_10mm_wide_N", "F(10 +- 2.5 mm) [N]", "{:.1f}"),
+        ("force_20mm_wide_N", "F(20 +- 2.5 mm) [N]", "{:.1f}"),
         ("packing_fraction_layer", "phi (1-5 cm)", "{:.3f}"),
         ("packing_fraction_bulk", "phi (bulk)", "{:.3f}"),
         ("surface_height_m", "surface [mm]", "{:.1f}"),

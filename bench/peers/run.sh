@@ -7,7 +7,8 @@
 #   writes <peer>_<bed>_seed<s>.{bed.json,force.csv} and summary.jsonl under $OUT, and the
 #   settled shipped bed of LIGGGHTS's first seed as shipped_bed.grains.txt (the speed bed).
 # speed: time each peer on the settled shipped bed at rest ($OUT/shipped_bed.grains.txt, settled
-#   first with LIGGGHTS if missing); prints one JSON line per measurement on stdout.
+#   first with LIGGGHTS if missing); prints one JSON line per measurement on stdout, with the
+#   machine's 1-minute load average when the run started (other users' work slows it).
 # A peer that is not installed is skipped with "skipped: <peer> not installed" (exit 0).
 #
 # Environment (defaults in brackets):
@@ -135,14 +136,15 @@ if [ "$what" = all ] || [ "$what" = speed ]; then
                     command -v mpirun >/dev/null || { echo "skipped: liggghts on 2 processes (no mpirun)"; continue; }
                     launcher=(mpirun --allow-run-as-root --oversubscribe -np 2)
                 fi
+                load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo null)
                 (cd "$work" && $nice_cmd "${launcher[@]}" liggghts -in "$here/liggghts/speed.in" \
                     -var dir "$here/liggghts" -var R "$(radius_of shipped)" -var data speed.data \
                     -var steps "$steps" -log "speed_np$np.log" >/dev/null)
                 version=$(head -1 "$work/speed_np$np.log" | sed -E 's/.*Version ([^,]*),.*/\1/')
-                awk -v np="$np" -v version="$version" -v steps="$steps" '
+                awk -v np="$np" -v version="$version" -v steps="$steps" -v load="$load" '
                     /^Loop time of/ && $9 == steps {
-                        printf "{\"peer\": \"liggghts\", \"version\": \"%s\", \"processes\": %d, \"grains\": %d, \"steps\": %d, \"wall_s\": %s, \"particle_steps_per_s\": %.6g}\n",
-                            version, np, $12, steps, $4, $12 * steps / $4 }' "$work/speed_np$np.log" | tail -1
+                        printf "{\"peer\": \"liggghts\", \"version\": \"%s\", \"processes\": %d, \"grains\": %d, \"steps\": %d, \"wall_s\": %s, \"particle_steps_per_s\": %.6g, \"load_avg_1min\": %s}\n",
+                            version, np, $12, steps, $4, $12 * steps / $4, load }' "$work/speed_np$np.log" | tail -1
             done
         fi
         if [ $have_yade = 1 ]; then

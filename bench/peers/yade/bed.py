@@ -94,6 +94,7 @@ def write_grains(path):
 if mode == "speed":
     steps = int(sys.argv[5])
     O.run(200, True)  # contacts found, collider warmed up
+    load = os.getloadavg()[0]
     start = time.perf_counter()
     O.run(steps, True)
     wall_s = time.perf_counter() - start
@@ -109,6 +110,7 @@ if mode == "speed":
                 "steps": steps,
                 "wall_s": wall_s,
                 "particle_steps_per_s": len(grain_ids) * steps / wall_s,
+                "load_avg_1min": load,
             }
         )
     )
