@@ -1,0 +1,86 @@
+//! The DEM peers, LIGGGHTS and YADE, timed on the settled shipped bed at rest by
+//! `bench/peers/run.sh speed` (results/dem/peers/README.md), for `loam bench dem` to report
+//! beside loam's own figure. A peer that is not installed is skipped, with a note.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+/// One measurement: a JSON line printed by `bench/peers/run.sh speed`.
+#[derive(Clone, Debug, serde::Deserialize)]
+pub struct PeerSpeed {
+    /// "liggghts" or "yade".
+    pub peer: String,
+    pub version: Option<String>,
+    /// MPI processes (LIGGGHTS).
+    pub processes: Option<usize>,
+    /// Threads (YADE's -j).
+    pub threads: Option<usize>,
+    pub grains: usize,
+    pub steps: usize,
+    /// Wall time of the timed steps [s].
+    pub wall_s: f64,
+    pub particle_steps_per_s: f64,
+}
+
+/// The script: beside the sources loam was built from, else under the current directory.
+fn script() -> Option<PathBuf> {
+    let relative = PathBuf::from("bench/peers/run.sh");
+    [
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(&relative),
+        relative,
+    ]
+    .into_iter()
+    .find(|path| path.is_file())
+}
+
+/// Runs the peers' speed measurement and returns what they measured: nothing (after a note
+/// on stderr) when the script, bash or every peer is missing. `grains_hint` is the grain count
+/// of the bed loam timed; a peer measured on another count is flagged.
+pub fn run_peer_speed(grains_hint: usize) -> Vec<PeerSpeed> {
+    let Some(script) = script() else {
+        eprintln!("peers skipped: bench/peers/run.sh not found (run from the repository)");
+        return Vec::new();
+    };
+    let output = match Command::new("bash")
+        .arg(&script)
+        .arg("speed")
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+    {
+        Ok(output) => output,
+        Err(error) => {
+            eprintln!("peers skipped: could not run {}: {error}", script.display());
+            return Vec::new();
+        }
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let mut speeds = Vec::new();
+    for line in stdout.lines().map(str::trim) {
+        if line.starts_with('{') {
+            match serde_json::from_str::<PeerSpeed>(line) {
+                Ok(speed) => speeds.push(speed),
+                Err(error) => eprintln!("peers: unreadable measurement '{line}': {error}"),
+            }
+        } else if !line.is_empty() {
+            eprintln!("peers: {line}");
+        }
+    }
+    if !output.status.success() {
+        eprintln!(
+            "peers: {} speed failed ({})",
+            script.display(),
+            output.status
+        );
+    }
+    for speed in &speeds {
+        let relative = speed.grains.abs_diff(grains_hint) as f64 / grains_hint.max(1) as f64;
+        if relative > 0.01 {
+            eprintln!(
+                "peers: {} timed {} grains, loam's bed has {grains_hint}",
+                speed.peer, speed.grains
+            );
+        }
+    }
+    speeds
+}
