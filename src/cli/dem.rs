@@ -365,7 +365,28 @@ pub fn bench(args: BenchDemArgs) -> anyhow::Result<u8> {
          second; percentages: {phases}"
     );
     if args.peers {
-        super::bench::dem_peers::report();
+        // The peers time the shipped bed; compare with a `--bed` row of the same bed.
+        let grains = args
+            .bed
+            .first()
+            .and_then(|p| bed::Checkpoint::load(p).ok())
+            .map_or(13_977, |c| c.grains.len());
+        let speeds = super::bench::dem_peers::run_peer_speed(grains);
+        for s in &speeds {
+            let workers = match (s.processes, s.threads) {
+                (Some(p), _) => format!("{p} process{}", if p == 1 { "" } else { "es" }),
+                (_, Some(t)) => format!("{t} thread{}", if t == 1 { "" } else { "s" }),
+                _ => String::new(),
+            };
+            println!(
+                "peer {:<9} {:>7} grains {:>16.3e} particle-steps/s  ({}, {workers}, {} steps)",
+                s.peer,
+                s.grains,
+                s.particle_steps_per_s,
+                s.version.as_deref().unwrap_or("version unknown"),
+                s.steps
+            );
+        }
     }
     Ok(0)
 }

@@ -4,7 +4,8 @@
 //! Everything crosses the interface as structure-of-arrays (`Vec<[f64; 3]>` per field) so a
 //! GPU port copies each array to one device buffer.
 //!
-//! # The step (the exact algorithm every backend implements)
+//! # The projected-Jacobi step (the exact algorithm every backend implements for
+//! [`ContactLaw::ProjectedJacobi`]; the Hertz-Mindlin step is stated in `super::hertz`)
 //!
 //! Notation: grain i has position xᵢ, velocity vᵢ, radius rᵢ, inverse mass wᵢ; Δt is the
 //! time step, g the gravity vector, α the stabilisation factor, ω the relaxation, K the number

@@ -1,17 +1,22 @@
-//! The discrete-element bed (MODEL.md section 4; GranularGym thesis, chapter 6): rigid
-//! frictional spheres, spatial-hash contacts, projected Jacobi on the contact NCP, and bodies
-//! that touch the grains through signed distance fields.
+//! The discrete-element bed (docs/MODEL.md section 4): grains, a container and bodies that
+//! touch the grains through signed distance fields, under one of two contact laws
+//! ([`ContactLaw`]): Hertz-Mindlin soft spheres that spin ([`law`], [`hertz`]; the default,
+//! whose forces converge with the time step) or GranularGym's hard spheres by projected
+//! Jacobi (fast and approximate; the numerical choices below are its).
 //!
 //! - [`scene`]: the bed's YAML description, validated.
 //! - [`backend`]: the [`Backend`] trait and the state it exchanges; its docs state the step.
-//! - [`cpu`]: the rayon implementation of the step.
+//! - [`law`]: the Hertz-Mindlin contact law, its damping and its stable time step.
+//! - [`hertz`]: the Hertz-Mindlin step on the CPU.
+//! - [`cpu`]: the rayon implementation of the projected-Jacobi step, and [`CpuBackend`],
+//!   which runs either law.
 //! - [`bed`]: pouring and settling a bed, and its checkpoint file.
 //! - [`hopper`]: the jumping robot, two-way coupled to a bed.
 //! - [`intrude`]: a kinematic body driven through a bed, force and torque against depth.
 //! - [`bench`]: the benchmark column of `loam bench dem`.
 //! - [`snapshot`], [`surface`]: the grains and the bodies' surfaces for ParaView, a time series.
 //!
-//! Numerical choices (defaults in [`scene::SolverSettings`]):
+//! Numerical choices of the projected-Jacobi law (defaults in [`scene::SolverSettings`]):
 //! - **Relaxation ω = 1** with mass splitting (each contact sees a grain's mass divided by the
 //!   grain's contact count): the Jacobi sweep is then diagonally dominant and converges
 //!   without under-relaxation.
