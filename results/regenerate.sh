@@ -24,9 +24,10 @@ for problem in hopper_granular hopper_rigid; do
     $loam plot "results/$problem" -q
 done
 
-# The DEM bed (issue 4): a poured and settled bed of ~14 000 3-mm grains, and both 60 mm plans
-# replayed on it by the CPU backend (about a minute each on two cores), with the intrusion
-# force of the robot's foot driven slowly into the same bed.
+# The DEM bed: a poured and settled bed of ~14 000 3-mm grains with the Hertz-Mindlin law (about
+# 1.5 minutes on two cores), both 60 mm plans replayed on it by the CPU backend, and the
+# intrusion force of the robot's foot driven slowly into the same bed at the scene's step and at
+# half of it (the forces must not move by more than 5 %: docs/MODEL.md section 4.1).
 mkdir -p results/dem
 $loam dem prepare problems/beds/poppy_bed.yaml --output results/dem/poppy_bed.bed
 for problem in hopper_granular hopper_rigid; do
@@ -34,16 +35,24 @@ for problem in hopper_granular hopper_rigid; do
     $loam plot "results/$problem/dem-cpu" -q
 done
 $loam dem intrude results/dem/poppy_bed.bed --body disc --radius 0.038 --thickness 0.005 \
-    --velocity 0.05 --depth 0.02 --iterations 100 --output results/dem/intrusion_disc.csv
+    --velocity 0.05 --depth 0.025 --output results/dem/intrusion_disc.csv
+half=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['time_step_s'] / 2)" \
+    <($loam dem info results/dem/poppy_bed.bed --json))
+$loam dem intrude results/dem/poppy_bed.bed --body disc --radius 0.038 --thickness 0.005 \
+    --velocity 0.05 --depth 0.025 --time-step "$half" --output results/dem/intrusion_disc_half_step.csv
 
-# How the DEM replay's apex depends on the solver's iteration budget (the bed's force does not
-# converge with iterations; README): both plans at 20, 50, 100 and 200 iterations.
+# The hard-contact law for comparison: the same bed with projected Jacobi, whose force and
+# replay apex depend on the solver's iteration budget (README): both plans at 20, 50, 100 and
+# 200 iterations, and the intrusion at 100.
+$loam dem prepare problems/beds/poppy_bed_jacobi.yaml --output results/dem/poppy_bed_jacobi.bed
+$loam dem intrude results/dem/poppy_bed_jacobi.bed --body disc --radius 0.038 --thickness 0.005 \
+    --velocity 0.05 --depth 0.02 --iterations 100 --output results/dem/intrusion_disc_jacobi.csv
 echo "plan,iterations,apex_rise_m,takeoff_s,rest_depth_m,wall_s" > results/dem/iteration_study.csv
 for problem in hopper_granular hopper_rigid; do
     for iterations in 20 50 100 200; do
         run=$(mktemp -d)
         cp "results/$problem/solution.json" "results/$problem/trajectory.csv" "$run/"
-        $loam simulate "$run" --backend dem-cpu --bed results/dem/poppy_bed.bed \
+        $loam simulate "$run" --backend dem-cpu --bed results/dem/poppy_bed_jacobi.bed \
             --snapshot-every 0 --iterations "$iterations" -q || true
         python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(','.join(map(str, [sys.argv[2], sys.argv[3], d['apex_rise_m'], d['takeoff_s'], d['rest_depth_m'], round(d['wall_time_s'], 1)])))" \
             "$run/dem-cpu/dem.json" "$problem" "$iterations" >> results/dem/iteration_study.csv

@@ -17,6 +17,17 @@ pub enum DemCommand {
     Prepare(PrepareArgs),
     /// Drive a body down through a prepared bed; write force and torque against depth (CSV).
     Intrude(IntrudeArgs),
+    /// Describe a prepared bed: grains, contact law, time step, surface, packing.
+    Info(InfoArgs),
+}
+
+#[derive(clap::Args)]
+pub struct InfoArgs {
+    /// A bed checkpoint written by `loam dem prepare`.
+    pub checkpoint: PathBuf,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(clap::Args)]
@@ -124,6 +135,7 @@ pub fn run(command: DemCommand) -> anyhow::Result<u8> {
     match command {
         DemCommand::Prepare(args) => prepare(args),
         DemCommand::Intrude(args) => run_intrude(args),
+        DemCommand::Info(args) => info(args),
     }
 }
 
@@ -261,6 +273,44 @@ fn run_intrude(args: IntrudeArgs) -> anyhow::Result<u8> {
         );
     }
     println!("wrote {}", output.display());
+    Ok(0)
+}
+
+fn info(args: InfoArgs) -> anyhow::Result<u8> {
+    let checkpoint = bed::Checkpoint::load(&args.checkpoint).map_err(classify)?;
+    let scene = &checkpoint.scene;
+    let params = scene.step_params();
+    let summary = serde_json::json!({
+        "checkpoint": args.checkpoint.display().to_string(),
+        "grains": checkpoint.grains.len(),
+        "contact": scene.contact,
+        "time_step_s": params.time_step,
+        "container": scene.container,
+        "surface_height_m": checkpoint.info.surface_height,
+        "volume_fraction": checkpoint.info.volume_fraction,
+        "settled": checkpoint.info.settled,
+        "settle_time_s": checkpoint.info.settle_time,
+    });
+    if args.json {
+        println!("{summary}");
+    } else {
+        println!(
+            "{}: {} grains, {} law, dt = {:.4e} s; surface at {:.4} m, volume fraction {:.3}, \
+             {} after {:.3} s",
+            args.checkpoint.display(),
+            checkpoint.grains.len(),
+            params.law.name(),
+            params.time_step,
+            checkpoint.info.surface_height,
+            checkpoint.info.volume_fraction,
+            if checkpoint.info.settled {
+                "settled"
+            } else {
+                "NOT settled"
+            },
+            checkpoint.info.settle_time
+        );
+    }
     Ok(0)
 }
 
