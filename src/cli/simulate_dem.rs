@@ -55,7 +55,11 @@ struct DemSummary {
     grains: usize,
     grain_radius_m: f64,
     time_step_s: f64,
-    solver_iterations: usize,
+    /// The bed's contact law and its parameters.
+    contact: loam::sim::dem::ContactLaw,
+    /// Projected-Jacobi iterations per step (absent for the Hertz-Mindlin law, which has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    solver_iterations: Option<usize>,
     plan_terrain: String,
     planned_apex_rise_m: f64,
     apex_rise_m: f64,
@@ -155,7 +159,9 @@ pub fn run(
         grains: bed.grains.len(),
         grain_radius_m: scene.grains.radius,
         time_step_s: params.time_step,
-        solver_iterations: params.iterations,
+        contact: params.law,
+        solver_iterations: matches!(params.law, loam::sim::dem::ContactLaw::ProjectedJacobi)
+            .then_some(params.iterations),
         plan_terrain: replay::terrain_label(&plan.problem.terrain),
         planned_apex_rise_m: plan.apex_rise,
         apex_rise_m: dem.apex_rise,
@@ -343,12 +349,15 @@ fn bounds(points: &[[f64; 3]]) -> ([f64; 3], [f64; 3]) {
 fn print_summary(s: &DemSummary, out: &Path, written: &Written) {
     let mm = |v: f64| v * 1e3;
     println!(
-        "replayed the {} plan on {} grains ({}; dt {} s, {} iterations) in {:.1} s for {:.3} s simulated",
+        "replayed the {} plan on {} grains ({}; {}; dt {:.3e} s) in {:.1} s for {:.3} s simulated",
         s.plan_terrain,
         s.grains,
         s.backend,
+        match s.solver_iterations {
+            Some(n) => format!("projected Jacobi, {n} iterations"),
+            None => s.contact.name().replace('_', "-"),
+        },
         s.time_step_s,
-        s.solver_iterations,
         s.wall_time_s,
         s.simulated_time_s
     );
