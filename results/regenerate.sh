@@ -35,11 +35,11 @@ for problem in hopper_granular hopper_rigid; do
     $loam plot "results/$problem/dem-cpu" -q
 done
 $loam dem intrude results/dem/poppy_bed.bed --body disc --radius 0.038 --thickness 0.005 \
-    --velocity 0.05 --depth 0.025 --output results/dem/intrusion_disc.csv
+    --velocity 0.05 --depth 0.022 --output results/dem/intrusion_disc.csv
 half=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['time_step_s'] / 2)" \
     <($loam dem info results/dem/poppy_bed.bed --json))
 $loam dem intrude results/dem/poppy_bed.bed --body disc --radius 0.038 --thickness 0.005 \
-    --velocity 0.05 --depth 0.025 --time-step "$half" --output results/dem/intrusion_disc_half_step.csv
+    --velocity 0.05 --depth 0.022 --time-step "$half" --output results/dem/intrusion_disc_half_step.csv
 
 # The hard-contact law for comparison: the same bed with projected Jacobi, whose force and
 # replay apex depend on the solver's iteration budget (README): both plans at 20, 50, 100 and
