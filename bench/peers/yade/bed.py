@@ -190,10 +190,11 @@ while steps < total_steps:
     steps += count
     if acc["n"]:
         k = acc["n"]
+        depth = acc["depth"] / k
         rows.append(
             (
-                O.time,
-                acc["depth"] / k,
+                (depth + D["start_height"]) / D["speed"],  # since the disc started, as LIGGGHTS's
+                depth,
                 acc["fz"] / k,
                 acc["fx"] / k,
                 acc["fy"] / k,

@@ -54,18 +54,7 @@ pub fn run_peer_speed(grains_hint: usize) -> Vec<PeerSpeed> {
             return Vec::new();
         }
     };
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let mut speeds = Vec::new();
-    for line in stdout.lines().map(str::trim) {
-        if line.starts_with('{') {
-            match serde_json::from_str::<PeerSpeed>(line) {
-                Ok(speed) => speeds.push(speed),
-                Err(error) => eprintln!("peers: unreadable measurement '{line}': {error}"),
-            }
-        } else if !line.is_empty() {
-            eprintln!("peers: {line}");
-        }
-    }
+    let speeds = parse(&String::from_utf8_lossy(&output.stdout));
     if !output.status.success() {
         eprintln!(
             "peers: {} speed failed ({})",
@@ -83,4 +72,50 @@ pub fn run_peer_speed(grains_hint: usize) -> Vec<PeerSpeed> {
         }
     }
     speeds
+}
+
+/// The measurements among the script's stdout lines; other lines ("skipped: yade not
+/// installed") are passed on to stderr.
+fn parse(stdout: &str) -> Vec<PeerSpeed> {
+    let mut speeds = Vec::new();
+    for line in stdout.lines().map(str::trim) {
+        if line.starts_with('{') {
+            match serde_json::from_str::<PeerSpeed>(line) {
+                Ok(speed) => speeds.push(speed),
+                Err(error) => eprintln!("peers: unreadable measurement '{line}': {error}"),
+            }
+        } else if !line.is_empty() {
+            eprintln!("peers: {line}");
+        }
+    }
+    speeds
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The committed measurements (results/dem/peers/speed.jsonl, the script's stdout) read
+    /// back: every line a measurement of the shipped bed with a positive speed that is its
+    /// grains x steps / wall time.
+    #[test]
+    fn committed_speed_lines_parse() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/results/dem/peers/speed.jsonl");
+        let text = std::fs::read_to_string(path).unwrap();
+        let speeds = parse(&format!("skipped: a peer not installed\n{text}"));
+        assert_eq!(
+            speeds.len(),
+            text.lines().filter(|l| !l.trim().is_empty()).count()
+        );
+        assert!(speeds.iter().any(|s| s.peer == "liggghts"));
+        for s in &speeds {
+            assert_eq!(s.grains, 13_977, "{}", s.peer);
+            let expected = (s.grains * s.steps) as f64 / s.wall_s;
+            assert!(
+                (s.particle_steps_per_s / expected - 1.0).abs() < 1e-4,
+                "{}",
+                s.peer
+            );
+        }
+    }
 }
