@@ -2,6 +2,11 @@
 //! The Hertz-Mindlin law's are in dem_hertz.rs.
 //! Each scene is small (at most a few hundred grains) so the suite stays quick.
 
+mod common {
+    pub mod pile;
+}
+
+use common::pile;
 use loam::sim::dem::sdf::Shape;
 use loam::sim::dem::{
     bed, Backend, Body, BodyGeometry, BodyState, ContactLaw, Container, CpuBackend, GrainState,
@@ -315,19 +320,8 @@ fn angle_of_repose(friction: f64) -> f64 {
         .unwrap();
     backend.step(800).unwrap();
     let g = backend.grains().unwrap();
-    let bins = 400;
-    let mut top = vec![0.0f64; bins];
-    for x in &g.position {
-        let b = ((x[0] * x[0] + x[1] * x[1]).sqrt() / (2.0 * r)) as usize;
-        if b < bins {
-            top[b] = top[b].max(x[2] + r);
-        }
-    }
-    let peak = top[..3].iter().cloned().fold(0.0, f64::max);
-    let cross = |f: f64| (0..bins).find(|&b| top[b] < f * peak).unwrap() as f64 * 2.0 * r;
-    ((0.5 * peak) / (cross(0.25) - cross(0.75)))
-        .atan()
-        .to_degrees()
+    let width = 2.0 * r;
+    pile::flank_angle(&pile::surface_profile(&g, width, 400.0 * width, 0.0), width)
 }
 
 /// The angle of repose grows with the friction coefficient, and for μ = 0.3 lies in the
