@@ -46,7 +46,8 @@
 //! used by EDEM and LIGGGHTS: T_R = π r_min √(ρ/G) / (0.1631 ν + 0.8766), with
 //! G = E / (2 (1 + ν)) and r_min the smallest grain radius. loam steps at
 //! [`DEFAULT_FRACTION`] T_R unless told otherwise and refuses steps above
-//! [`MAX_FRACTION`] T_R (EDEM's guidance is 20-40 % of T_R).
+//! [`MAX_FRACTION`] T_R (EDEM's guidance is 20-40 % of T_R; loaded contacts need the lower
+//! end, see [`MAX_FRACTION`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -54,8 +55,11 @@ use super::sdf::Vec3;
 
 /// Default step as a fraction of the Rayleigh time.
 pub const DEFAULT_FRACTION: f64 = 0.2;
-/// Largest accepted step as a fraction of the Rayleigh time.
-pub const MAX_FRACTION: f64 = 0.4;
+/// Largest accepted step as a fraction of the Rayleigh time. EDEM allows 0.4, but the explicit
+/// tangential damping of a loaded, spinning contact is less stable than the Rayleigh estimate
+/// assumes (its frequency grows with the load, as E^1/3 F^1/6): a bed prepared at 0.35 T_R
+/// never came to rest (tests/dem_bulk.rs, the ignored pocket test), one at 0.2 T_R settled.
+pub const MAX_FRACTION: f64 = 0.25;
 
 /// The material of the grains (and of the walls and bodies they touch).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

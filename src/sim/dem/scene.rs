@@ -32,7 +32,7 @@ pub struct Scene {
     #[serde(default)]
     pub contact: ContactLaw,
     /// Δt [s]. Default: 0.2 of the Rayleigh time of the smallest grain for hertz_mindlin
-    /// (and at most 0.4 of it is accepted), 1e-3 for projected_jacobi (GranularGym's step).
+    /// (and at most 0.25 of it is accepted), 1e-3 for projected_jacobi (GranularGym's step).
     #[serde(default)]
     pub time_step: Option<f64>,
     /// Projected-Jacobi settings (law projected_jacobi only).
