@@ -5,6 +5,8 @@
 //! - [`scene`]: the bed's YAML description, validated.
 //! - [`backend`]: the [`Backend`] trait and the state it exchanges; its docs state the step.
 //! - [`cpu`]: the rayon implementation of the step.
+//! - [`law`], [`hertz`]: the Hertz-Mindlin contact law and its CPU step.
+//! - [`cuda`], [`cuda_hertz`]: the GPU backend, both laws (kernels in `kernels/`).
 //! - [`bed`]: pouring and settling a bed, and its checkpoint file.
 //! - [`hopper`]: the jumping robot, two-way coupled to a bed.
 //! - [`intrude`]: a kinematic body driven through a bed, force and torque against depth.
@@ -32,6 +34,7 @@ pub mod bed;
 pub mod bench;
 pub mod cpu;
 pub mod cuda;
+pub mod cuda_hertz;
 pub mod hertz;
 pub mod hopper;
 pub mod intrude;
