@@ -52,11 +52,24 @@ fn kernels_compile_through_nvrtc_for_current_gpus() {
     }
     let (major, minor) = cuda::nvrtc_version().expect("NVRTC reports its version");
     assert!(major >= 12, "NVRTC {major}.{minor}: loam needs CUDA 12");
-    // Ampere (A100), Ada (L40), Hopper (H100, H200).
-    for arch in ["sm_80", "sm_89", "sm_90"] {
+    assert_kernels_compile(&KERNEL_NAMES);
+    for arch in ARCHITECTURES {
+        // compiled once per process: the second call hands back the same image
+        let cubin = cuda::compile_kernels(arch).unwrap();
+        let again = cuda::compile_kernels(arch).unwrap();
+        assert!(std::sync::Arc::ptr_eq(&cubin, &again), "{arch}: cached");
+    }
+}
+
+/// Ampere (A100), Ada (L40), Hopper (H100, H200).
+const ARCHITECTURES: [&str; 3] = ["sm_80", "sm_89", "sm_90"];
+
+/// The program compiles to a CUBIN for each of [`ARCHITECTURES`] that holds the kernels `names`.
+fn assert_kernels_compile(names: &[&str]) {
+    for arch in ARCHITECTURES {
         let cubin = cuda::compile_kernels(arch).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(&cubin[..4], b"\x7fELF", "{arch}: a CUBIN is an ELF image");
-        for name in KERNEL_NAMES {
+        for name in names {
             let found = cubin
                 .windows(name.len() + 1)
                 .any(|w| w[..name.len()] == *name.as_bytes() && w[name.len()] == 0);
@@ -65,9 +78,6 @@ fn kernels_compile_through_nvrtc_for_current_gpus() {
                 "{arch}: kernel {name} is in the CUBIN's symbol table"
             );
         }
-        // compiled once per process: the second call hands back the same image
-        let again = cuda::compile_kernels(arch).unwrap();
-        assert!(std::sync::Arc::ptr_eq(&cubin, &again), "{arch}: cached");
     }
 }
 
@@ -399,4 +409,303 @@ fn the_cuda_backend_refuses_a_bed_without_a_gpu_with_the_probe_reason() {
         err.to_string().contains(&reason.to_string()),
         "the DEM error carries the probe's reason: {err}"
     );
+}
+
+// ---- Hertz-Mindlin: the GPU twin of the CPU step ----
+
+use loam::sim::dem::law::{HertzMindlin, DEFAULT_FRACTION};
+use loam::sim::dem::mesh::{GridSdf, TriangleMesh};
+use loam::sim::dem::{ContactLaw, Container, GrainState};
+
+use cuda::HERTZ_KERNEL_NAMES;
+
+#[test]
+fn hertz_kernels_compile_through_nvrtc_for_current_gpus() {
+    if !nvrtc_or_explain() {
+        return;
+    }
+    assert_kernels_compile(&HERTZ_KERNEL_NAMES);
+}
+
+const HM_RADIUS: f64 = 1e-3;
+const HM_DENSITY: f64 = 1000.0;
+
+/// A unit quaternion turning by `angle` about `axis`.
+fn turned(axis: [f64; 3], angle: f64) -> [f64; 4] {
+    let n = (axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]).sqrt();
+    let (s, c) = (0.5 * angle).sin_cos();
+    [c, s * axis[0] / n, s * axis[1] / n, s * axis[2] / n]
+}
+
+/// A cube of half side `half` as a sampled field (mesh.rs's GridSdf).
+fn cube_field(half: f64) -> GridSdf {
+    let v: Vec<[f64; 3]> = (0..8)
+        .map(|i| {
+            let s = |bit: usize| if i & bit != 0 { half } else { -half };
+            [s(1), s(2), s(4)]
+        })
+        .collect();
+    // counter-clockwise seen from outside, two triangles per face
+    let t = vec![
+        [0, 2, 3],
+        [0, 3, 1],
+        [4, 5, 7],
+        [4, 7, 6],
+        [0, 1, 5],
+        [0, 5, 4],
+        [2, 6, 7],
+        [2, 7, 3],
+        [0, 4, 6],
+        [0, 6, 2],
+        [1, 3, 7],
+        [1, 7, 5],
+    ];
+    let mesh = TriangleMesh::new(v, t, std::path::Path::new("<cube>")).unwrap();
+    GridSdf::from_mesh(&mesh, 0.25e-3, 0.5e-3).unwrap()
+}
+
+/// A seeded bed that starts compressed and moving, so that its first step has every contact
+/// kind: grain pairs (one grain pinned), walls, and four bodies (a rotating dynamic box, a
+/// spinning kinematic disc, a dynamic cylinder, a turned sampled cube), with rolling
+/// resistance on.
+fn hertz_bed() -> (GrainState, Vec<Body>, StepParams) {
+    let r = HM_RADIUS;
+    let mut seed = 2024u64;
+    let mut uniform = move || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    };
+    let (per_side, layers, spacing) = (6, 5, 2.0 * r);
+    let offset = -0.5 * spacing * (per_side as f64 - 1.0);
+    let mut g = GrainState::default();
+    for k in 0..layers {
+        for j in 0..per_side {
+            for i in 0..per_side {
+                let radius = r * (1.0 + 0.08 * uniform());
+                g.position.push([
+                    offset + spacing * i as f64 + 0.05 * r * uniform(),
+                    offset + spacing * j as f64 + 0.05 * r * uniform(),
+                    0.95 * r + spacing * k as f64 + 0.05 * r * uniform(),
+                ]);
+                g.velocity
+                    .push([0.05 * uniform(), 0.05 * uniform(), 0.05 * uniform()]);
+                g.angular_velocity
+                    .push([30.0 * uniform(), 30.0 * uniform(), 30.0 * uniform()]);
+                g.radius.push(radius);
+                let mass = HM_DENSITY * 4.0 / 3.0 * std::f64::consts::PI * radius.powi(3);
+                g.inverse_mass.push(1.0 / mass);
+            }
+        }
+    }
+    g.inverse_mass[7] = 0.0; // pinned
+    let top = 0.95 * r + spacing * (layers - 1) as f64 + r;
+    let body = |geometry, motion, mass, state| Body {
+        geometry,
+        motion,
+        mass,
+        friction: 0.6,
+        state,
+    };
+    let bodies = vec![
+        body(
+            BodyGeometry::Shape(Shape::Box {
+                half_extents: [2.5e-3, 2e-3, 1e-3],
+            }),
+            Motion::Rotating {
+                inertia: [1e-9, 2e-9, 3e-9],
+            },
+            2e-3,
+            BodyState {
+                position: [1e-3, -0.5e-3, top + 0.8e-3],
+                velocity: [0.01, 0.0, -0.02],
+                external_force: [0.0, 0.0, 0.01],
+                orientation: turned([1.0, 1.0, 0.0], 0.3),
+                angular_velocity: [0.5, -1.0, 2.0],
+                external_torque: [1e-6, 0.0, -2e-6],
+            },
+        ),
+        body(
+            BodyGeometry::Shape(Shape::Disc {
+                radius: 2e-3,
+                thickness: 1e-3,
+            }),
+            Motion::Kinematic,
+            1.0,
+            BodyState {
+                position: [-3e-3, 3e-3, top + 0.3e-3],
+                velocity: [0.0, 0.0, -0.05],
+                orientation: turned([1.0, 0.0, 0.0], 0.2),
+                angular_velocity: [0.0, 0.0, 5.0],
+                ..BodyState::default()
+            },
+        ),
+        body(
+            BodyGeometry::Shape(Shape::Cylinder {
+                radius: 1.5e-3,
+                half_height: 2e-3,
+            }),
+            Motion::Dynamic,
+            1e-3,
+            BodyState {
+                position: [3.5e-3, 3.5e-3, top + 1.8e-3],
+                ..BodyState::default()
+            },
+        ),
+        body(
+            BodyGeometry::Field(std::sync::Arc::new(cube_field(1.5e-3))),
+            Motion::Kinematic,
+            1.0,
+            BodyState {
+                position: [-3.5e-3, -3.5e-3, top + 1.3e-3],
+                velocity: [0.02, 0.0, 0.0],
+                orientation: turned([0.0, 0.0, 1.0], 0.4),
+                ..BodyState::default()
+            },
+        ),
+    ];
+    let law = HertzMindlin {
+        rolling_friction: 0.1,
+        ..HertzMindlin::default()
+    };
+    let r_min = g.radius.iter().cloned().fold(f64::INFINITY, f64::min);
+    let params = StepParams {
+        law: ContactLaw::HertzMindlin(law),
+        time_step: DEFAULT_FRACTION * law.rayleigh_time(r_min, HM_DENSITY),
+        gravity: [0.0, 0.0, -9.81],
+        iterations: 1,
+        relaxation: 1.0,
+        stabilisation: 0.0,
+        friction: 0.5,
+        wall_friction: 0.4,
+        contact_margin: 0.0,
+    };
+    (g, bodies, params)
+}
+
+fn norm(v: [f64; 3]) -> f64 {
+    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+}
+
+fn distance(a: [f64; 3], b: [f64; 3]) -> f64 {
+    norm([a[0] - b[0], a[1] - b[1], a[2] - b[2]])
+}
+
+/// |a − b| ≤ 1e-9 (|b| + scale): relative agreement, with `scale` for vectors near zero.
+fn assert_agree(what: &str, a: [f64; 3], b: [f64; 3], scale: f64) {
+    assert!(
+        distance(a, b) <= 1e-9 * (norm(b) + scale),
+        "{what}: GPU {a:?}, CPU {b:?}"
+    );
+}
+
+#[test]
+fn gpu_hertz_one_step_forces_agree_with_the_cpu() {
+    let container = Container::Cylinder { radius: 7.9e-3 };
+    let (grains, bodies, params) = hertz_bed();
+    let mut cpu = CpuBackend::new();
+    cpu.upload(&grains, &container, &bodies, &params).unwrap();
+    cpu.step(1).unwrap();
+    let (cpu_force, cpu_torque) = {
+        let hertz = cpu.hertz().expect("the Hertz-Mindlin step");
+        let (f, t) = hertz.grain_forces();
+        (f.to_vec(), t.to_vec())
+    };
+    let cpu_bodies = cpu.body_forces().unwrap();
+    // The fixture exercises every contact kind: each body and the walls are touched, and a
+    // grain pair presses (a grain's force differs from its weight beyond any wall's share).
+    for (k, b) in cpu_bodies.iter().enumerate() {
+        assert!(b.contacts > 0, "body {k} touches grains: {b:?}");
+    }
+    let weight = |i: usize| 9.81 / grains.inverse_mass[i].max(1e-30);
+    assert!(
+        (0..grains.len())
+            .filter(|&i| norm(cpu_force[i]) > 10.0 * weight(i))
+            .count()
+            > 20,
+        "grains press on each other"
+    );
+    if !gpu_or_skip() {
+        return;
+    }
+    let scenes = 2;
+    let mut gpu = CudaBackend::new(scenes);
+    gpu.upload(&grains, &container, &bodies, &params).unwrap();
+    gpu.step(1).unwrap();
+    let bed = gpu.hertz_bed().expect("the Hertz-Mindlin kernels");
+    let gpu_bodies = gpu.body_forces().unwrap();
+    for scene in 0..scenes {
+        let (force, torque) = bed.grain_forces(scene).unwrap();
+        for i in 0..grains.len() {
+            let m_g = 9.81 * HM_DENSITY * 4.0 / 3.0 * std::f64::consts::PI * HM_RADIUS.powi(3);
+            assert_agree(
+                &format!("scene {scene} grain {i} force"),
+                force[i],
+                cpu_force[i],
+                m_g,
+            );
+            assert_agree(
+                &format!("scene {scene} grain {i} torque"),
+                torque[i],
+                cpu_torque[i],
+                m_g * HM_RADIUS,
+            );
+        }
+        for (k, cpu_body) in cpu_bodies.iter().enumerate() {
+            let gpu_body = &gpu_bodies[scene * bodies.len() + k];
+            assert_agree(
+                &format!("body {k} force"),
+                gpu_body.force,
+                cpu_body.force,
+                0.0,
+            );
+            assert_agree(
+                &format!("body {k} torque"),
+                gpu_body.torque,
+                cpu_body.torque,
+                0.0,
+            );
+            assert_eq!(gpu_body.contacts, cpu_body.contacts, "body {k} contacts");
+        }
+    }
+}
+
+#[test]
+fn gpu_hertz_bed_follows_the_cpu_for_1000_steps() {
+    let container = Container::Box {
+        half_x: 5.9e-3,
+        half_y: 5.9e-3,
+    };
+    let (grains, bodies, params) = hertz_bed();
+    if !gpu_or_skip() {
+        return;
+    }
+    let steps = 1000;
+    let mut cpu = CpuBackend::new();
+    cpu.upload(&grains, &container, &bodies, &params).unwrap();
+    cpu.step(steps).unwrap();
+    let scenes = 2;
+    let mut gpu = CudaBackend::new(scenes);
+    gpu.upload(&grains, &container, &bodies, &params).unwrap();
+    gpu.step(steps).unwrap();
+    assert_eq!(
+        gpu.hertz_bed().unwrap().builds(),
+        cpu.neighbour_builds(),
+        "both rebuild their neighbour lists on the same steps"
+    );
+    let (a, b) = (gpu.grains().unwrap(), cpu.grains().unwrap());
+    let n = grains.len();
+    let worst = (0..scenes * n)
+        .map(|i| distance(a.position[i], b.position[i % n]))
+        .fold(0.0, f64::max);
+    assert!(
+        worst < 1e-9,
+        "after {steps} steps a grain is {worst:e} m from its CPU position"
+    );
+    let (a, b) = (gpu.bodies().unwrap(), cpu.bodies().unwrap());
+    for (k, body) in a.iter().enumerate() {
+        let d = distance(body.position, b[k % bodies.len()].position);
+        assert!(d < 1e-9, "body {k} is {d:e} m from its CPU position");
+    }
 }

@@ -6,7 +6,6 @@
 use std::path::PathBuf;
 
 // Not called yet: `loam bench dem` is to print the peers' speed beside loam's.
-#[allow(dead_code)]
 pub mod dem_peers;
 #[cfg(feature = "planner")]
 mod peer;

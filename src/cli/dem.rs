@@ -429,12 +429,13 @@ pub fn bench(args: BenchDemArgs) -> anyhow::Result<u8> {
                 _ => String::new(),
             };
             println!(
-                "peer {:<9} {:>7} grains {:>16.3e} particle-steps/s  ({}, {workers}, {} steps)",
+                "peer {:<9} {:>7} grains {:>16.3e} particle-steps/s  ({}, {workers}, {} steps in {:.1} s)",
                 s.peer,
                 s.grains,
                 s.particle_steps_per_s,
                 s.version.as_deref().unwrap_or("version unknown"),
-                s.steps
+                s.steps,
+                s.wall_s
             );
         }
     }

@@ -311,8 +311,7 @@ fn write_snapshots(
         let bodies: [(&dyn Sdf, [f64; 3]); 1] = [(&foot, snap.foot_centre)];
         // The bed and the foot: a grain flung high above the bed would otherwise stretch the
         // image into a tall empty strip (it is left out of view).
-        let top = (snap.surface_height + 0.02)
-            .max(snap.foot_centre[2] + 0.03);
+        let top = (snap.surface_height + 0.02).max(snap.foot_centre[2] + 0.03);
         let view = SideView {
             // A slab through the foot's axis: the grains in front would hide the crater.
             slab: Some(0.01),

@@ -966,6 +966,11 @@ impl CpuBackend {
         Self::default()
     }
 
+    /// The Hertz-Mindlin step, when the uploaded bed uses that law.
+    pub fn hertz(&self) -> Option<&HertzCpu> {
+        self.soft.then_some(&self.hertz)
+    }
+
     /// Neighbour-list builds since upload (Hertz-Mindlin only; 0 otherwise).
     pub fn neighbour_builds(&self) -> usize {
         if self.soft {
@@ -988,22 +993,7 @@ impl Backend for CpuBackend {
         params.check()?;
         self.soft = matches!(params.law, ContactLaw::HertzMindlin(_));
         if self.soft {
-            for (k, body) in bodies.iter().enumerate() {
-                if body.motion.is_dynamic() && !(body.mass > 0.0 && body.mass.is_finite()) {
-                    return Err(DemError::Invalid(format!(
-                        "body {k} is dynamic with mass {}; its mass must be positive",
-                        body.mass
-                    )));
-                }
-                if let Motion::Rotating { inertia } = body.motion {
-                    if !inertia.iter().all(|i| *i > 0.0 && i.is_finite()) {
-                        return Err(DemError::Invalid(format!(
-                            "body {k} rotates with moments of inertia {inertia:?}; each must \
-                             be positive"
-                        )));
-                    }
-                }
-            }
+            super::hertz::check_bodies(bodies)?;
             self.hertz.upload(grains, container, bodies, params)
         } else {
             self.jacobi.upload(grains, container, bodies, params)

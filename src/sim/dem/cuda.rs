@@ -7,14 +7,17 @@
 //!   `cudarc` touches them, since `cudarc` panics when it cannot load a library. Each failure
 //!   is its own [`CudaError`] variant whose message says what is missing and how to get it.
 //! - [`compile_kernels`]: one NVRTC compilation per process and architecture, cached.
-//! - [`DeviceBed`]: the grains of one or more scenes (each its own copy of the bed) in
-//!   device arrays, and the launch sequence of one step. See `kernels/README.md` for the
-//!   kernels, their launch shapes and the memory layout.
+//! - [`DeviceBed`]: the projected-Jacobi step: the grains of one or more scenes (each its
+//!   own copy of the bed) in device arrays, and the launch sequence of one step.
+//!   [`HertzDeviceBed`] (`cuda_hertz.rs`) is the Hertz-Mindlin step's. See
+//!   `kernels/README.md` for the kernels, their launch shapes and the memory layout.
+//! - [`CudaBackend`]: the [`Backend`]; the law in the step parameters picks the bed.
 //!
-//! `unsafe` is confined to this file: device-pointer structs handed to kernels by value, the
-//! NVRTC calls that fetch a CUBIN, and kernel launches (whose argument types the compiler
-//! cannot check against the CUDA C signatures; `kernel_structs_match_the_cuda_source` below
-//! checks the struct layouts against the source instead).
+//! `unsafe` is confined to this file and `cuda_hertz.rs` (its launch and `HmParams`): structs
+//! handed to kernels by value, the NVRTC calls that fetch a CUBIN, and kernel launches (whose
+//! argument types the compiler cannot check against the CUDA C signatures;
+//! `kernel_structs_match_the_cuda_source` and `hertz_kernel_structs_match_the_cuda_source`
+//! below check the struct layouts against the source instead).
 
 use std::collections::HashMap;
 use std::ffi::{CStr, CString};
@@ -28,15 +31,17 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 
 /// The kernels' CUDA C: the shared declarations first, then one file per stage.
-pub const KERNEL_SOURCES: [(&str, &str); 5] = [
+pub const KERNEL_SOURCES: [(&str, &str); 6] = [
     ("common.cuh", include_str!("kernels/common.cuh")),
     ("hash.cu", include_str!("kernels/hash.cu")),
     ("contacts.cu", include_str!("kernels/contacts.cu")),
     ("impulses.cu", include_str!("kernels/impulses.cu")),
     ("integrate.cu", include_str!("kernels/integrate.cu")),
+    ("hertz.cu", include_str!("kernels/hertz.cu")),
 ];
 
-/// Every `__global__` function of the program, in launch order.
+/// The projected-Jacobi step's `__global__` functions, in launch order (the Hertz-Mindlin
+/// step's are [`HERTZ_KERNEL_NAMES`]).
 pub const KERNEL_NAMES: [&str; 13] = [
     "hash_clear",
     "predict_grains",
@@ -63,10 +68,10 @@ pub const NVRTC_DIR_VAR: &str = "LOAM_NVRTC_DIR";
 const PAIR_SLOTS: usize = 16;
 const REVERSE_SLOTS: usize = 16;
 const EXTERNAL_SLOTS: usize = 8;
-const GATHER_THREADS: u32 = 256;
-const BODY_BLOCKS: u32 = 32;
+pub(super) const GATHER_THREADS: u32 = 256;
+pub(super) const BODY_BLOCKS: u32 = 32;
 const BODY_SUMS: usize = 8;
-const BLOCK: u32 = 256;
+pub(super) const BLOCK: u32 = 256;
 
 /// Everything that can go wrong on the way to, and on, a GPU.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -110,7 +115,7 @@ pub enum CudaError {
     Setup(String),
 }
 
-fn driver_error(during: &str) -> impl FnOnce(DriverError) -> CudaError + '_ {
+pub(super) fn driver_error(during: &str) -> impl FnOnce(DriverError) -> CudaError + '_ {
     move |e| CudaError::Driver {
         during: during.to_string(),
         detail: format!("{e:?}"),
@@ -503,18 +508,30 @@ struct Params {
 unsafe impl DeviceRepr for Params {}
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Kind {
+pub(super) enum Kind {
     Real,
     Int,
     Counter,
 }
 
 #[derive(Clone, Copy, Debug)]
-enum Count {
-    /// per grain (or per body), times this factor
+pub(super) enum Count {
+    /// per item (grain, body, pair …), times this factor
     Each(usize),
+    /// one per item and one more: the starts of a prefix sum and its total
+    OnePast,
     HashTable,
     Fixed(usize),
+    /// [`Sizes::other`] elements
+    Other,
+}
+
+/// What the [`Count`]s of a field table count.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Sizes {
+    pub items: usize,
+    pub hash_table: usize,
+    pub other: usize,
 }
 
 /// The fields of `struct Grains` in kernels/common.cuh, in order.
@@ -627,7 +644,7 @@ const SWAPPED: [(&str, &str); 10] = [
 /// Device pointers of a struct whose every field is a pointer: `N` u64 in field order.
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct Pointers<const N: usize>([u64; N]);
+pub(super) struct Pointers<const N: usize>(pub [u64; N]);
 
 // SAFETY: #[repr(C)] array of 64-bit device addresses, the layout of a C struct of N pointers.
 unsafe impl<const N: usize> DeviceRepr for Pointers<N> {}
@@ -636,28 +653,29 @@ const GRAIN_FIELD_COUNT: usize = 49;
 const BODY_FIELD_COUNT: usize = 28;
 
 /// Where each field lives: three arenas (f64, i32, u64) and an element offset per field.
-struct Arenas {
-    real: CudaSlice<f64>,
-    int: CudaSlice<i32>,
-    counter: CudaSlice<u64>,
+pub(super) struct Arenas {
+    pub real: CudaSlice<f64>,
+    pub int: CudaSlice<i32>,
+    pub counter: CudaSlice<u64>,
     /// (kind, offset, length) per field, in field order.
-    fields: Vec<(Kind, usize, usize)>,
+    pub fields: Vec<(Kind, usize, usize)>,
 }
 
 impl Arenas {
-    fn new(
+    pub fn new(
         stream: &Arc<CudaStream>,
         table: &[(&str, Kind, Count)],
-        items: usize,
-        hash_table_size: usize,
+        sizes: Sizes,
     ) -> Result<Self, CudaError> {
         let mut next = [0usize; 3];
         let mut fields = Vec::with_capacity(table.len());
         for &(_, kind, count) in table {
             let len = match count {
-                Count::Each(k) => k * items,
-                Count::HashTable => hash_table_size,
+                Count::Each(k) => k * sizes.items,
+                Count::OnePast => sizes.items + 1,
+                Count::HashTable => sizes.hash_table,
                 Count::Fixed(k) => k,
+                Count::Other => sizes.other,
             };
             let slot = &mut next[kind as usize];
             fields.push((kind, *slot, len));
@@ -679,7 +697,7 @@ impl Arenas {
         })
     }
 
-    fn pointers(&self, stream: &CudaStream) -> Vec<u64> {
+    pub fn pointers(&self, stream: &CudaStream) -> Vec<u64> {
         let (real, _r) = self.real.device_ptr(stream);
         let (int, _i) = self.int.device_ptr(stream);
         let (counter, _c) = self.counter.device_ptr(stream);
@@ -693,61 +711,167 @@ impl Arenas {
             .collect()
     }
 
-    fn index(table: &[(&str, Kind, Count)], name: &str) -> usize {
+    pub fn index(table: &[(&str, Kind, Count)], name: &str) -> usize {
         table
             .iter()
             .position(|f| f.0 == name)
             .unwrap_or_else(|| unreachable!("field {name} is in the table"))
     }
 
-    fn write_real(
+    /// (offset, length) of field `field`.
+    fn span(&self, field: usize) -> (usize, usize) {
+        let (_, offset, len) = self.fields[field];
+        (offset, len)
+    }
+
+    pub fn write_real(
         &mut self,
         stream: &Arc<CudaStream>,
         field: usize,
         data: &[f64],
     ) -> Result<(), CudaError> {
-        let (_, offset, len) = self.fields[field];
-        assert!(data.len() <= len, "host array longer than its device field");
-        let mut view = self.real.slice_mut(offset..offset + data.len());
-        stream
-            .memcpy_htod(data, &mut view)
-            .map_err(driver_error("copying to the device"))
+        self.write_real_at(stream, field, 0, data)
     }
 
-    fn write_int(
+    /// Writes `data` into field `field` from element `start` on.
+    pub fn write_real_at(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        field: usize,
+        start: usize,
+        data: &[f64],
+    ) -> Result<(), CudaError> {
+        let span = self.span(field);
+        copy_in(stream, &mut self.real, span, start, data)
+    }
+
+    pub fn write_int(
         &mut self,
         stream: &Arc<CudaStream>,
         field: usize,
         data: &[i32],
     ) -> Result<(), CudaError> {
-        let (_, offset, len) = self.fields[field];
-        assert!(data.len() <= len, "host array longer than its device field");
-        let mut view = self.int.slice_mut(offset..offset + data.len());
-        stream
-            .memcpy_htod(data, &mut view)
-            .map_err(driver_error("copying to the device"))
+        let span = self.span(field);
+        copy_in(stream, &mut self.int, span, 0, data)
     }
 
-    fn read_real(
+    /// Writes `data` into the u64 field `field` from element `start` on.
+    pub fn write_counter_at(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        field: usize,
+        start: usize,
+        data: &[u64],
+    ) -> Result<(), CudaError> {
+        let span = self.span(field);
+        copy_in(stream, &mut self.counter, span, start, data)
+    }
+
+    pub fn read_real(
         &self,
         stream: &Arc<CudaStream>,
         field: usize,
         len: usize,
     ) -> Result<Vec<f64>, CudaError> {
-        let (_, offset, capacity) = self.fields[field];
-        assert!(len <= capacity, "read past the end of a device field");
-        let mut out = vec![0.0; len];
-        stream
-            .memcpy_dtoh(&self.real.slice(offset..offset + len), &mut out)
-            .map_err(driver_error("copying from the device"))?;
-        Ok(out)
+        self.read_real_at(stream, field, 0, len)
+    }
+
+    /// Elements `start..start + len` of field `field` (waits for the device).
+    pub fn read_real_at(
+        &self,
+        stream: &Arc<CudaStream>,
+        field: usize,
+        start: usize,
+        len: usize,
+    ) -> Result<Vec<f64>, CudaError> {
+        copy_out(stream, &self.real, self.span(field), start, len)
+    }
+
+    /// Element `index` of the u64 field `field` (waits for the device).
+    pub fn read_counter_at(
+        &self,
+        stream: &Arc<CudaStream>,
+        field: usize,
+        index: usize,
+    ) -> Result<u64, CudaError> {
+        Ok(copy_out(stream, &self.counter, self.span(field), index, 1)?[0])
     }
 }
 
+/// Copies `data` into elements `start..` of the field at `(offset, len)` of `arena`.
+fn copy_in<T: DeviceRepr>(
+    stream: &Arc<CudaStream>,
+    arena: &mut CudaSlice<T>,
+    (offset, len): (usize, usize),
+    start: usize,
+    data: &[T],
+) -> Result<(), CudaError> {
+    assert!(
+        start + data.len() <= len,
+        "host array longer than its device field"
+    );
+    let mut view = arena.slice_mut(offset + start..offset + start + data.len());
+    stream
+        .memcpy_htod(data, &mut view)
+        .map_err(driver_error("copying to the device"))
+}
+
+/// Elements `start..start + count` of the field at `(offset, len)` of `arena`.
+fn copy_out<T: DeviceRepr + Default + Clone>(
+    stream: &Arc<CudaStream>,
+    arena: &CudaSlice<T>,
+    (offset, len): (usize, usize),
+    start: usize,
+    count: usize,
+) -> Result<Vec<T>, CudaError> {
+    assert!(start + count <= len, "read past the end of a device field");
+    let mut out = vec![T::default(); count];
+    stream
+        .memcpy_dtoh(
+            &arena.slice(offset + start..offset + start + count),
+            &mut out,
+        )
+        .map_err(driver_error("copying from the device"))?;
+    Ok(out)
+}
+
 /// Loaded kernels of one context.
-struct Kernels {
+pub(super) struct Kernels {
     _module: Arc<CudaModule>,
-    functions: HashMap<&'static str, CudaFunction>,
+    pub functions: HashMap<&'static str, CudaFunction>,
+}
+
+impl Kernels {
+    /// Probes the machine (so that a machine without a GPU fails with the probe's reason
+    /// before anything else), compiles (or reuses) the program for its GPU, and loads the
+    /// kernels `names` into a new context whose one stream will do all the work.
+    pub fn load(names: &[&'static str]) -> Result<(DeviceInfo, Arc<CudaStream>, Self), CudaError> {
+        let info = probe()?;
+        let image = compile_kernels(&info.arch())?;
+        let ctx = CudaContext::new(info.ordinal).map_err(driver_error("creating a context"))?;
+        // SAFETY: one stream does all the work, in order, so cudarc's cross-stream event
+        // tracking is not needed; raw pointers handed to kernels are then plain addresses.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.default_stream();
+        let module = ctx
+            .load_module(Ptx::from_binary(image.as_ref().clone()))
+            .map_err(driver_error("loading the compiled kernels"))?;
+        let mut functions = HashMap::new();
+        for &name in names {
+            let f = module
+                .load_function(name)
+                .map_err(driver_error(&format!("finding kernel {name}")))?;
+            functions.insert(name, f);
+        }
+        Ok((
+            info,
+            stream,
+            Self {
+                _module: module,
+                functions,
+            },
+        ))
+    }
 }
 
 /// One bed, replicated into `scenes` independent copies, on the device.
@@ -801,33 +925,29 @@ impl DeviceBed {
                 "{n} grains × {scenes} scenes exceeds the 2^30 grains the kernels index"
             )));
         };
-        let info = probe()?;
-        let image = compile_kernels(&info.arch())?;
-        let ctx = CudaContext::new(info.ordinal).map_err(driver_error("creating a context"))?;
-        // SAFETY: one stream does all the work, in order, so cudarc's cross-stream event
-        // tracking is not needed; raw pointers handed to kernels are then plain addresses.
-        unsafe { ctx.disable_event_tracking() };
-        let stream = ctx.default_stream();
-        let module = ctx
-            .load_module(Ptx::from_binary(image.as_ref().clone()))
-            .map_err(driver_error("loading the compiled kernels"))?;
-        let mut functions = HashMap::new();
-        for name in KERNEL_NAMES {
-            let f = module
-                .load_function(name)
-                .map_err(driver_error(&format!("finding kernel {name}")))?;
-            functions.insert(name, f);
-        }
+        let (info, stream, kernels) = Kernels::load(&KERNEL_NAMES)?;
         let hash_table_size = (2 * total).next_power_of_two();
         let body_count = bodies.len() * scenes;
-        let grain_arenas = Arenas::new(&stream, GRAIN_FIELDS, total, hash_table_size)?;
-        let body_arenas = Arenas::new(&stream, BODY_FIELDS, body_count.max(1), 0)?;
+        let grain_arenas = Arenas::new(
+            &stream,
+            GRAIN_FIELDS,
+            Sizes {
+                items: total,
+                hash_table: hash_table_size,
+                other: 0,
+            },
+        )?;
+        let body_arenas = Arenas::new(
+            &stream,
+            BODY_FIELDS,
+            Sizes {
+                items: body_count.max(1),
+                ..Sizes::default()
+            },
+        )?;
         let mut bed = Self {
             stream,
-            kernels: Kernels {
-                _module: module,
-                functions,
-            },
+            kernels,
             grain_pointers: Vec::new(),
             body_pointers: Vec::new(),
             grains: grain_arenas,
@@ -1001,14 +1121,8 @@ impl DeviceBed {
         let values = [position, velocity, external_force].concat();
         for (name, value) in names.iter().zip(values) {
             let field = Arenas::index(BODY_FIELDS, name);
-            let (_, offset, _) = self.bodies.fields[field];
-            let mut view = self
-                .bodies
-                .real
-                .slice_mut(offset + index..offset + index + 1);
-            self.stream
-                .memcpy_htod(&[value], &mut view)
-                .map_err(driver_error("copying a body's state to the device"))?;
+            self.bodies
+                .write_real_at(&self.stream, field, index, &[value])?;
         }
         Ok(())
     }
@@ -1245,6 +1359,8 @@ impl DeviceBed {
 
 // ---- the Backend trait ----
 
+pub use super::cuda_hertz::{HertzDeviceBed, HERTZ_KERNEL_NAMES};
+
 use super::backend::{
     Backend, Body, BodyForce, BodyGeometry, BodyState, ContactLaw, Container, GrainState, Motion,
     StepParams, Timings,
@@ -1252,13 +1368,21 @@ use super::backend::{
 use super::sdf::Shape;
 use super::DemError;
 
-/// The CUDA implementation of [`Backend`]. With `scenes` > 1 it holds that many copies of the
-/// uploaded bed, stepped together in one launch per kernel: grains are then reported
-/// scene-major (scene s's grain i at s × N + i) and body index s × bodies + k is body k of
-/// scene s, which `set_body` drives independently.
+/// The bed on the device: the step of its contact law.
+enum Bed {
+    Jacobi(Box<DeviceBed>),
+    Hertz(Box<HertzDeviceBed>),
+}
+
+/// The CUDA implementation of [`Backend`]; the law in the step parameters picks the kernels
+/// (Hertz-Mindlin: `kernels/hertz.cu`, the twin of the CPU's step; projected Jacobi: the
+/// other kernel files). With `scenes` > 1 it holds that many copies of the uploaded bed,
+/// stepped together in one launch per kernel: grains are then reported scene-major (scene
+/// s's grain i at s × N + i) and body index s × bodies + k is body k of scene s, which
+/// `set_body` drives independently.
 pub struct CudaBackend {
     scenes: usize,
-    bed: Option<DeviceBed>,
+    bed: Option<Bed>,
     timings: Timings,
     contacts_at_reset: u64,
 }
@@ -1274,16 +1398,40 @@ impl CudaBackend {
         }
     }
 
-    /// The device bed, once uploaded.
+    /// The projected-Jacobi device bed, once uploaded.
     pub fn device_bed(&self) -> Option<&DeviceBed> {
-        self.bed.as_ref()
+        match &self.bed {
+            Some(Bed::Jacobi(bed)) => Some(bed),
+            _ => None,
+        }
     }
 
-    fn bed(&self) -> Result<&DeviceBed, DemError> {
-        self.bed.as_ref().ok_or_else(|| {
-            DemError::Invalid("the CUDA backend has no bed: call upload first".into())
-        })
+    /// The Hertz-Mindlin device bed, once uploaded.
+    pub fn hertz_bed(&self) -> Option<&HertzDeviceBed> {
+        match &self.bed {
+            Some(Bed::Hertz(bed)) => Some(bed),
+            _ => None,
+        }
     }
+
+    fn bed(&self) -> Result<&Bed, DemError> {
+        self.bed.as_ref().ok_or_else(no_bed)
+    }
+
+    fn bed_mut(&mut self) -> Result<&mut Bed, DemError> {
+        self.bed.as_mut().ok_or_else(no_bed)
+    }
+
+    fn contacts_so_far(&self) -> Option<u64> {
+        match self.bed.as_ref()? {
+            Bed::Jacobi(bed) => bed.contacts_so_far().ok(),
+            Bed::Hertz(bed) => bed.contacts_so_far().ok(),
+        }
+    }
+}
+
+fn no_bed() -> DemError {
+    DemError::Invalid("the CUDA backend has no bed: call upload first".into())
 }
 
 fn dem_error(e: CudaError) -> DemError {
@@ -1303,6 +1451,72 @@ fn device_params(p: &StepParams) -> DeviceParams {
     }
 }
 
+/// The projected-Jacobi device bed of a backend-level bed.
+fn jacobi_bed(
+    grains: &GrainState,
+    container: &Container,
+    bodies: &[Body],
+    params: &StepParams,
+    scenes: usize,
+) -> Result<DeviceBed, DemError> {
+    let mut device_bodies = Vec::with_capacity(bodies.len());
+    for (k, body) in bodies.iter().enumerate() {
+        let shape = match &body.geometry {
+            BodyGeometry::Shape(Shape::Plane) => DeviceShape::Plane,
+            BodyGeometry::Shape(Shape::Box { half_extents }) => DeviceShape::Box {
+                half_extents: *half_extents,
+            },
+            BodyGeometry::Shape(Shape::Cylinder {
+                radius,
+                half_height,
+            }) => DeviceShape::Cylinder {
+                radius: *radius,
+                half_height: *half_height,
+            },
+            BodyGeometry::Shape(Shape::Disc { radius, thickness }) => DeviceShape::Disc {
+                radius: *radius,
+                thickness: *thickness,
+            },
+            BodyGeometry::Field(_) => {
+                return Err(DemError::Invalid(format!(
+                    "body {k}: the CUDA backend's projected-Jacobi kernels take analytic shapes \
+                     (plane, box, cylinder, disc); a gridded mesh SDF needs the hertz_mindlin \
+                     law or --backend dem-cpu"
+                )))
+            }
+        };
+        device_bodies.push(DeviceBody {
+            shape,
+            friction: body.friction,
+            inverse_mass: match body.motion {
+                Motion::Kinematic => 0.0,
+                Motion::Dynamic | Motion::Rotating { .. } => 1.0 / body.mass,
+            },
+            position: body.state.position,
+            velocity: body.state.velocity,
+            external_force: body.state.external_force,
+        });
+    }
+    let device_grains = DeviceGrains {
+        position: grains.position.clone(),
+        velocity: grains.velocity.clone(),
+        radius: grains.radius.clone(),
+        inverse_mass: grains.inverse_mass.clone(),
+    };
+    let device_container = match *container {
+        Container::Cylinder { radius } => DeviceContainer::Cylinder { radius },
+        Container::Box { half_x, half_y } => DeviceContainer::Box { half_x, half_y },
+    };
+    DeviceBed::new(
+        &device_grains,
+        device_container,
+        &device_bodies,
+        &device_params(params),
+        scenes,
+    )
+    .map_err(dem_error)
+}
+
 impl Backend for CudaBackend {
     fn upload(
         &mut self,
@@ -1313,71 +1527,23 @@ impl Backend for CudaBackend {
     ) -> Result<(), DemError> {
         grains.check()?;
         params.check()?;
-        if !matches!(params.law, ContactLaw::ProjectedJacobi) {
-            // No GPU is the more basic reason: say that first.
-            probe().map_err(dem_error)?;
-            return Err(DemError::Invalid(format!(
-                "the CUDA backend's kernels implement the projected_jacobi contact law only; \
-                 this bed uses {} (run it on the CPU: --backend dem-cpu)",
-                params.law.name()
-            )));
-        }
-        let mut device_bodies = Vec::with_capacity(bodies.len());
-        for (k, body) in bodies.iter().enumerate() {
-            let shape = match &body.geometry {
-                BodyGeometry::Shape(Shape::Plane) => DeviceShape::Plane,
-                BodyGeometry::Shape(Shape::Box { half_extents }) => DeviceShape::Box {
-                    half_extents: *half_extents,
-                },
-                BodyGeometry::Shape(Shape::Cylinder {
-                    radius,
-                    half_height,
-                }) => DeviceShape::Cylinder {
-                    radius: *radius,
-                    half_height: *half_height,
-                },
-                BodyGeometry::Shape(Shape::Disc { radius, thickness }) => DeviceShape::Disc {
-                    radius: *radius,
-                    thickness: *thickness,
-                },
-                BodyGeometry::Field(_) => {
-                    return Err(DemError::Invalid(format!(
-                        "body {k}: the CUDA backend takes analytic shapes (plane, box, cylinder, \
-                         disc); a gridded mesh SDF needs --backend dem-cpu"
-                    )))
-                }
-            };
-            device_bodies.push(DeviceBody {
-                shape,
-                friction: body.friction,
-                inverse_mass: match body.motion {
-                    Motion::Kinematic => 0.0,
-                    Motion::Dynamic | Motion::Rotating { .. } => 1.0 / body.mass,
-                },
-                position: body.state.position,
-                velocity: body.state.velocity,
-                external_force: body.state.external_force,
-            });
-        }
-        let device_grains = DeviceGrains {
-            position: grains.position.clone(),
-            velocity: grains.velocity.clone(),
-            radius: grains.radius.clone(),
-            inverse_mass: grains.inverse_mass.clone(),
-        };
-        let device_container = match *container {
-            Container::Cylinder { radius } => DeviceContainer::Cylinder { radius },
-            Container::Box { half_x, half_y } => DeviceContainer::Box { half_x, half_y },
-        };
         self.bed = None;
-        let bed = DeviceBed::new(
-            &device_grains,
-            device_container,
-            &device_bodies,
-            &device_params(params),
-            self.scenes,
-        )
-        .map_err(dem_error)?;
+        let bed = match params.law {
+            ContactLaw::HertzMindlin(_) => {
+                super::hertz::check_bodies(bodies)?;
+                Bed::Hertz(Box::new(HertzDeviceBed::new(
+                    grains,
+                    container,
+                    bodies,
+                    params,
+                    self.scenes,
+                )?))
+            }
+            ContactLaw::ProjectedJacobi => {
+                let bed = jacobi_bed(grains, container, bodies, params, self.scenes)?;
+                Bed::Jacobi(Box::new(bed))
+            }
+        };
         self.contacts_at_reset = 0;
         self.bed = Some(bed);
         Ok(())
@@ -1385,27 +1551,36 @@ impl Backend for CudaBackend {
 
     fn set_params(&mut self, params: &StepParams) -> Result<(), DemError> {
         params.check()?;
-        let bed = self.bed.as_mut().ok_or_else(|| {
-            DemError::Invalid("the CUDA backend has no bed: call upload first".into())
-        })?;
-        bed.set_params(&device_params(params)).map_err(dem_error)
+        match (self.bed_mut()?, params.law) {
+            (Bed::Jacobi(bed), ContactLaw::ProjectedJacobi) => {
+                bed.set_params(&device_params(params)).map_err(dem_error)
+            }
+            (Bed::Hertz(bed), ContactLaw::HertzMindlin(_)) => bed.set_params(params),
+            _ => Err(DemError::Invalid(
+                "set_params cannot change the contact law; upload the bed again".into(),
+            )),
+        }
     }
 
     fn set_body(&mut self, index: usize, state: BodyState) -> Result<(), DemError> {
-        let bed = self.bed.as_mut().ok_or_else(|| {
-            DemError::Invalid("the CUDA backend has no bed: call upload first".into())
-        })?;
-        bed.set_body(index, state.position, state.velocity, state.external_force)
-            .map_err(dem_error)
+        match self.bed_mut()? {
+            Bed::Jacobi(bed) => {
+                bed.set_body(index, state.position, state.velocity, state.external_force)
+            }
+            Bed::Hertz(bed) => bed.set_body(index, state),
+        }
+        .map_err(dem_error)
     }
 
     fn step(&mut self, steps: usize) -> Result<(), DemError> {
         let start = std::time::Instant::now();
-        let bed = self.bed.as_mut().ok_or_else(|| {
-            DemError::Invalid("the CUDA backend has no bed: call upload first".into())
-        })?;
-        bed.step(steps).map_err(dem_error)?;
-        bed.check().map_err(dem_error)?;
+        match self.bed_mut()? {
+            Bed::Jacobi(bed) => {
+                bed.step(steps).map_err(dem_error)?;
+                bed.check().map_err(dem_error)?;
+            }
+            Bed::Hertz(bed) => bed.step(steps)?,
+        }
         // the GPU runs the phases back to back; their split is not measured, all is "solver"
         self.timings.solver += start.elapsed().as_secs_f64();
         self.timings.steps += steps;
@@ -1413,64 +1588,79 @@ impl Backend for CudaBackend {
     }
 
     fn grains(&self) -> Result<GrainState, DemError> {
-        let bed = self.bed()?;
         let mut out = GrainState::default();
-        for scene in 0..bed.scenes() {
-            let g = bed.grains(scene).map_err(dem_error)?;
-            out.position.extend(g.position);
-            out.velocity.extend(g.velocity);
-            out.radius.extend(g.radius);
-            out.inverse_mass.extend(g.inverse_mass);
+        match self.bed()? {
+            Bed::Jacobi(bed) => {
+                for scene in 0..bed.scenes() {
+                    let g = bed.grains(scene).map_err(dem_error)?;
+                    out.position.extend(g.position);
+                    out.velocity.extend(g.velocity);
+                    out.radius.extend(g.radius);
+                    out.inverse_mass.extend(g.inverse_mass);
+                }
+            }
+            Bed::Hertz(bed) => {
+                for scene in 0..bed.scenes() {
+                    let g = bed.grains(scene).map_err(dem_error)?;
+                    out.position.extend(g.position);
+                    out.velocity.extend(g.velocity);
+                    out.radius.extend(g.radius);
+                    out.inverse_mass.extend(g.inverse_mass);
+                    out.angular_velocity.extend(g.angular_velocity);
+                }
+            }
         }
         Ok(out)
     }
 
     fn bodies(&self) -> Result<Vec<BodyState>, DemError> {
-        let bed = self.bed()?;
-        let readout = bed.bodies().map_err(dem_error)?;
-        // the external force is host data: read it back from what set_body last wrote
-        let external = bed.external_forces().map_err(dem_error)?;
-        Ok(readout
-            .iter()
-            .zip(external)
-            .map(|(b, f)| BodyState {
-                position: b.position,
-                velocity: b.velocity,
-                external_force: f,
-                ..BodyState::default()
-            })
-            .collect())
+        match self.bed()? {
+            Bed::Jacobi(bed) => {
+                let readout = bed.bodies().map_err(dem_error)?;
+                // the external force is host data: read it back from what set_body last wrote
+                let external = bed.external_forces().map_err(dem_error)?;
+                Ok(readout
+                    .iter()
+                    .zip(external)
+                    .map(|(b, f)| BodyState {
+                        position: b.position,
+                        velocity: b.velocity,
+                        external_force: f,
+                        ..BodyState::default()
+                    })
+                    .collect())
+            }
+            Bed::Hertz(bed) => bed.bodies().map_err(dem_error),
+        }
     }
 
     fn body_forces(&self) -> Result<Vec<BodyForce>, DemError> {
-        Ok(self
-            .bed()?
-            .bodies()
-            .map_err(dem_error)?
-            .iter()
-            .map(|b| BodyForce {
-                force: b.force,
-                torque: b.torque,
-                contacts: b.contacts,
-            })
-            .collect())
+        match self.bed()? {
+            Bed::Jacobi(bed) => Ok(bed
+                .bodies()
+                .map_err(dem_error)?
+                .iter()
+                .map(|b| BodyForce {
+                    force: b.force,
+                    torque: b.torque,
+                    contacts: b.contacts,
+                })
+                .collect()),
+            Bed::Hertz(bed) => bed.body_forces().map_err(dem_error),
+        }
     }
 
     fn timings(&self) -> Timings {
         let mut t = self.timings;
-        if let Some(bed) = &self.bed {
-            if let Ok(total) = bed.contacts_so_far() {
-                t.contacts = total.saturating_sub(self.contacts_at_reset) as usize;
-            }
+        if let Some(total) = self.contacts_so_far() {
+            t.contacts = total.saturating_sub(self.contacts_at_reset) as usize;
         }
         t
     }
 
     fn reset_timings(&mut self) {
         self.timings = Timings::default();
-        if let Some(bed) = &self.bed {
-            self.contacts_at_reset = bed.contacts_so_far().unwrap_or(0);
-        }
+        self.contacts_at_reset = self.contacts_so_far().unwrap_or(0);
     }
 
     fn name(&self) -> &'static str {
@@ -1537,10 +1727,46 @@ mod tests {
                 "#define {name} {value} in common.cuh"
             );
         }
-        for name in KERNEL_NAMES {
+        for name in KERNEL_NAMES.iter().chain(&HERTZ_KERNEL_NAMES) {
             assert!(
                 kernel_program().contains(&format!("__global__ void {name}(")),
                 "kernel {name} is defined"
+            );
+        }
+    }
+
+    #[test]
+    fn hertz_kernel_structs_match_the_cuda_source() {
+        use super::super::cuda_hertz::*;
+        let source = KERNEL_SOURCES
+            .iter()
+            .find(|(name, _)| *name == "hertz.cu")
+            .expect("hertz.cu is in the program")
+            .1;
+        for (name, table, count) in [
+            ("HmGrains", HM_GRAIN_FIELDS, HM_GRAIN_FIELD_COUNT),
+            ("HmBodies", HM_BODY_FIELDS, HM_BODY_FIELD_COUNT),
+            ("BodyContacts", HM_CONTACT_FIELDS, HM_CONTACT_FIELD_COUNT),
+            ("PairList", HM_PAIR_FIELDS, HM_PAIR_FIELD_COUNT),
+        ] {
+            let fields: Vec<&str> = table.iter().map(|f| f.0).collect();
+            assert_eq!(struct_fields(source, name), fields, "struct {name}");
+            assert_eq!(fields.len(), count, "{name}: field count");
+        }
+        let params = struct_fields(source, "HmParams");
+        assert_eq!(params.len() * 8, std::mem::size_of::<HmParams>());
+        let debug = format!("{:?}", HmParams::default());
+        let mut at = 0;
+        for name in &params {
+            at += debug[at..]
+                .find(&format!("{name}:"))
+                .unwrap_or_else(|| panic!("HmParams field {name} in order"));
+        }
+        let program = kernel_program();
+        for (name, value) in hertz_defines() {
+            assert!(
+                program.contains(&format!("#define {name} {value}\n")),
+                "#define {name} {value} in the kernels"
             );
         }
     }

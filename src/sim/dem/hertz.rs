@@ -42,6 +42,32 @@ const GRAIN_CHUNK: usize = 512;
 /// The neighbour list's skin as a fraction of the largest radius.
 pub const SKIN: f64 = 0.4;
 
+/// The error of a step whose displacement test found a position that is not finite.
+pub const EXPLODED: &str = "a grain's position is no longer finite: the bed exploded (is the \
+                            time step above the contact law's stable step?)";
+
+/// What the Hertz-Mindlin step needs of the bodies, on any backend: a dynamic body has a
+/// positive mass, a rotating one positive moments of inertia.
+pub fn check_bodies(bodies: &[Body]) -> Result<(), DemError> {
+    for (k, body) in bodies.iter().enumerate() {
+        if body.motion.is_dynamic() && !(body.mass > 0.0 && body.mass.is_finite()) {
+            return Err(DemError::Invalid(format!(
+                "body {k} is dynamic with mass {}; its mass must be positive",
+                body.mass
+            )));
+        }
+        if let Motion::Rotating { inertia } = body.motion {
+            if !inertia.iter().all(|i| *i > 0.0 && i.is_finite()) {
+                return Err(DemError::Invalid(format!(
+                    "body {k} rotates with moments of inertia {inertia:?}; each must \
+                     be positive"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 struct Packed {
     x: Vec3,
@@ -279,6 +305,12 @@ impl HertzCpu {
         self.builds
     }
 
+    /// The force and torque on each grain from the last step (gravity included): what the
+    /// closing kick applied.
+    pub fn grain_forces(&self) -> (&[Vec3], &[Vec3]) {
+        (&self.force, &self.torque)
+    }
+
     pub fn step(&mut self, steps: usize) -> Result<(), DemError> {
         for _ in 0..steps {
             self.step_once()?;
@@ -379,11 +411,7 @@ impl HertzCpu {
             .reduce(|| 0.0, f64::max);
         if !(moved < 0.25 * skin * skin) {
             if !moved.is_finite() {
-                return Err(DemError::Unphysical(
-                    "a grain's position is no longer finite: the bed exploded (is the time \
-                     step above the contact law's stable step?)"
-                        .into(),
-                ));
+                return Err(DemError::Unphysical(EXPLODED.into()));
             }
             self.build_neighbours();
         }

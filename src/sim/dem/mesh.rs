@@ -712,6 +712,10 @@ impl GridSdf {
 }
 
 impl Sdf for GridSdf {
+    fn grid(&self) -> Option<&GridSdf> {
+        Some(self)
+    }
+
     /// Trilinear inside the grid; outside, the distance to the grid box plus the value at
     /// the nearest point of the box (an upper bound that keeps the field continuous).
     fn distance(&self, p: Vec3) -> f64 {

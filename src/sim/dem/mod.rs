@@ -10,6 +10,7 @@
 //! - [`hertz`]: the Hertz-Mindlin step on the CPU.
 //! - [`cpu`]: the rayon implementation of the projected-Jacobi step, and [`CpuBackend`],
 //!   which runs either law.
+//! - [`cuda`], [`cuda_hertz`]: the GPU backend, both laws (kernels in `kernels/`).
 //! - [`bed`]: pouring and settling a bed, and its checkpoint file.
 //! - [`hopper`]: the jumping robot, two-way coupled to a bed.
 //! - [`intrude`]: a kinematic body driven through a bed, force and torque against depth.
@@ -37,6 +38,7 @@ pub mod bed;
 pub mod bench;
 pub mod cpu;
 pub mod cuda;
+pub mod cuda_hertz;
 pub mod hertz;
 pub mod hopper;
 pub mod intrude;

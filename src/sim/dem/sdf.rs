@@ -29,6 +29,12 @@ pub trait Sdf: Send + Sync {
     fn bounds(&self) -> Option<(Vec3, Vec3)> {
         None
     }
+
+    /// The field as samples on a grid, where it is one: a GPU backend uploads the samples
+    /// and interpolates them as the field does. The default: none.
+    fn grid(&self) -> Option<&super::mesh::GridSdf> {
+        None
+    }
 }
 
 /// Analytic shapes, centred on the body's origin with z as their axis.

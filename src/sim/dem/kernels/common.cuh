@@ -1,6 +1,7 @@
 // Shared declarations of loam's DEM kernels. NVRTC compiles this file followed by the
-// stage files (hash.cu, contacts.cu, impulses.cu, integrate.cu) as one program, so there are
-// no #include directives and no headers from a CUDA toolkit.
+// stage files of the projected-Jacobi step (hash.cu, contacts.cu, impulses.cu, integrate.cu)
+// and the Hertz-Mindlin step (hertz.cu) as one program, so there are no #include directives
+// and no headers from a CUDA toolkit.
 //
 // Memory layout: structure of arrays, one entry per grain of every scene. Scene s owns grains
 // [s * grains_per_scene, (s + 1) * grains_per_scene) and bodies [s * bodies_per_scene, ...).
@@ -138,12 +139,16 @@ __device__ __forceinline__ int floor_cell(real v, real cell) {
 
 // Bucket of a cell in a scene. Different cells (or scenes) may share a bucket; readers check
 // a grain's stored cell, so a shared bucket costs time, never a duplicate contact.
-__device__ __forceinline__ i64 bucket_of(const Params &p, i64 scene, int cx, int cy, int cz) {
+__device__ __forceinline__ i64 hash_bucket(i64 table_size, i64 scene, int cx, int cy, int cz) {
     unsigned long long h = (unsigned long long)(unsigned int)cx * 73856093ULL;
     h ^= (unsigned long long)(unsigned int)cy * 19349663ULL;
     h ^= (unsigned long long)(unsigned int)cz * 83492791ULL;
     h ^= (unsigned long long)scene * 2654435761ULL;
-    return (i64)(h % (unsigned long long)p.hash_table_size);
+    return (i64)(h % (unsigned long long)table_size);
+}
+
+__device__ __forceinline__ i64 bucket_of(const Params &p, i64 scene, int cx, int cy, int cz) {
+    return hash_bucket(p.hash_table_size, scene, cx, cy, cz);
 }
 
 __device__ __forceinline__ real sdf_box(real qx, real qy, real qz, const real *h) {
