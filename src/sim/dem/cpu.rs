@@ -863,13 +863,8 @@ impl Backend for JacobiCpu {
                      translation only (use hertz_mindlin)"
                 )));
             }
-            if body.motion == Motion::Dynamic && !(body.mass > 0.0 && body.mass.is_finite()) {
-                return Err(DemError::Invalid(format!(
-                    "body {k} is dynamic with mass {}; its mass must be positive",
-                    body.mass
-                )));
-            }
         }
+        super::hertz::check_bodies(bodies)?;
         let n = grains.len();
         self.grains = grains.clone();
         self.container = Some(container.clone());
