@@ -4,6 +4,7 @@
 pub mod command;
 pub mod dem;
 pub mod integrator;
+pub mod mdp;
 pub mod planar;
 pub mod reduced;
 pub mod replay;

@@ -2,7 +2,10 @@
 //! over the scalar, so the planner and the simulators evaluate the same equations.
 
 pub mod added_mass;
+pub mod hull;
 pub mod rigid;
+pub mod wrench_set;
+pub mod wrench_space;
 
 use serde::{Deserialize, Serialize};
 
