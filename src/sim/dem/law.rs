@@ -38,7 +38,15 @@
 //! - Rolling resistance (optional, coefficient μ_r ≥ 0, the "constant directional torque"
 //!   model): T_r = −μ_r R* |F_n| ω_rel / |ω_rel| on a, and −T_r on b, with
 //!   ω_rel = ω_a − ω_b. It resists rolling with a torque independent of the rolling speed, a
-//!   stand-in for grain shape (poppy seeds are kidney-shaped); 0 turns it off.
+//!   stand-in for grain shape (poppy seeds are kidney-shaped); 0 turns it off. A constant
+//!   torque overshoots a spin that is nearly stopped: it flips sign every step and averages
+//!   to zero, so a grain never comes to rest (a dead band). Its magnitude is therefore capped
+//!   at ½ I* |ω_rel| / Δt with I* = (2/5) m* R*²: half the torque that would stop the relative
+//!   spin of a grain on a wall (I* = I_a) in one step, and an eighth of it for two equal grains
+//!   (I* is a quarter of their relative inertia I/2). The half is needed because the
+//!   velocity-Verlet kicks apply a step's torque across two half steps: a cap of the whole
+//!   stopping torque overshoots into a steady two-step rattle. Capped, the torque never
+//!   reverses the spin, and a rolling contact far from rest feels the full μ_r R* |F_n|.
 //!
 //! # The time step
 //!
@@ -367,7 +375,9 @@ pub fn hertz_mindlin(
         ];
         let wn = dot(w, w).sqrt();
         if wn > 0.0 {
-            let s = law.rolling * c.radius * f_n / wn;
+            // Capped so that alone it cannot reverse the relative spin within the step.
+            let stop = 0.2 * c.mass * c.radius * c.radius * wn / dt;
+            let s = (law.rolling * c.radius * f_n).min(stop) / wn;
             for i in 0..3 {
                 torque_a[i] -= s * w[i];
                 torque_b[i] += s * w[i];

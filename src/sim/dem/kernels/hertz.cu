@@ -324,7 +324,9 @@ __device__ ContactOutput hertz_mindlin(const LawConstants &law, const ContactInp
                       c.spin_a[2] - c.spin_b[2]);
         real wn = sqrt(dot(w, w));
         if (wn > 0.0) {
-            real s = law.rolling * c.radius * f_n / wn;
+            // Capped so that alone it cannot reverse the relative spin within the step.
+            real stop = 0.2 * c.mass * c.radius * c.radius * wn / dt;
+            real s = fmin(law.rolling * c.radius * f_n, stop) / wn;
             for (int i = 0; i < 3; ++i) {
                 torque_a[i] -= s * w[i];
                 torque_b[i] += s * w[i];
