@@ -5,6 +5,7 @@ mod bench;
 mod check;
 mod dem;
 mod interrupt;
+mod mdp;
 mod plot;
 mod progress;
 mod simulate;
@@ -47,6 +48,9 @@ enum Command {
     /// Discrete-element beds: prepare one, drive a body through one.
     #[command(subcommand)]
     Dem(dem::DemCommand),
+    /// Wrench-space terrain: run a scenario in the maximum-dissipation simulator.
+    #[command(subcommand)]
+    Mdp(mdp::MdpCommand),
 }
 
 /// Input the user must fix: exit code 2.
@@ -66,6 +70,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Bench(args) => bench::run(args),
         Command::Plot(args) => plot::run(args),
         Command::Dem(command) => dem::run(command),
+        Command::Mdp(command) => mdp::run(command),
     }
 }
 

@@ -98,6 +98,8 @@ pub struct Contents {
     pub replays: Vec<PathBuf>,
     pub sweep: bool,
     pub dem: bool,
+    /// `scenario.json` and `trajectory.csv`: a run of `loam mdp run`.
+    pub mdp: bool,
 }
 
 /// The figures [`plot_dir`] wrote.
@@ -144,8 +146,9 @@ pub fn detect(dir: &Path) -> Result<Contents, PlotError> {
         replays,
         sweep: has("sweep.csv"),
         dem: has("dem_bodies.csv"),
+        mdp: has("scenario.json") && has("trajectory.csv"),
     };
-    if contents.run || contents.sweep || contents.dem {
+    if contents.run || contents.sweep || contents.dem || contents.mdp {
         return Ok(contents);
     }
     let missing = match (has("solution.json"), has("trajectory.csv")) {
@@ -156,7 +159,8 @@ pub fn detect(dir: &Path) -> Result<Contents, PlotError> {
                 .to_string()
         }
         _ => {
-            "none of solution.json, trajectory.csv, sweep.csv, dem_bodies.csv is there".to_string()
+            "none of solution.json, scenario.json, trajectory.csv, sweep.csv, dem_bodies.csv is there"
+                .to_string()
         }
     };
     Err(PlotError::NotALoamResult {
@@ -174,6 +178,19 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
         .clone()
         .unwrap_or_else(|| dir.join("plots"));
     let mut report = PlotReport::default();
+    if contents.mdp {
+        let run = planar::PlanarRun::load_mdp(dir)?;
+        report.files.extend(style::save(
+            &planar::RunFigure(&run),
+            &out.join("mdp_run"),
+            settings.formats,
+        )?);
+        report.files.extend(style::save(
+            &planar::Filmstrip::new(&run),
+            &out.join("filmstrip"),
+            settings.formats,
+        )?);
+    }
     if contents.run && planar::is_planar(dir) {
         let run = planar::PlanarRun::load(dir)?;
         report.files.extend(style::save(

@@ -22,6 +22,7 @@ use super::PlotError;
 use crate::model::multibody::Multibody;
 use crate::model::planar::PlanarRobot;
 use crate::problem::planar::PlanarProblem;
+use crate::problem::scenario::Scenario;
 
 /// Whether `solution.json` in `dir` is a planar robot's: its problem has a `schedule`, or a
 /// `robot.model` other than the hopper's.
@@ -120,10 +121,22 @@ impl Series {
     }
 }
 
+/// What a [`PlanarRun`] holds: a plan (collocation nodes), or a run of the MDP simulator.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RunKind {
+    Plan { converged: bool },
+    /// `loam mdp run`, stepped at this h \[s\].
+    Simulation { time_step: f64 },
+}
+
 /// Everything both figures draw.
 pub struct PlanarRun {
     pub name: String,
-    pub converged: bool,
+    pub kind: RunKind,
+    /// The ground's angle \[rad\] (counter-clockwise +; 0 for plans, which are on flat ground).
+    pub slope: f64,
+    /// Further panels against time (label, curves of (name, values per row of `plan`)).
+    pub extra: Vec<(String, Vec<(String, Vec<f64>)>)>,
     pub robot: PlanarRobot,
     pub phases: Vec<Phase>,
     /// `key: value` texts from `key_figures`.
@@ -202,10 +215,14 @@ impl PlanarRun {
         };
         Ok(PlanarRun {
             name: problem.name().to_string(),
-            converged: json
-                .get("converged")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
+            kind: RunKind::Plan {
+                converged: json
+                    .get("converged")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+            },
+            slope: 0.0,
+            extra: Vec::new(),
             robot,
             phases,
             key_figures,
@@ -227,15 +244,121 @@ impl PlanarRun {
         (lo, hi.max(lo + 1e-3))
     }
 
+    /// A folder written by `loam mdp run`: `scenario.json` and `trajectory.csv`, whose
+    /// phases are the sets of feet below the surface row by row.
+    pub fn load_mdp(dir: &Path) -> Result<PlanarRun, PlotError> {
+        let path = dir.join("scenario.json");
+        let err = |message: String| PlotError::Json {
+            path: path.clone(),
+            message,
+        };
+        let text = std::fs::read_to_string(&path).map_err(|source| PlotError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        let json: Value =
+            serde_json::from_str(&text).map_err(|e| err(format!("not valid JSON: {e}")))?;
+        let scenario: Scenario = serde_json::from_value(
+            json.get("scenario")
+                .cloned()
+                .ok_or_else(|| err("no field `scenario`".into()))?,
+        )
+        .map_err(|e| err(format!("`scenario` is not a scenario: {e}")))?;
+        let robot = scenario.robot.build(scenario.gravity);
+        let csv = dir.join("trajectory.csv");
+        let table = Table::read(&csv)?;
+        let mut plan = Series::read(&csv, &robot, false)?;
+        let feet: Vec<String> = robot.contacts.iter().map(|c| c.name.clone()).collect();
+        let column = |foot: &str, what: &str| table.numbers(&format!("{foot}_{what}"));
+        let depth = feet
+            .iter()
+            .map(|f| column(f, "depth"))
+            .collect::<Result<Vec<_>, _>>()?;
+        // Phases: runs of rows with the same feet below the surface.
+        let mut phases: Vec<Phase> = Vec::new();
+        for (i, &t) in plan.t.iter().enumerate() {
+            let below: Vec<String> = feet
+                .iter()
+                .zip(&depth)
+                .filter(|(_, d)| d[i] < 0.0)
+                .map(|(f, _)| f.clone())
+                .collect();
+            match phases.last_mut() {
+                Some(last) if last.contacts == below => last.end = t,
+                _ => {
+                    if let Some(last) = phases.last_mut() {
+                        last.end = t;
+                    }
+                    phases.push(Phase {
+                        contacts: below,
+                        start: t,
+                        end: t,
+                    });
+                }
+            }
+            plan.phase.push(phases.len() - 1);
+        }
+        let mut extra = Vec::new();
+        for (what, label) in [
+            ("depth", "foot depth below the surface d [m]"),
+            ("tilt", "foot tilt from the normal φ [rad]"),
+            ("fx", "terrain force along the surface F_x [N]"),
+            ("tau", "terrain torque about the torque point τ [N m]"),
+        ] {
+            let curves = feet
+                .iter()
+                .map(|f| Ok((f.clone(), column(f, what)?)))
+                .collect::<Result<Vec<_>, PlotError>>()?;
+            extra.push((label.to_string(), curves));
+        }
+        let summary = json.get("summary");
+        let number = |key: &str| summary.and_then(|s| s.get(key)).and_then(Value::as_f64);
+        let mut key_figures = Vec::new();
+        if let Some(base) = summary
+            .and_then(|s| s.get("final_base"))
+            .and_then(Value::as_array)
+        {
+            let b: Vec<f64> = base.iter().filter_map(Value::as_f64).collect();
+            if b.len() == 3 {
+                key_figures.push(format!(
+                    "end x {} m, z {} m, pitch {} rad",
+                    trim_number(b[0]),
+                    trim_number(b[1]),
+                    trim_number(b[2])
+                ));
+            }
+        }
+        if let Some(clamped) = number("clamped_steps").filter(|c| *c > 0.0) {
+            key_figures.push(format!("{clamped} steps clamped into the data"));
+        }
+        Ok(PlanarRun {
+            name: scenario.name.clone().unwrap_or_default(),
+            kind: RunKind::Simulation {
+                time_step: scenario.time_step,
+            },
+            slope: scenario.terrain.slope,
+            extra,
+            robot,
+            phases,
+            key_figures,
+            plan,
+            replay: None,
+        })
+    }
+
     fn title(&self, what: &str) -> String {
+        let what = match self.kind {
+            RunKind::Plan { .. } => format!("{what}, "),
+            RunKind::Simulation { .. } => "on wrench-space terrain (MDP simulator)".into(),
+        };
         format!(
-            "{}: {} {what}, {}{}{}",
+            "{}: {} {what}{}{}{}",
             self.name,
             self.robot.name,
-            if self.converged {
-                "converged"
-            } else {
-                "NOT converged"
+            match self.kind {
+                RunKind::Plan { converged: true } => "converged",
+                RunKind::Plan { converged: false } => "NOT converged",
+                RunKind::Simulation { .. } => "",
             },
             if self.key_figures.is_empty() {
                 ""
@@ -414,6 +537,21 @@ impl PlanarRun {
                 limits: Vec::new(),
             });
         }
+        // (e) what the run adds (the MDP's feet: depth, tilt, F_x, τ).
+        for (label, curves) in &self.extra {
+            panels.push(Panel {
+                y_label: label.clone(),
+                curves: curves
+                    .iter()
+                    .map(|(name, values)| Curve {
+                        label: name.clone(),
+                        plan: pairs(&self.plan.t, values),
+                        replay: None,
+                    })
+                    .collect(),
+                limits: Vec::new(),
+            });
+        }
         panels
     }
 
@@ -532,7 +670,9 @@ impl PlanarRun {
         for (k, curve) in panel.curves.iter().enumerate() {
             let color = curve_color(k, n);
             draw_line(&mut chart, &curve.plan, color, Stroke::Solid, 2)?;
-            draw_markers(&mut chart, &curve.plan, (Marker::Circle, true), 2, color)?;
+            if let RunKind::Plan { .. } = self.kind {
+                draw_markers(&mut chart, &curve.plan, (Marker::Circle, true), 2, color)?;
+            }
             if let Some(replay) = &curve.replay {
                 draw_line(&mut chart, replay, color, Stroke::Dashed(9, 5), 2)?;
             }
@@ -583,18 +723,32 @@ impl Figure for RunFigure<'_> {
             .draw(&Text::new(run.title("plan"), (16, 10), font(TITLE_SIZE)))
             .map_err(draw_error)?;
         let (sources_area, rest) = rest.split_vertically(SOURCES_HEIGHT);
-        let mut sources =
-            vec![
-                LegendEntry::line("plan (collocation nodes)", GREY, Stroke::Solid, 2)
-                    .with_marker(Marker::Circle, true),
-            ];
-        sources.push(if run.replay.is_some() {
-            LegendEntry::line("replay.csv (simulated)", GREY, Stroke::Dashed(9, 5), 2)
-        } else {
-            LegendEntry::note("(no replay.csv in this folder)")
-        });
-        sources.push(LegendEntry::swatch("stance", STANCE_FILL));
-        sources.push(LegendEntry::swatch("flight", FLIGHT_FILL));
+        let mut sources = Vec::new();
+        match run.kind {
+            RunKind::Plan { .. } => {
+                sources.push(
+                    LegendEntry::line("plan (collocation nodes)", GREY, Stroke::Solid, 2)
+                        .with_marker(Marker::Circle, true),
+                );
+                sources.push(if run.replay.is_some() {
+                    LegendEntry::line("replay.csv (simulated)", GREY, Stroke::Dashed(9, 5), 2)
+                } else {
+                    LegendEntry::note("(no replay.csv in this folder)")
+                });
+                sources.push(LegendEntry::swatch("stance", STANCE_FILL));
+                sources.push(LegendEntry::swatch("flight", FLIGHT_FILL));
+            }
+            RunKind::Simulation { time_step } => {
+                sources.push(LegendEntry::line(
+                    format!("simulated, h = {} ms", trim_number(1e3 * time_step)),
+                    GREY,
+                    Stroke::Solid,
+                    2,
+                ));
+                sources.push(LegendEntry::swatch("a foot below the surface", STANCE_FILL));
+                sources.push(LegendEntry::swatch("no foot below it", FLIGHT_FILL));
+            }
+        }
         draw_legend_row(&sources_area, (Y_LABEL_AREA as i32 + 10, 4), &sources)?;
 
         let times = run.time_range();
@@ -859,10 +1013,16 @@ impl Figure for Filmstrip<'_> {
         let z = (self.z_range.0, self.z_range.0 + zw);
         let mut chart: Chart<DB> = builder(x, z)?;
 
-        // The ground.
+        // The ground: z = x tan(slope) through the origin.
+        let surface = |x: f64| x * run.slope.tan();
         chart
-            .draw_series(std::iter::once(Rectangle::new(
-                [(x.0, z.0), (x.1, 0.0)],
+            .draw_series(std::iter::once(Polygon::new(
+                vec![
+                    (x.0, z.0),
+                    (x.1, z.0),
+                    (x.1, surface(x.1)),
+                    (x.0, surface(x.0)),
+                ],
                 RGBColor(235, 225, 205).filled(),
             )))
             .map_err(draw_error)?;
@@ -883,7 +1043,7 @@ impl Figure for Filmstrip<'_> {
             .map_err(draw_error)?;
         draw_line(
             &mut chart,
-            &[(x.0, 0.0), (x.1, 0.0)],
+            &[(x.0, surface(x.0)), (x.1, surface(x.1))],
             DARK,
             Stroke::Solid,
             2,

@@ -14,6 +14,7 @@ mod fields;
 mod locate;
 mod overrides;
 pub mod planar;
+pub mod scenario;
 mod presets;
 mod schema;
 mod validate;
@@ -299,4 +300,10 @@ impl Report<'_> {
             }
         }
     }
+}
+
+/// The 1-based line where `field` (dotted, e.g. `terrain.data`) is written in a problem
+/// file's `text`, for errors found after reading it; `None` where the field took its default.
+pub fn line_of(text: &str, field: &str) -> Option<usize> {
+    locate(text, &FieldPath::parse(field)?).map(|l| l.line)
 }

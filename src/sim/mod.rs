@@ -8,3 +8,4 @@ pub mod mdp;
 pub mod planar;
 pub mod reduced;
 pub mod replay;
+pub mod scenario;
