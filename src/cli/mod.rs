@@ -16,6 +16,7 @@ mod solve;
 mod sweep;
 #[cfg(feature = "planner")]
 mod warm_start;
+mod wrench_space;
 
 use clap::{Parser, Subcommand};
 
@@ -47,6 +48,9 @@ enum Command {
     /// Discrete-element beds: prepare one, drive a body through one.
     #[command(subcommand)]
     Dem(dem::DemCommand),
+    /// Wrench-space terrain data: build one (RFT), import measurements, describe a file.
+    #[command(subcommand)]
+    WrenchSpace(wrench_space::WrenchSpaceCommand),
 }
 
 /// Input the user must fix: exit code 2.
@@ -66,6 +70,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Bench(args) => bench::run(args),
         Command::Plot(args) => plot::run(args),
         Command::Dem(command) => dem::run(command),
+        Command::WrenchSpace(command) => wrench_space::run(command),
     }
 }
 
@@ -77,6 +82,7 @@ pub fn exit_code(error: &anyhow::Error) -> u8 {
     let bad_input = error.chain().any(|cause| {
         cause.is::<loam::problem::ProblemError>()
             || cause.is::<BadInput>()
+            || cause.is::<loam::terrain::wrench_space::WrenchSpaceError>()
             || planner_bad_input(cause)
     });
     if bad_input {
