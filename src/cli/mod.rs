@@ -17,6 +17,7 @@ mod solve;
 mod sweep;
 #[cfg(feature = "planner")]
 mod warm_start;
+mod wrench_space;
 
 use clap::{Parser, Subcommand};
 
@@ -51,6 +52,9 @@ enum Command {
     /// Wrench-space terrain: run a scenario in the maximum-dissipation simulator.
     #[command(subcommand)]
     Mdp(mdp::MdpCommand),
+    /// Wrench-space terrain data: build one (RFT), import measurements, describe a file.
+    #[command(subcommand)]
+    WrenchSpace(wrench_space::WrenchSpaceCommand),
 }
 
 /// Input the user must fix: exit code 2.
@@ -71,6 +75,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Plot(args) => plot::run(args),
         Command::Dem(command) => dem::run(command),
         Command::Mdp(command) => mdp::run(command),
+        Command::WrenchSpace(command) => wrench_space::run(command),
     }
 }
 
@@ -82,6 +87,7 @@ pub fn exit_code(error: &anyhow::Error) -> u8 {
     let bad_input = error.chain().any(|cause| {
         cause.is::<loam::problem::ProblemError>()
             || cause.is::<BadInput>()
+            || cause.is::<loam::terrain::wrench_space::WrenchSpaceError>()
             || planner_bad_input(cause)
     });
     if bad_input {

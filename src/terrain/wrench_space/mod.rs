@@ -1,1 +1,183 @@
-//! The data-driven wrench-space terrain (docs/WRENCH_SPACE.md). To be written.
+//! The data-driven wrench-space terrain (docs/WRENCH_SPACE.md): a data file of boundary wrenches
+//! at configurations θ = (d, φ) ([`data`]), made by resistive force theory ([`rft`]) or read
+//! from measurements ([`import`]), and [`WrenchSpace`], its vertices w_i(θ) interpolated over θ
+//! ([`rbf`]) with the mirror symmetry built in. W(θ) = conv({0} ∪ {w_i(θ)}); the hull is
+//! `terrain::hull`'s business.
+
+pub mod data;
+pub mod import;
+pub mod rbf;
+pub mod rft;
+
+use std::path::Path;
+
+use nalgebra::DMatrix;
+
+pub use data::{Foot, Node, WrenchSpaceData, WrenchSpaceError};
+pub use rbf::Kernel;
+pub use rft::{Medium, RftModel};
+
+use crate::scalar::Scalar;
+use crate::terrain::wrench_set::{WrenchQuery, WrenchSet};
+
+/// A fitted wrench space: its data and the interpolant of every vertex component.
+#[derive(Clone, Debug)]
+pub struct WrenchSpace {
+    data: WrenchSpaceData,
+    /// π: S_v u_i = u_π(i).
+    mirror: Vec<usize>,
+    /// Outputs 3i + c: component c of vertex i.
+    rbf: rbf::Rbf,
+    depth_range: (f64, f64),
+    tilt_max: f64,
+}
+
+impl WrenchSpace {
+    /// Reads, validates and fits a data file.
+    pub fn load(path: &Path) -> Result<WrenchSpace, WrenchSpaceError> {
+        let data = WrenchSpaceData::load(path)?;
+        WrenchSpace::from_data(data).map_err(|e| e.in_file(path))
+    }
+
+    /// Validates and fits: every node (d, φ > 0) is mirrored to (d, −φ) with wrenches
+    /// S·w_π(i), and at φ = 0 the wrenches are replaced by the mirror average
+    /// ½(w_i + S·w_π(i)), so that w_i(d, −φ) = S·w_π(i)(d, φ) holds for the interpolant.
+    pub fn from_data(data: WrenchSpaceData) -> Result<WrenchSpace, WrenchSpaceError> {
+        let mirror = data.validate()?;
+        let m = data.directions.len();
+        let mut thetas = Vec::new();
+        let mut rows: Vec<Vec<f64>> = Vec::new();
+        for node in &data.nodes {
+            let mirrored: Vec<[f64; 3]> = mirror
+                .iter()
+                .map(|&p| data::mirror(&node.wrenches[p]))
+                .collect();
+            if node.tilt == 0.0 {
+                thetas.push([node.depth, 0.0]);
+                rows.push(
+                    node.wrenches
+                        .iter()
+                        .zip(&mirrored)
+                        .flat_map(|(w, s)| (0..3).map(move |c| 0.5 * (w[c] + s[c])))
+                        .collect(),
+                );
+            } else {
+                thetas.push([node.depth, node.tilt]);
+                rows.push(node.wrenches.iter().flatten().copied().collect());
+                thetas.push([node.depth, -node.tilt]);
+                rows.push(mirrored.iter().flatten().copied().collect());
+            }
+        }
+        let values = DMatrix::from_fn(rows.len(), 3 * m, |j, k| rows[j][k]);
+        let depths: Vec<f64> = data.nodes.iter().map(|n| n.depth).collect();
+        let tilts: Vec<f64> = data.nodes.iter().map(|n| n.tilt).collect();
+        let spacing = [mean_spacing(&depths), mean_spacing(&tilts)];
+        let rbf = rbf::Rbf::fit(data.interpolation.kernel, &thetas, &values, spacing).map_err(
+            |rbf::Singular| {
+                WrenchSpaceError::invalid(
+                    "nodes",
+                    "the interpolation system is singular: the nodes must not all lie on one \
+                     line in (depth, tilt)",
+                )
+            },
+        )?;
+        let depth_range = (
+            depths.iter().copied().fold(f64::INFINITY, f64::min),
+            depths.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        );
+        let tilt_max = tilts.iter().copied().fold(0.0, f64::max);
+        Ok(WrenchSpace {
+            data,
+            mirror,
+            rbf,
+            depth_range,
+            tilt_max,
+        })
+    }
+
+    /// The m vertices w_i(θ) (F_x, F_z, τ), interpolated; zero at or above the surface.
+    /// No clamping: the caller keeps θ inside [`depth_range`](Self::depth_range) ×
+    /// [`tilt_range`](Self::tilt_range) (outside, the interpolant extrapolates).
+    pub fn vertices<S: Scalar>(&self, depth: &S, tilt: &S) -> Vec<[S; 3]> {
+        let below = depth.lt(&S::zero());
+        let zero = S::zero();
+        let values = self.rbf.eval(depth, tilt);
+        values
+            .chunks_exact(3)
+            .map(|w| [0, 1, 2].map(|c| S::if_else(&below, &w[c], &zero)))
+            .collect()
+    }
+
+    pub fn n_directions(&self) -> usize {
+        self.data.directions.len()
+    }
+
+    /// (d_min, d_max) of the data [m].
+    pub fn depth_range(&self) -> (f64, f64) {
+        self.depth_range
+    }
+
+    /// (−φ_max, φ_max) of the data, mirrors included [rad].
+    pub fn tilt_range(&self) -> (f64, f64) {
+        (-self.tilt_max, self.tilt_max)
+    }
+
+    /// π: the direction S_v u_i is u_π(i).
+    pub fn mirror(&self) -> &[usize] {
+        &self.mirror
+    }
+
+    /// The largest |w_i − S·w_π(i)| of the data at tilt 0, which the fit averaged away.
+    pub fn untilted_asymmetry(&self) -> f64 {
+        self.data
+            .nodes
+            .iter()
+            .filter(|n| n.tilt == 0.0)
+            .map(|n| data::asymmetry(&n.wrenches, &self.mirror))
+            .fold(0.0, f64::max)
+    }
+
+    pub fn data(&self) -> &WrenchSpaceData {
+        &self.data
+    }
+
+    /// θ moved into the data's box, and whether it had to move.
+    pub fn clamp(&self, depth: f64, tilt: f64) -> (f64, f64, bool) {
+        let d = depth.clamp(self.depth_range.0, self.depth_range.1);
+        let t = tilt.clamp(-self.tilt_max, self.tilt_max);
+        (d, t, d != depth || t != tilt)
+    }
+}
+
+impl WrenchSet for WrenchSpace {
+    /// Zero at or above the surface; below it θ is clamped into the data's box (reported in
+    /// `clamped`), never extrapolated.
+    fn query(&self, depth: f64, tilt: f64) -> WrenchQuery {
+        if depth >= 0.0 {
+            return WrenchQuery {
+                vertices: vec![[0.0; 3]; self.n_directions()],
+                clamped: None,
+            };
+        }
+        let (d, t, moved) = self.clamp(depth, tilt);
+        WrenchQuery {
+            vertices: self.vertices(&d, &t),
+            clamped: moved.then_some((d, t)),
+        }
+    }
+
+    fn torque_point(&self) -> f64 {
+        self.data.torque_point
+    }
+}
+
+/// The mean spacing of the distinct values: range / (count − 1); 1 for a single value.
+fn mean_spacing(values: &[f64]) -> f64 {
+    let mut distinct = values.to_vec();
+    distinct.sort_by(f64::total_cmp);
+    distinct.dedup();
+    match distinct.len() {
+        0 | 1 => 1.0,
+        n => (distinct[n - 1] - distinct[0]) / (n - 1) as f64,
+    }
+}

@@ -1,0 +1,18 @@
+#!/bin/sh
+# Rebuilds the shipped wrench-space data files (docs/WRENCH_SPACE.md, "Implemented").
+# Run from the repository root after `cargo build --release`.
+set -e
+loam=${LOAM:-target/release/loam}
+# The spec's §3.5 test foot (0.10 x 0.30 m, 0.10 m out of plane) in the Sand-like RFT medium
+# (generic fit, zeta = 0.4 N/cm^3); d = 0 .. -0.10 m by 0.01, tilt = 0 .. 1.5 rad by 0.15.
+$loam wrench-space build --generator rft --medium generic --zeta 0.4 --medium-name sand_like \
+    --foot-width 0.10 --foot-height 0.30 --foot-thickness 0.10 \
+    --depth-max 0.10 --depth-step 0.01 --tilt-max 1.5 --tilt-step 0.15 \
+    --out problems/data/wrench_space/rft_sand_like.yaml
+# The hopper's 7.6 cm disc foot as a planar section: 0.076 m wide, 5 mm thick, and
+# pi R^2 / 2R = 0.0597 m out of plane so the sole has the disc's area; loose poppy seeds;
+# d = 0 .. -0.05 m by 0.005, tilt = 0 .. 0.8 rad by 0.1.
+$loam wrench-space build --generator rft --medium poppy-seeds-loose \
+    --foot-width 0.076 --foot-height 0.005 --foot-thickness 0.05969026041820607 \
+    --depth-max 0.05 --depth-step 0.005 --tilt-max 0.8 --tilt-step 0.1 \
+    --out problems/data/wrench_space/rft_poppy_hopper_disc.yaml
