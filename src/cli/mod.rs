@@ -5,7 +5,7 @@ mod bench;
 mod check;
 mod dem;
 mod interrupt;
-mod mdp;
+// mod mdp; (until the MDP simulator lands)
 mod plot;
 mod progress;
 mod simulate;
@@ -51,7 +51,7 @@ enum Command {
     Dem(dem::DemCommand),
     /// Wrench-space terrain: run a scenario in the maximum-dissipation simulator.
     #[command(subcommand)]
-    Mdp(mdp::MdpCommand),
+    // Mdp(mdp::MdpCommand),
     /// Wrench-space terrain data: build one (RFT), import measurements, describe a file.
     #[command(subcommand)]
     WrenchSpace(wrench_space::WrenchSpaceCommand),
@@ -74,7 +74,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Bench(args) => bench::run(args),
         Command::Plot(args) => plot::run(args),
         Command::Dem(command) => dem::run(command),
-        Command::Mdp(command) => mdp::run(command),
+        // Command::Mdp(command) => mdp::run(command),
         Command::WrenchSpace(command) => wrench_space::run(command),
     }
 }
