@@ -49,8 +49,8 @@ enum Command {
     /// Discrete-element beds: prepare one, drive a body through one.
     #[command(subcommand)]
     Dem(dem::DemCommand),
-    /// Wrench-space terrain: run a scenario in the maximum-dissipation simulator.
-    #[command(subcommand)]
+    // /// Wrench-space terrain: run a scenario in the maximum-dissipation simulator.
+    // #[command(subcommand)]
     // Mdp(mdp::MdpCommand),
     /// Wrench-space terrain data: build one (RFT), import measurements, describe a file.
     #[command(subcommand)]
