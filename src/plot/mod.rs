@@ -22,6 +22,7 @@
 mod data;
 mod dem;
 mod planar;
+pub mod wrench;
 mod run;
 mod style;
 mod sweep;
@@ -190,6 +191,14 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
             &out.join("filmstrip"),
             settings.formats,
         )?);
+        if let [foot] = &run.robot.contacts[..] {
+            let figure = wrench::WrenchDepth::load(dir, &run.name, &foot.name)?;
+            report.files.extend(style::save(
+                &figure,
+                &out.join("wrench_depth"),
+                settings.formats,
+            )?);
+        }
     }
     if contents.run && planar::is_planar(dir) {
         let run = planar::PlanarRun::load(dir)?;
