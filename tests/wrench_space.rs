@@ -486,9 +486,9 @@ fn directions_that_are_not_mirror_closed_are_refused() {
     let mut data = small_data();
     let turned = 0.3f64;
     data.directions[3] = [
-        turned.cos() * 0.7071067811865476,
-        -0.7071067811865476,
-        turned.sin() * 0.7071067811865476,
+        turned.cos() * std::f64::consts::FRAC_1_SQRT_2,
+        -std::f64::consts::FRAC_1_SQRT_2,
+        turned.sin() * std::f64::consts::FRAC_1_SQRT_2,
     ];
     assert_refused(
         "mirror",
