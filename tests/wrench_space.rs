@@ -405,6 +405,28 @@ fn queries_clamp_into_the_data_and_say_so() {
     assert_eq!(above.vertices.len(), 26);
 }
 
+/// Runs `loam` with the whitespace-separated words of `args`.
+fn loam_words(dir: &Path, args: &str) -> common::run::Output {
+    loam(dir, &args.split_whitespace().collect::<Vec<_>>())
+}
+
+/// `loam wrench-space import` of `csv` with `data` less its nodes as the header.
+fn import_csv(dir: &Path, data: &WrenchSpaceData, csv: &str, out: &str) -> common::run::Output {
+    let mut header = data.clone();
+    header.nodes.clear();
+    header.provenance = Provenance::default();
+    std::fs::write(
+        dir.join("header.yaml"),
+        header.to_yaml().replace("nodes:\n", ""),
+    )
+    .unwrap();
+    std::fs::write(dir.join("measured.csv"), csv).unwrap();
+    loam_words(
+        dir,
+        &format!("wrench-space import measured.csv --header header.yaml --out {out}"),
+    )
+}
+
 /// A small RFT data set for the command-line tests.
 fn small_data() -> WrenchSpaceData {
     sand_like_model().generate(&[0.0, -0.02, -0.04], &[0.0, 0.5], Kernel::Cubic)
@@ -413,26 +435,10 @@ fn small_data() -> WrenchSpaceData {
 #[test]
 fn build_import_and_info_round_trip() {
     let dir = TempDir::new("round_trip");
-    let built = loam(
+    let built = loam_words(
         dir.path(),
-        &[
-            "wrench-space",
-            "build",
-            "--medium",
-            "generic",
-            "--zeta",
-            "0.4",
-            "--depth-max",
-            "0.04",
-            "--depth-step",
-            "0.02",
-            "--tilt-max",
-            "0.5",
-            "--tilt-step",
-            "0.5",
-            "--out",
-            "small.yaml",
-        ],
+        "wrench-space build --medium generic --zeta 0.4 --depth-max 0.04 --depth-step 0.02 \
+         --tilt-max 0.5 --tilt-step 0.5 --out small.yaml",
     );
     assert_eq!(built.code(), 0, "{}", built.dump());
     let data = WrenchSpaceData::load(&dir.path().join("small.yaml")).unwrap();
@@ -441,23 +447,7 @@ fn build_import_and_info_round_trip() {
     assert_eq!(data, expected);
 
     // The nodes out as CSV and back in with the rest of the file as the header.
-    let mut header = data.clone();
-    header.nodes.clear();
-    header.provenance = Provenance::default();
-    dir.write("header.yaml", &header.to_yaml().replace("nodes:\n", ""));
-    dir.write("measured.csv", &import::to_csv(&data));
-    let imported = loam(
-        dir.path(),
-        &[
-            "wrench-space",
-            "import",
-            "measured.csv",
-            "--header",
-            "header.yaml",
-            "--out",
-            "imported.yaml",
-        ],
-    );
+    let imported = import_csv(dir.path(), &data, &import::to_csv(&data), "imported.yaml");
     assert_eq!(imported.code(), 0, "{}", imported.dump());
     let back = WrenchSpaceData::load(&dir.path().join("imported.yaml")).unwrap();
     assert_eq!(back.nodes, data.nodes);
@@ -496,9 +486,9 @@ fn directions_that_are_not_mirror_closed_are_refused() {
     let mut data = small_data();
     let turned = 0.3f64;
     data.directions[3] = [
-        turned.cos() * 0.7071067811865476,
-        -0.7071067811865476,
-        turned.sin() * 0.7071067811865476,
+        turned.cos() * std::f64::consts::FRAC_1_SQRT_2,
+        -std::f64::consts::FRAC_1_SQRT_2,
+        turned.sin() * std::f64::consts::FRAC_1_SQRT_2,
     ];
     assert_refused(
         "mirror",
@@ -546,26 +536,16 @@ fn nodes_above_the_surface_or_at_negative_tilt_and_missing_rows_are_refused() {
     );
 
     let dir = TempDir::new("csv");
-    let mut header = small_data();
-    header.nodes.clear();
-    dir.write("header.yaml", &header.to_yaml().replace("nodes:\n", ""));
     let csv = import::to_csv(&small_data());
     let without_one: Vec<&str> = csv
         .lines()
         .filter(|l| !l.starts_with("-0.02,0.5,7,"))
         .collect();
-    dir.write("measured.csv", &without_one.join("\n"));
-    let output = loam(
+    let output = import_csv(
         dir.path(),
-        &[
-            "wrench-space",
-            "import",
-            "measured.csv",
-            "--header",
-            "header.yaml",
-            "--out",
-            "out.yaml",
-        ],
+        &small_data(),
+        &without_one.join("\n"),
+        "out.yaml",
     );
     assert_eq!(output.code(), 2, "{}", output.dump());
     assert!(
