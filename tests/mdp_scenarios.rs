@@ -57,7 +57,9 @@ impl Table {
 }
 
 fn summary(json: &serde_json::Value, key: &str) -> f64 {
-    json["summary"][key].as_f64().unwrap_or_else(|| panic!("summary.{key}"))
+    json["summary"][key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("summary.{key}"))
 }
 
 /// Upright drop from 2 cm (spec M2 through the CLI): the foot stays upright and comes to rest
@@ -69,7 +71,9 @@ fn an_upright_foot_dropped_on_sand_sinks_to_the_energy_balance_depth_and_stays_u
     let (json, table) = run_scenario(&dir, "foot_drop_erect", &[]);
     let (m, g, k, h) = (7.357, 9.81, 4000.0, 0.02);
     let d_star = (m * g + ((m * g) * (m * g) + 2.0 * k * m * g * h).sqrt()) / k;
-    let depth = -json["summary"]["final_depth_m"][0][1].as_f64().expect("depth");
+    let depth = -json["summary"]["final_depth_m"][0][1]
+        .as_f64()
+        .expect("depth");
     assert!(
         (depth / d_star - 1.0).abs() < 0.01,
         "rest depth {depth:.5} m, energy balance {d_star:.5} m"
@@ -79,7 +83,10 @@ fn an_upright_foot_dropped_on_sand_sinks_to_the_energy_balance_depth_and_stays_u
     assert!(worst < 1e-9, "the upright foot tilted by {worst:e} rad");
     assert!(summary(&json, "final_speed") < 1e-6, "not at rest: {json}");
     for figure in ["mdp_run.png", "filmstrip.png"] {
-        assert!(dir.path().join("out/plots").join(figure).is_file(), "{figure}");
+        assert!(
+            dir.path().join("out/plots").join(figure).is_file(),
+            "{figure}"
+        );
     }
 }
 
@@ -93,9 +100,16 @@ fn a_foot_dropped_tilted_tips_over_and_comes_to_rest() {
     assert!(summary(&json, "final_speed") < 1e-6, "not at rest: {json}");
 
     let dir = TempDir::new("nearly-upright");
-    let (json, _) = run_scenario(&dir, "foot_drop_tilted", &["--set", "start.pose.pitch=0.01"]);
+    let (json, _) = run_scenario(
+        &dir,
+        "foot_drop_tilted",
+        &["--set", "start.pose.pitch=0.01"],
+    );
     let pitch = json["summary"]["final_base"][2].as_f64().expect("pitch");
-    assert!(pitch.abs() < 0.05, "0.01 rad should balance, ended at {pitch} rad");
+    assert!(
+        pitch.abs() < 0.05,
+        "0.01 rad should balance, ended at {pitch} rad"
+    );
 }
 
 /// The quadruped held standing on sand sinks until the bed carries it, then stands still:
@@ -115,7 +129,10 @@ fn the_quadruped_standing_on_sand_carries_its_weight_on_four_feet() {
         (total / weight - 1.0).abs() < 0.01,
         "feet carry {total:.2} N of {weight:.2} N"
     );
-    assert!(summary(&json, "final_speed") < 1e-4, "not standing still: {json}");
+    assert!(
+        summary(&json, "final_speed") < 1e-4,
+        "not standing still: {json}"
+    );
 }
 
 /// The straight accuracy path (spec M9's descent, along the paper's diagonal): the PID
@@ -168,8 +185,16 @@ fn bad_scenarios_are_refused_with_the_field_and_what_is_accepted() {
             &["mdp", "run", file.to_str().expect("path"), "--out", "never"],
         );
         assert_eq!(out.status, Some(2), "{}", out.dump());
-        for needle in [format!("bad{k}.yaml:"), field.to_string(), accepted.to_string()] {
-            assert!(out.stderr.contains(&needle), "no `{needle}` in:\n{}", out.dump());
+        for needle in [
+            format!("bad{k}.yaml:"),
+            field.to_string(),
+            accepted.to_string(),
+        ] {
+            assert!(
+                out.stderr.contains(&needle),
+                "no `{needle}` in:\n{}",
+                out.dump()
+            );
         }
         assert!(!dir.path().join("never").exists(), "wrote a result folder");
     }

@@ -17,6 +17,19 @@ pub enum WrenchSpaceCommand {
     Import(ImportArgs),
     /// Describe a data file: medium, foot, nodes, directions, depth and tilt ranges.
     Info(InfoArgs),
+    /// Draw a data file's sections (F_x–F_z and F_z–τ at several depths and tilts, with the
+    /// data points and the interpolated hull between nodes): DIR/wrench_slices.{png,svg}.
+    Plot(PlotArgs),
+}
+
+#[derive(clap::Args)]
+pub struct PlotArgs {
+    /// The data file.
+    pub file: PathBuf,
+    /// Where the figures go (default: plots/ next to the file's name, e.g.
+    /// rft_sand_like-plots/).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -125,7 +138,21 @@ pub fn run(command: WrenchSpaceCommand) -> anyhow::Result<u8> {
         WrenchSpaceCommand::Build(args) => build(args),
         WrenchSpaceCommand::Import(args) => run_import(args),
         WrenchSpaceCommand::Info(args) => info(args),
+        WrenchSpaceCommand::Plot(args) => plot(args),
     }
+}
+
+fn plot(args: PlotArgs) -> anyhow::Result<u8> {
+    let figure =
+        loam::plot::wrench::WrenchSlices::load(&args.file).map_err(|e| BadInput(e.to_string()))?;
+    let out = args.out.unwrap_or_else(|| {
+        let stem = args.file.file_stem().unwrap_or_default().to_string_lossy();
+        args.file.with_file_name(format!("{stem}-plots"))
+    });
+    for file in loam::plot::save(&figure, &out.join("wrench_slices"), Default::default())? {
+        println!("{}", file.display());
+    }
+    Ok(0)
 }
 
 /// The grid 0, −step, …, −max (or +), to 12 decimals so that 3 × 0.01 is written 0.03.

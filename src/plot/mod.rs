@@ -22,15 +22,15 @@
 mod data;
 mod dem;
 mod planar;
-pub mod wrench;
 mod run;
 mod style;
 mod sweep;
 mod table;
+pub mod wrench;
 
 use std::path::{Path, PathBuf};
 
-pub use style::Formats;
+pub use style::{save, Formats};
 pub use sweep::GroupSummary;
 
 use crate::output::identity::{self, IdentityError, PlanRef};

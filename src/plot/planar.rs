@@ -124,9 +124,13 @@ impl Series {
 /// What a [`PlanarRun`] holds: a plan (collocation nodes), or a run of the MDP simulator.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum RunKind {
-    Plan { converged: bool },
+    Plan {
+        converged: bool,
+    },
     /// `loam mdp run`, stepped at this h \[s\].
-    Simulation { time_step: f64 },
+    Simulation {
+        time_step: f64,
+    },
 }
 
 /// Everything both figures draw.

@@ -36,7 +36,8 @@ fn hull_2d(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
             Box::new(p.iter().rev())
         };
         for &q in iter {
-            while hull.len() >= start + 2 && cross(hull[hull.len() - 2], hull[hull.len() - 1], q) <= 0.0
+            while hull.len() >= start + 2
+                && cross(hull[hull.len() - 2], hull[hull.len() - 1], q) <= 0.0
             {
                 hull.pop();
             }
@@ -49,10 +50,8 @@ fn hull_2d(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
 }
 
 /// Which two components a panel shows: (x index, y index, x label, y label).
-const SECTIONS: [(usize, usize, &str, &str); 2] = [
-    (0, 1, "F_x [N]", "F_z [N]"),
-    (1, 2, "F_z [N]", "τ [N m]"),
-];
+const SECTIONS: [(usize, usize, &str, &str); 2] =
+    [(0, 1, "F_x [N]", "F_z [N]"), (1, 2, "F_z [N]", "τ [N m]")];
 
 /// The `wrench_slices` figure of a wrench-space data file.
 pub struct WrenchSlices {
@@ -148,7 +147,12 @@ impl Figure for WrenchSlices {
             &legend_area,
             (16, 4),
             &[
-                LegendEntry::marker("data at the node (the 26 wrenches)", BLUE, Marker::Circle, true),
+                LegendEntry::marker(
+                    format!("data at the node ({} wrenches)", self.space.n_directions()),
+                    BLUE,
+                    Marker::Circle,
+                    true,
+                ),
                 LegendEntry::line("hull of W at the node", BLUE, Stroke::Solid, 2),
                 LegendEntry::line(
                     "interpolated W halfway to the next node down",
@@ -163,9 +167,10 @@ impl Figure for WrenchSlices {
         for (r, &(depth, deeper)) in self.depths.iter().enumerate() {
             let mid = 0.5 * (depth + deeper);
             for (t, &tilt) in self.tilts.iter().enumerate() {
-                let at_node = self.node(depth, tilt).cloned().unwrap_or_else(|| {
-                    self.space.vertices(&depth, &tilt)
-                });
+                let at_node = self
+                    .node(depth, tilt)
+                    .cloned()
+                    .unwrap_or_else(|| self.space.vertices(&depth, &tilt));
                 let between = self.space.vertices(&mid, &tilt);
                 for (s, &(i, j, x_label, y_label)) in SECTIONS.iter().enumerate() {
                     let area = &panels[r * self.columns() + t * SECTIONS.len() + s];
@@ -198,7 +203,13 @@ impl Figure for WrenchSlices {
                     )?;
                     draw_line(&mut chart, &hull_2d(&b), VERMILION, Stroke::Dashed(8, 5), 2)?;
                     draw_line(&mut chart, &hull_2d(&a), BLUE, Stroke::Solid, 2)?;
-                    draw_markers(&mut chart, &a[..a.len() - 1], (Marker::Circle, true), 3, BLUE)?;
+                    draw_markers(
+                        &mut chart,
+                        &a[..a.len() - 1],
+                        (Marker::Circle, true),
+                        3,
+                        BLUE,
+                    )?;
                     draw_markers(&mut chart, &[(0.0, 0.0)], (Marker::Diamond, true), 4, DARK)?;
                 }
             }
@@ -265,7 +276,10 @@ impl Figure for WrenchDepth {
                 .map_err(draw_error)?;
             draw_grid(
                 &mut chart,
-                ("depth of the sole centre below the surface −d [m]", labels[k]),
+                (
+                    "depth of the sole centre below the surface −d [m]",
+                    labels[k],
+                ),
                 6,
                 &|v| trim_number(*v),
                 &|v| trim_number(*v),

@@ -186,7 +186,10 @@ impl Schema for Scenario {
         if !(self.terrain.grain_inertia.is_finite() && self.terrain.grain_inertia >= 0.0) {
             fail(
                 "terrain.grain_inertia".into(),
-                format!("must be a finite number >= 0, got {}", self.terrain.grain_inertia),
+                format!(
+                    "must be a finite number >= 0, got {}",
+                    self.terrain.grain_inertia
+                ),
             );
         }
         let robot = self.robot.build(self.gravity);
@@ -196,21 +199,26 @@ impl Schema for Scenario {
         let names: Vec<&str> = robot.coordinates.iter().map(|c| c.name.as_str()).collect();
         let known = |name: &str| names.contains(&name);
         let accepted = || format!("one of the robot's coordinates: {}", names.join(", "));
-        for (section, map) in [("start.pose", &self.start.pose), ("start.velocity", &self.start.velocity)] {
+        for (section, map) in [
+            ("start.pose", &self.start.pose),
+            ("start.velocity", &self.start.velocity),
+        ] {
             for (name, value) in map {
                 if !known(name) {
-                    fail(format!("{section}.{name}"), format!("unknown coordinate; use {}", accepted()));
+                    fail(
+                        format!("{section}.{name}"),
+                        format!("unknown coordinate; use {}", accepted()),
+                    );
                 } else if !value.is_finite() {
-                    fail(format!("{section}.{name}"), format!("must be a finite number, got {value}"));
+                    fail(
+                        format!("{section}.{name}"),
+                        format!("must be a finite number, got {value}"),
+                    );
                 }
             }
         }
         if let Control::Track(tracking) = &self.control {
-            let actuated: Vec<&str> = robot
-                .inputs
-                .iter()
-                .map(|i| names[i.coordinate])
-                .collect();
+            let actuated: Vec<&str> = robot.inputs.iter().map(|i| names[i.coordinate]).collect();
             let mut last = f64::NEG_INFINITY;
             for (k, frame) in tracking.reference.iter().enumerate() {
                 let field = format!("control.track.reference[{k}]");
@@ -232,7 +240,10 @@ impl Schema for Scenario {
                             ),
                         );
                     } else if !value.is_finite() {
-                        fail(format!("{field}.{name}"), format!("must be a finite number, got {value}"));
+                        fail(
+                            format!("{field}.{name}"),
+                            format!("must be a finite number, got {value}"),
+                        );
                     }
                 }
             }
@@ -325,7 +336,10 @@ impl Pid {
             let ((t0, a), (t1, b)) = (w[0], w[1]);
             if t < t1 {
                 let rate = (b - a) / (t1 - t0);
-                return (a + rate * (t - t0).max(0.0), if t >= t0 { rate } else { 0.0 });
+                return (
+                    a + rate * (t - t0).max(0.0),
+                    if t >= t0 { rate } else { 0.0 },
+                );
             }
         }
         (path.last().map_or(0.0, |p| p.1), 0.0)
@@ -333,7 +347,14 @@ impl Pid {
 
     /// The inputs at time `t` in state (q, v), clamped to their limits; advances the
     /// integrals by `dt`.
-    pub fn inputs(&mut self, robot: &PlanarRobot, t: f64, q: &[f64], v: &[f64], dt: f64) -> Vec<f64> {
+    pub fn inputs(
+        &mut self,
+        robot: &PlanarRobot,
+        t: f64,
+        q: &[f64],
+        v: &[f64],
+        dt: f64,
+    ) -> Vec<f64> {
         (0..self.loops.len())
             .map(|k| {
                 let (j, g) = self.loops[k];
