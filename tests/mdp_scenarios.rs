@@ -162,8 +162,8 @@ fn bad_scenarios_are_refused_with_the_field_and_what_is_accepted() {
             "x, z, pitch",
         ),
         (
-            format!("robot: {{model: quadruped}}\nterrain: {{data: {data}}}\ncontrol:\n  track:\n    reference:\n      - {{t: 0.5, x: 0.1}}\n"),
-            "control.track.reference[0].x",
+            format!("robot: {{model: quadruped}}\nterrain: {{data: {data}}}\ncontrol:\n  kind: track\n  reference:\n    - {{t: 0.5, x: 0.1}}\n"),
+            "control.reference[0].x",
             "not an actuated coordinate",
         ),
         (

@@ -5,7 +5,7 @@ mod bench;
 mod check;
 mod dem;
 mod interrupt;
-// mod mdp; (until the MDP simulator lands)
+mod mdp;
 mod plot;
 mod progress;
 mod simulate;
@@ -49,9 +49,9 @@ enum Command {
     /// Discrete-element beds: prepare one, drive a body through one.
     #[command(subcommand)]
     Dem(dem::DemCommand),
-    // /// Wrench-space terrain: run a scenario in the maximum-dissipation simulator.
-    // #[command(subcommand)]
-    // Mdp(mdp::MdpCommand),
+    /// Wrench-space terrain: run a scenario in the maximum-dissipation simulator.
+    #[command(subcommand)]
+    Mdp(mdp::MdpCommand),
     /// Wrench-space terrain data: build one (RFT), import measurements, describe a file.
     #[command(subcommand)]
     WrenchSpace(wrench_space::WrenchSpaceCommand),
@@ -74,7 +74,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Bench(args) => bench::run(args),
         Command::Plot(args) => plot::run(args),
         Command::Dem(command) => dem::run(command),
-        // Command::Mdp(command) => mdp::run(command),
+        Command::Mdp(command) => mdp::run(command),
         Command::WrenchSpace(command) => wrench_space::run(command),
     }
 }

@@ -304,10 +304,10 @@ impl PlanarRun {
         }
         let mut extra = Vec::new();
         for (what, label) in [
-            ("depth", "foot depth below the surface d [m]"),
-            ("tilt", "foot tilt from the normal φ [rad]"),
-            ("fx", "terrain force along the surface F_x [N]"),
-            ("tau", "terrain torque about the torque point τ [N m]"),
+            ("depth", "foot depth d [m]"),
+            ("tilt", "foot tilt φ [rad]"),
+            ("fx", "terrain F_x [N]"),
+            ("tau", "terrain τ [N m]"),
         ] {
             let curves = feet
                 .iter()
@@ -530,7 +530,10 @@ impl PlanarRun {
         // (d) the contacts' normal forces.
         if !robot.contacts.is_empty() {
             panels.push(Panel {
-                y_label: "contact normal force F_z [N]".into(),
+                y_label: match self.kind {
+                    RunKind::Plan { .. } => "contact normal force F_z [N]".into(),
+                    RunKind::Simulation { .. } => "terrain F_z [N]".into(),
+                },
                 curves: (0..robot.contacts.len())
                     .map(|c| {
                         self.curve(format!("F_z {} [N]", robot.contacts[c].name), |s| {

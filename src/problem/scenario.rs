@@ -7,7 +7,7 @@
 //! robot: {model: planar_foot, height: 0.3, com_height: 0.15}
 //! terrain: {data: problems/data/wrench_space/rft_sand_like.yaml, slope: 0.0}
 //! start: {pose: {z: 0.17, pitch: 0.2}}        # coordinates by name; others: standing
-//! control: none                                # none | {reference: [...], gains: {...}}
+//! control: {kind: none}                        # none | track (PID on key frames) | hold
 //! duration: 2.0
 //! time_step: 0.001
 //! ```
@@ -21,6 +21,7 @@ use super::planar::RobotConfig;
 use super::validate::Violation;
 use super::Schema;
 use crate::model::planar::PlanarRobot;
+use crate::sim::mdp::JointHold;
 
 /// A simulation scenario.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -96,13 +97,18 @@ pub struct ScenarioStart {
 
 /// What drives the actuated coordinates.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Control {
     /// Every input is zero: the robot falls passively (joints free).
     None,
     /// Every input is a PID on the coordinate it acts on, tracking a piecewise-linear
-    /// reference (held at the start posture where the reference does not name it).
+    /// reference (held at the start posture where the reference does not name it); inputs
+    /// saturate at the robot's limits.
     Track(Tracking),
+    /// Every joint locked at its start posture by a stiff spring and damper integrated
+    /// implicitly (`stiffness` [N m/rad], `damping` [N m s/rad]; defaults 1e5 and 1e3); the
+    /// inputs are zero.
+    Hold(JointHold),
 }
 
 /// PID tracking of piecewise-linear references.
@@ -217,11 +223,22 @@ impl Schema for Scenario {
                 }
             }
         }
+        if let Control::Hold(hold) = &self.control {
+            if ![hold.stiffness, hold.damping]
+                .iter()
+                .all(|g| g.is_finite() && *g >= 0.0)
+            {
+                fail(
+                    "control".into(),
+                    "stiffness and damping must be finite numbers >= 0".into(),
+                );
+            }
+        }
         if let Control::Track(tracking) = &self.control {
             let actuated: Vec<&str> = robot.inputs.iter().map(|i| names[i.coordinate]).collect();
             let mut last = f64::NEG_INFINITY;
             for (k, frame) in tracking.reference.iter().enumerate() {
-                let field = format!("control.track.reference[{k}]");
+                let field = format!("control.reference[{k}]");
                 match frame.get("t") {
                     Some(t) if t.is_finite() && *t >= 0.0 && *t > last => last = *t,
                     Some(t) => fail(
@@ -248,7 +265,7 @@ impl Schema for Scenario {
                 }
             }
             for (name, gains) in &tracking.gains {
-                let field = format!("control.track.gains.{name}");
+                let field = format!("control.gains.{name}");
                 if !actuated.contains(&name.as_str()) {
                     fail(
                         field,
@@ -277,93 +294,69 @@ impl Schema for Scenario {
     }
 }
 
-/// The PID controller of a [`Tracking`] control: one loop per input, on the coordinate it
-/// acts on, with the integral of the error kept between steps.
+/// The key frames of a [`Tracking`] control for one coordinate: (t, value), the start first.
 #[derive(Clone, Debug)]
-pub struct Pid {
-    /// Per input: (coordinate, gains).
-    loops: Vec<(usize, Gains)>,
-    /// Per input: the reference's key frames (t, value), at least one.
-    frames: Vec<Vec<(f64, f64)>>,
-    integral: Vec<f64>,
+pub struct Reference {
+    frames: Vec<(f64, f64)>,
+}
+
+impl Reference {
+    /// Coordinate `name`'s reference in `tracking`, starting from `start`.
+    pub fn new(tracking: &Tracking, name: &str, start: f64) -> Reference {
+        let mut frames = vec![(0.0, start)];
+        for frame in &tracking.reference {
+            if let (Some(t), Some(value)) = (frame.get("t"), frame.get(name)) {
+                if *t == 0.0 {
+                    frames[0].1 = *value;
+                } else {
+                    frames.push((*t, *value));
+                }
+            }
+        }
+        Reference { frames }
+    }
+
+    /// The value and rate at `t`: linear between frames, held before the first and after
+    /// the last.
+    pub fn at(&self, t: f64) -> (f64, f64) {
+        for w in self.frames.windows(2) {
+            let ((t0, a), (t1, b)) = (w[0], w[1]);
+            if t < t1 {
+                if t < t0 {
+                    return (a, 0.0);
+                }
+                let rate = (b - a) / (t1 - t0);
+                return (a + rate * (t - t0), rate);
+            }
+        }
+        (self.frames.last().map_or(0.0, |p| p.1), 0.0)
+    }
 }
 
 /// ω of the default gains: 8 Hz.
 const DEFAULT_BANDWIDTH: f64 = 2.0 * std::f64::consts::PI * 8.0;
 
-impl Pid {
-    /// The loops of `tracking` for `robot` started at `q0`.
-    pub fn new(tracking: &Tracking, robot: &PlanarRobot, q0: &[f64]) -> Pid {
+impl Tracking {
+    /// Per input of `robot` (in order): its gains, those named in `gains` or the defaults
+    /// from the mass matrix at `q0`.
+    pub fn gains_for(&self, robot: &PlanarRobot, q0: &[f64]) -> Vec<Gains> {
         let mass = robot.body.mass_matrix_f64(q0);
-        let mut loops = Vec::new();
-        let mut frames = Vec::new();
-        for input in &robot.inputs {
-            let j = input.coordinate;
-            let name = &robot.coordinates[j].name;
-            let gains = tracking.gains.get(name).copied().unwrap_or_else(|| {
-                let m = mass[(j, j)];
-                Gains {
-                    kp: m * DEFAULT_BANDWIDTH * DEFAULT_BANDWIDTH,
-                    ki: 0.0,
-                    kd: 2.0 * DEFAULT_BANDWIDTH * m,
-                }
-            });
-            let mut path = vec![(0.0, q0[j])];
-            for frame in &tracking.reference {
-                if let (Some(t), Some(value)) = (frame.get("t"), frame.get(name)) {
-                    if *t == 0.0 {
-                        path[0].1 = *value;
-                    } else {
-                        path.push((*t, *value));
-                    }
-                }
-            }
-            loops.push((j, gains));
-            frames.push(path);
-        }
-        let integral = vec![0.0; loops.len()];
-        Pid {
-            loops,
-            frames,
-            integral,
-        }
-    }
-
-    /// Reference value and rate of input `k`'s coordinate at `t`.
-    pub fn reference(&self, k: usize, t: f64) -> (f64, f64) {
-        let path = &self.frames[k];
-        for w in path.windows(2) {
-            let ((t0, a), (t1, b)) = (w[0], w[1]);
-            if t < t1 {
-                let rate = (b - a) / (t1 - t0);
-                return (
-                    a + rate * (t - t0).max(0.0),
-                    if t >= t0 { rate } else { 0.0 },
-                );
-            }
-        }
-        (path.last().map_or(0.0, |p| p.1), 0.0)
-    }
-
-    /// The inputs at time `t` in state (q, v), clamped to their limits; advances the
-    /// integrals by `dt`.
-    pub fn inputs(
-        &mut self,
-        robot: &PlanarRobot,
-        t: f64,
-        q: &[f64],
-        v: &[f64],
-        dt: f64,
-    ) -> Vec<f64> {
-        (0..self.loops.len())
-            .map(|k| {
-                let (j, g) = self.loops[k];
-                let (r, r_dot) = self.reference(k, t);
-                let e = r - q[j];
-                self.integral[k] += e * dt;
-                let u = g.kp * e + g.ki * self.integral[k] + g.kd * (r_dot - v[j]);
-                let (lo, hi) = robot.inputs[k].limit;
-                u.clamp(lo, hi)
+        robot
+            .inputs
+            .iter()
+            .map(|input| {
+                let j = input.coordinate;
+                self.gains
+                    .get(&robot.coordinates[j].name)
+                    .copied()
+                    .unwrap_or_else(|| {
+                        let m = mass[(j, j)];
+                        Gains {
+                            kp: m * DEFAULT_BANDWIDTH * DEFAULT_BANDWIDTH,
+                            ki: 0.0,
+                            kd: 2.0 * DEFAULT_BANDWIDTH * m,
+                        }
+                    })
             })
             .collect()
     }

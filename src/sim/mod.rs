@@ -8,4 +8,4 @@ pub mod mdp;
 pub mod planar;
 pub mod reduced;
 pub mod replay;
-// pub mod scenario; (until the MDP simulator lands)
+pub mod scenario;

@@ -8,15 +8,17 @@
 //! surface normal, < 0 below) \[m\], `<foot>_tilt` (foot axis from the surface normal) \[rad\],
 //! the terrain's wrench on the foot in surface axes `<foot>_fx`, `<foot>_fz` \[N\] and its
 //! torque about the torque point `<foot>_tau` \[N m\], and `<foot>_clamped` (1 where the
-//! configuration lay outside the data and was clamped into it).
+//! configuration lay outside the data and was clamped into it). Row k holds the state at
+//! t_k and the inputs and wrenches of the step from t_k; the last row, the final state with
+//! the last step's inputs and wrenches repeated.
 
 use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::model::planar::PlanarRobot;
-use crate::problem::scenario::{Control, Pid, Scenario};
-use crate::sim::mdp::{MdpOptions, MdpSim};
+use crate::problem::scenario::{Control, Reference, Scenario};
+use crate::sim::mdp::{GrainInertia, MdpOptions, MdpSim, Pid, PidGains};
 use crate::terrain::wrench_set::WrenchSet;
 
 /// A scenario's run: the table and what it measured.
@@ -65,17 +67,52 @@ pub fn run(
 ) -> Result<ScenarioRun, ScenarioError> {
     let h = scenario.time_step;
     let options = MdpOptions {
-        time_step: h,
+        step: h,
         slope: scenario.terrain.slope,
-        grain_inertia: scenario.terrain.grain_inertia,
+        grain_inertia: GrainInertia::BodyMultiple(scenario.terrain.grain_inertia),
+        joint_hold: match &scenario.control {
+            Control::Hold(hold) => Some(hold.clone()),
+            _ => None,
+        },
         ..MdpOptions::default()
     };
-    let sets = vec![terrain; robot.contacts.len()];
-    let mut sim = MdpSim::new(robot, sets, options);
     let (mut q, mut v) = scenario.start_state(robot);
-    let mut pid = match &scenario.control {
-        Control::None => None,
-        Control::Track(tracking) => Some(Pid::new(tracking, robot, &q)),
+    let mut sim = MdpSim::uniform(robot, terrain, options).map_err(|e| ScenarioError::Step {
+        step: 0,
+        t: 0.0,
+        message: e.to_string(),
+    })?;
+    sim.set_hold_target(&q).map_err(|e| ScenarioError::Step {
+        step: 0,
+        t: 0.0,
+        message: e.to_string(),
+    })?;
+    // The tracking loops: a PID per input on its coordinate, its reference from key frames.
+    let mut tracking = match &scenario.control {
+        Control::Track(tracking) => {
+            let gains = tracking.gains_for(robot, &q);
+            let names: Vec<&str> = robot.inputs.iter().map(|i| i.name.as_str()).collect();
+            let pid = Pid::new(
+                robot,
+                &names,
+                PidGains {
+                    proportional: gains.iter().map(|g| g.kp).collect(),
+                    integral: gains.iter().map(|g| g.ki).collect(),
+                    derivative: gains.iter().map(|g| g.kd).collect(),
+                },
+            )
+            .expect("one gain per input of the robot's own");
+            let references: Vec<Reference> = robot
+                .inputs
+                .iter()
+                .map(|i| {
+                    let j = i.coordinate;
+                    Reference::new(tracking, &robot.coordinates[j].name, q[j])
+                })
+                .collect();
+            Some((pid, references))
+        }
+        _ => None,
     };
     let mut columns = vec!["t".to_string()];
     columns.extend(robot.coordinates.iter().map(|c| c.name.clone()));
@@ -93,6 +130,7 @@ pub fn run(
     let mut clamped_steps = 0;
     let mut times = Vec::with_capacity(steps);
     let mut last = vec![[0.0; 6]; n_feet];
+    let mut last_u = vec![0.0; robot.inputs.len()];
     let row = |t: f64, q: &[f64], v: &[f64], u: &[f64], feet: &[[f64; 6]]| {
         let mut r = vec![t];
         r.extend_from_slice(q);
@@ -105,8 +143,16 @@ pub fn run(
     };
     for k in 0..steps {
         let t = k as f64 * h;
-        let u = match &mut pid {
-            Some(pid) => pid.inputs(robot, t, &q, &v, h),
+        let u = match &mut tracking {
+            Some((pid, references)) => {
+                let (r, rate): (Vec<f64>, Vec<f64>) =
+                    references.iter().map(|r| r.at(t)).unzip();
+                let u = pid.command(h, &q, &v, &r, &rate);
+                u.iter()
+                    .zip(&robot.inputs)
+                    .map(|(u, input)| u.clamp(input.limit.0, input.limit.1))
+                    .collect()
+            }
             None => vec![0.0; robot.inputs.len()],
         };
         let start = std::time::Instant::now();
@@ -128,6 +174,7 @@ pub fn run(
         }
         clamped_steps += usize::from(any_clamped);
         rows.push(row(t, &q, &v, &u, &last));
+        last_u = u;
         q = report.q;
         v = report.v;
         if !q.iter().chain(&v).all(|x| x.is_finite()) {
@@ -137,14 +184,21 @@ pub fn run(
             progress(k as f64 / steps as f64);
         }
     }
-    // The final state, with the terrain as it is there.
-    let t_end = steps as f64 * h;
-    let feet = sim.contacts(&q);
+    // The final state, where the terrain is: the contacts as the next step would see them.
+    let feet = sim
+        .contacts(&q)
+        .map_err(|e| ScenarioError::Step {
+            step: steps,
+            t: steps as f64 * h,
+            message: e.to_string(),
+        })?;
     for (i, c) in feet.iter().enumerate() {
-        last[i] = [c.depth, c.tilt, 0.0, 0.0, 0.0, 0.0];
+        // The wrench of the last step, kept (none acts at an instant).
+        last[i][0] = c.depth;
+        last[i][1] = c.tilt;
     }
-    let u_end = vec![f64::NAN; robot.inputs.len()];
-    rows.push(row(t_end, &q, &v, &u_end, &last));
+    let t_end = steps as f64 * h;
+    rows.push(row(t_end, &q, &v, &last_u, &last));
     times.sort_by(f64::total_cmp);
     let names = |values: &[f64]| -> Vec<(String, f64)> {
         robot

@@ -360,6 +360,27 @@ impl MdpSim {
         }
     }
 
+    /// Each contact's configuration at q, as a step from q would see it (no wrench: the
+    /// wrench fields are zero): the state at the end of a run.
+    pub fn contacts(&self, q: &[f64]) -> Result<Vec<ContactReport>, MdpError> {
+        self.check_length("q", q.len(), self.robot.n_q())?;
+        Ok((0..self.robot.contacts.len())
+            .map(|i| {
+                let k = self.kinematics(q, i);
+                ContactReport {
+                    name: self.robot.contacts[i].name.clone(),
+                    in_contact: k.depth < 0.0,
+                    depth: k.depth,
+                    tilt: k.tilt,
+                    clamped: k.clamped,
+                    wrench: [0.0; 3],
+                    wrench_world: [0.0; 3],
+                    torque_point: k.torque_point,
+                }
+            })
+            .collect())
+    }
+
     /// One step from (q, v) under inputs u.
     #[allow(non_snake_case)]
     pub fn step(&self, q: &[f64], v: &[f64], u: &[f64]) -> Result<StepReport, MdpError> {
