@@ -340,7 +340,7 @@ pub(super) fn polish_half_spaces(
 /// slack below 1e-7, then drops negative weights, makes exceeded simplex rows equalities,
 /// releases rows with negative multipliers and adds the vertex with the most negative
 /// reduced cost, one change at a time, until the KKT conditions hold. None when that does
-/// not settle within 50 changes.
+/// not settle within 3 changes per contact (+3), where the interior-point answer is kept.
 #[allow(non_snake_case)]
 pub(super) fn polish_vertices(
     Q: &DMatrix<f64>,
@@ -358,6 +358,11 @@ pub(super) fn polish_vertices(
                 .map(|j| (i, j)),
         );
     }
+    // A face with many vertices (a ring of coplanar ones) makes each change an SVD of that
+    // size: past four per contact the polish costs more than the step and is skipped.
+    if free.len() > 4 * weights.len() {
+        return None;
+    }
     let mut full: Vec<usize> = (0..weights.len())
         .filter(|&i| 1.0 - weights[i].iter().sum::<f64>() < 1e-7)
         .collect();
@@ -368,7 +373,7 @@ pub(super) fn polish_vertices(
         }
         x
     };
-    for _ in 0..50 {
+    for _ in 0..3 * weights.len() + 3 {
         let hB = DMatrix::from_fn(Q.nrows(), free.len(), |row, k| {
             let (i, j) = free[k];
             if row / 3 == i {
