@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 // Not called yet: `loam bench dem` is to print the peers' speed beside loam's.
 pub mod dem_peers;
+mod mdp;
 #[cfg(feature = "planner")]
 mod peer;
 #[cfg(feature = "planner")]
@@ -30,6 +31,8 @@ pub struct Args {
 enum What {
     /// The DEM step on the paper's column scene at several grain counts.
     Dem(super::dem::BenchDemArgs),
+    /// The maximum-dissipation simulator's step on the planar quadruped, four feet in sand.
+    Mdp(mdp::BenchMdpArgs),
     /// A height sweep solved warm-started against the same sweep solved cold, in order, in
     /// this process.
     #[cfg(feature = "planner")]
@@ -39,6 +42,7 @@ enum What {
 pub fn run(args: Args) -> anyhow::Result<u8> {
     match args.what {
         Some(What::Dem(dem)) => super::dem::bench(dem),
+        Some(What::Mdp(args)) => mdp::bench(args),
         #[cfg(feature = "planner")]
         Some(What::Sweep(sweep)) => run_sweep(sweep),
         None => run_solves(args.files, args.repeat),

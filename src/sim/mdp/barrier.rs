@@ -72,12 +72,15 @@ pub(super) fn solve(
                 }
                 start += m;
             }
-            let step = hessian
-                .cholesky()
-                .ok_or_else(|| {
-                    MdpError::Qp("barrier Newton: Hessian not positive definite".into())
-                })?
-                .solve(&-&gradient);
+            // Cholesky, or LU where rounding in a Hessian spanning 1e20 (weights near 0 at a
+            // small μ) breaks positive definiteness.
+            let step = match hessian.clone().cholesky() {
+                Some(cholesky) => cholesky.solve(&-&gradient),
+                None => hessian
+                    .lu()
+                    .solve(&-&gradient)
+                    .ok_or_else(|| MdpError::Qp("barrier Newton: singular Newton system".into()))?,
+            };
             let decrement = -gradient.dot(&step);
             if decrement < 1e-14 {
                 break;

@@ -437,15 +437,7 @@ impl MdpSim {
         let v_vec = DVector::from_column_slice(v);
         let v_free = cholesky.solve(&(&M * &v_vec + h * force));
         if active.is_empty() {
-            let v_next = v_free;
-            return Ok(StepReport {
-                q: q.iter()
-                    .zip(v_next.iter())
-                    .map(|(qi, vi)| qi + h * vi)
-                    .collect(),
-                v: v_next.iter().copied().collect(),
-                contacts: reports,
-            });
+            return Ok(StepReport::advance(q, &v_free, h, reports));
         }
 
         // The QP's data: Q = Gᵀ Ĥ G, r = Gᵀ Ĥ v_free, G = M̃⁻¹ J_tᵀ.
@@ -531,13 +523,20 @@ impl MdpSim {
                 w[2],
             ];
         }
-        Ok(StepReport {
+        Ok(StepReport::advance(q, &v_next, h, reports))
+    }
+}
+
+impl StepReport {
+    /// q⁺ = q + h v⁺.
+    fn advance(q: &[f64], v_next: &DVector<f64>, h: f64, contacts: Vec<ContactReport>) -> Self {
+        StepReport {
             q: q.iter()
                 .zip(v_next.iter())
                 .map(|(qi, vi)| qi + h * vi)
                 .collect(),
             v: v_next.iter().copied().collect(),
-            contacts: reports,
-        })
+            contacts,
+        }
     }
 }

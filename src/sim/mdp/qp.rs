@@ -334,9 +334,13 @@ pub(super) fn polish_half_spaces(
     None
 }
 
-/// The same polish in the V-form: the vertices with weight above 1e-7 and the simplex rows
-/// with slack below 1e-7 are active; weights that turn negative are dropped and simplex rows
-/// that are exceeded made equalities, one at a time. None when that does not settle.
+/// The same polish in the V-form, as a small active-set method: it starts from the vertices
+/// carrying at least 1e-3 of their contact's largest weight (an interior-point answer
+/// spreads tiny weights over every vertex of the optimal face) and the simplex rows with
+/// slack below 1e-7, then drops negative weights, makes exceeded simplex rows equalities,
+/// releases rows with negative multipliers and adds the vertex with the most negative
+/// reduced cost, one change at a time, until the KKT conditions hold. None when that does
+/// not settle within 3 changes per contact (+3), where the interior-point answer is kept.
 #[allow(non_snake_case)]
 pub(super) fn polish_vertices(
     Q: &DMatrix<f64>,
@@ -345,20 +349,31 @@ pub(super) fn polish_vertices(
     h: f64,
     weights: &[Vec<f64>],
 ) -> Option<Vec<Vec<f64>>> {
-    // (contact, vertex) of every free weight; the simplex rows that are equalities.
     let mut free: Vec<(usize, usize)> = Vec::new();
     for (i, lambda) in weights.iter().enumerate() {
+        let largest = lambda.iter().fold(0.0, |a: f64, &b| a.max(b));
         free.extend(
             (0..lambda.len())
-                .filter(|&j| lambda[j] > 1e-7)
+                .filter(|&j| lambda[j] > 1e-3 * largest && lambda[j] > 0.0)
                 .map(|j| (i, j)),
         );
+    }
+    // A face with many vertices (a ring of coplanar ones) makes each change an SVD of that
+    // size: past four per contact the polish costs more than the step and is skipped.
+    if free.len() > 4 * weights.len() {
+        return None;
     }
     let mut full: Vec<usize> = (0..weights.len())
         .filter(|&i| 1.0 - weights[i].iter().sum::<f64>() < 1e-7)
         .collect();
-    for _ in 0..=free.len() + weights.len() {
-        // c = hB_S λ_S: the objective in λ_S is ½ λᵀ (hB)ᵀQ(hB) λ + ((hB)ᵀ r)ᵀ λ.
+    let column = |i: usize, j: usize| {
+        let mut x = DVector::zeros(Q.nrows());
+        for k in 0..3 {
+            x[3 * i + k] = h * vertices[i][j][k];
+        }
+        x
+    };
+    for _ in 0..3 * weights.len() + 3 {
         let hB = DMatrix::from_fn(Q.nrows(), free.len(), |row, k| {
             let (i, j) = free[k];
             if row / 3 == i {
@@ -376,27 +391,51 @@ pub(super) fn polish_vertices(
                 0.0
             }
         });
-        let (x, _) = equality_qp(&P, &p, &E, &DVector::from_element(full.len(), 1.0))?;
-        match (0..x.len()).min_by(|&a, &b| x[a].total_cmp(&x[b])) {
-            Some(k) if x[k] < 0.0 => {
-                free.remove(k);
+        let (x, y) = equality_qp(&P, &p, &E, &DVector::from_element(full.len(), 1.0))?;
+        if let Some(k) = (0..x.len())
+            .filter(|&k| x[k] < 0.0)
+            .min_by(|&a, &b| x[a].total_cmp(&x[b]))
+        {
+            free.remove(k);
+            continue;
+        }
+        let mut sums = vec![0.0; weights.len()];
+        for (k, &(i, _)) in free.iter().enumerate() {
+            sums[i] += x[k];
+        }
+        if let Some(i) = (0..sums.len()).find(|i| !full.contains(i) && sums[*i] > 1.0 + 1e-12) {
+            full.push(i);
+            continue;
+        }
+        if let Some(row) = (0..y.len()).find(|&row| y[row] < -1e-12 * y.amax()) {
+            full.remove(row);
+            continue;
+        }
+        // Reduced costs of the vertices left at 0: (h x_j)ᵀ ∇f(c) + the row's multiplier.
+        let c = &hB * &x;
+        let gradient = Q * &c + r;
+        let multiplier = |i: usize| full.iter().position(|&f| f == i).map_or(0.0, |row| y[row]);
+        let mut worst: Option<((usize, usize), f64)> = None;
+        let mut scale: f64 = 0.0;
+        for (i, set) in vertices.iter().enumerate() {
+            for j in 0..set.len() {
+                let cost = column(i, j).dot(&gradient);
+                scale = scale.max(cost.abs());
+                let reduced = cost + multiplier(i);
+                if !free.contains(&(i, j)) && worst.is_none_or(|(_, w)| reduced < w) {
+                    worst = Some(((i, j), reduced));
+                }
             }
+        }
+        match worst {
+            Some((vertex, reduced)) if reduced < -1e-9 * scale => free.push(vertex),
             _ => {
                 let mut polished: Vec<Vec<f64>> =
                     weights.iter().map(|l| vec![0.0; l.len()]).collect();
                 for (k, &(i, j)) in free.iter().enumerate() {
                     polished[i][j] = x[k];
                 }
-                // A contact whose weights now sum above 1: its simplex row becomes an
-                // equality, and the face is solved again.
-                let sum = |i: usize| polished[i].iter().sum::<f64>();
-                match (0..polished.len())
-                    .filter(|i| !full.contains(i))
-                    .max_by(|&a, &b| sum(a).total_cmp(&sum(b)))
-                {
-                    Some(i) if sum(i) > 1.0 + 1e-12 => full.push(i),
-                    _ => return Some(polished),
-                }
+                return Some(polished);
             }
         }
     }
