@@ -52,7 +52,11 @@ pub struct ScenarioSummary {
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
     #[error("step {step} (t = {t:.4} s): {message}")]
-    Step { step: usize, t: f64, message: String },
+    Step {
+        step: usize,
+        t: f64,
+        message: String,
+    },
     #[error("the state is not finite at t = {t:.4} s")]
     Diverged { t: f64 },
 }
@@ -145,8 +149,7 @@ pub fn run(
         let t = k as f64 * h;
         let u = match &mut tracking {
             Some((pid, references)) => {
-                let (r, rate): (Vec<f64>, Vec<f64>) =
-                    references.iter().map(|r| r.at(t)).unzip();
+                let (r, rate): (Vec<f64>, Vec<f64>) = references.iter().map(|r| r.at(t)).unzip();
                 let u = pid.command(h, &q, &v, &r, &rate);
                 u.iter()
                     .zip(&robot.inputs)
@@ -169,7 +172,14 @@ pub fn run(
             let w = c.wrench;
             let clamped = c.clamped.is_some();
             any_clamped |= clamped;
-            last[i] = [c.depth, c.tilt, w[0], w[1], w[2], f64::from(u8::from(clamped))];
+            last[i] = [
+                c.depth,
+                c.tilt,
+                w[0],
+                w[1],
+                w[2],
+                f64::from(u8::from(clamped)),
+            ];
             deepest[i] = deepest[i].min(c.depth);
         }
         clamped_steps += usize::from(any_clamped);
@@ -185,13 +195,11 @@ pub fn run(
         }
     }
     // The final state, where the terrain is: the contacts as the next step would see them.
-    let feet = sim
-        .contacts(&q)
-        .map_err(|e| ScenarioError::Step {
-            step: steps,
-            t: steps as f64 * h,
-            message: e.to_string(),
-        })?;
+    let feet = sim.contacts(&q).map_err(|e| ScenarioError::Step {
+        step: steps,
+        t: steps as f64 * h,
+        message: e.to_string(),
+    })?;
     for (i, c) in feet.iter().enumerate() {
         // The wrench of the last step, kept (none acts at an instant).
         last[i][0] = c.depth;

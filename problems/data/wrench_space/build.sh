@@ -16,10 +16,11 @@ $loam wrench-space build --generator rft --medium poppy-seeds-loose \
     --foot-width 0.076 --foot-height 0.005 --foot-thickness 0.05969026041820607 \
     --depth-max 0.05 --depth-step 0.005 --tilt-max 0.8 --tilt-step 0.1 \
     --out problems/data/wrench_space/rft_poppy_hopper_disc.yaml
-# The planar quadruped's feet (problems/mdp/quadruped_*.yaml): an 8 cm sole, 10 cm out of
-# plane, the 10 cm foot link as the height, the torque point halfway up it; the Sand-like
-# medium. A foot carries about 160 N standing, about 5 cm deep in this bed.
+# The planar quadruped's feet (problems/mdp/quadruped_*.yaml): a 15 x 15 cm snowshoe-like
+# sole (the 65 kg robot would sink past the data on smaller feet in this soft medium), the
+# 10 cm foot link as the height, the torque point halfway up it; the Sand-like medium. A foot
+# carries about 160 N standing (1.8 cm deep), 320 N in a trot's two-foot phase.
 $loam wrench-space build --generator rft --medium generic --zeta 0.4 --medium-name sand_like \
-    --foot-width 0.08 --foot-height 0.10 --foot-thickness 0.10 --torque-point 0.05 \
+    --foot-width 0.15 --foot-height 0.10 --foot-thickness 0.15 --torque-point 0.05 \
     --depth-max 0.10 --depth-step 0.01 --tilt-max 1.5 --tilt-step 0.15 \
     --out problems/data/wrench_space/rft_sand_quadruped.yaml
