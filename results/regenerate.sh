@@ -65,3 +65,16 @@ rm -rf results/monopod_hop
 cargo run --release -q -- solve problems/monopod_hop.yaml --out results/monopod_hop -q
 cargo run --release -q -- simulate results/monopod_hop -q
 cargo run --release -q -- plot results/monopod_hop --png-only -q
+
+# The wrench-space terrain (docs/WRENCH_SPACE.md): sections of the shipped Sand-like wrench
+# space, and the wrench-space paper's experiments in the maximum-dissipation simulator (a few
+# seconds each): drop tests, the accuracy test's straight and curved paths, the quadruped
+# standing, pushing its front feet, trotting in place and dropped on a slope.
+$loam wrench-space plot problems/data/wrench_space/rft_sand_like.yaml --out results/wrench_space
+rm -f results/wrench_space/wrench_slices.svg
+for scenario in problems/mdp/*.yaml; do
+    name=$(basename "$scenario" .yaml)
+    rm -rf "results/mdp/$name"
+    $loam mdp run "$scenario" --out "results/mdp/$name" --no-plots -q
+    $loam plot "results/mdp/$name" --png-only -q
+done

@@ -69,7 +69,7 @@ fn summary(json: &serde_json::Value, key: &str) -> f64 {
 fn an_upright_foot_dropped_on_sand_sinks_to_the_energy_balance_depth_and_stays_upright() {
     let dir = TempDir::new("erect");
     let (json, table) = run_scenario(&dir, "foot_drop_erect", &[]);
-    let (m, g, k, h) = (7.357, 9.81, 4000.0, 0.02);
+    let (m, g, k, h): (f64, f64, f64, f64) = (7.357, 9.81, 4000.0, 0.02);
     let d_star = (m * g + ((m * g) * (m * g) + 2.0 * k * m * g * h).sqrt()) / k;
     let depth = -json["summary"]["final_depth_m"][0][1]
         .as_f64()
@@ -198,4 +198,68 @@ fn bad_scenarios_are_refused_with_the_field_and_what_is_accepted() {
         }
         assert!(!dir.path().join("never").exists(), "wrote a result folder");
     }
+}
+
+/// Spec M9: the foot under the paper's PID descends straight down at 0.02 m/s; while it
+/// slips, the simulated F_z is the interpolated capacity straight down, ζ A |d| = 4000 N/m × |d|
+/// for this foot (resistive force theory's pure-down wrench, which the cubic interpolant with
+/// its affine tail reproduces), within 2 %.
+#[test]
+fn m9_a_pid_descent_feels_the_capacity_straight_down() {
+    let dir = TempDir::new("descent");
+    let data = shipped("data/wrench_space/rft_sand_like.yaml");
+    let scenario = format!(
+        "robot: {{model: planar_foot, width: 0.10, height: 0.30, com_height: 0.15}}
+terrain: {{data: {data}}}
+start: {{pose: {{z: 0.16}}}}
+control:
+  kind: track
+  reference:
+    - {{t: 0.0, x: 0.0, z: 0.16, pitch: 0.0}}
+    - {{t: 4.0, x: 0.0, z: 0.08, pitch: 0.0}}
+  gains:
+    x: {{kp: 8000, ki: 4000, kd: 200}}
+    z: {{kp: 20000, ki: 6000, kd: 400}}
+    pitch: {{kp: 300, ki: 1000, kd: 10}}
+duration: 4.0
+"
+    );
+    let file = dir.path().join("descent.yaml");
+    std::fs::write(&file, scenario).expect("write");
+    let out = loam(
+        dir.path(),
+        &[
+            "mdp",
+            "run",
+            file.to_str().expect("path"),
+            "--out",
+            "out",
+            "--no-plots",
+        ],
+    );
+    assert_eq!(out.status, Some(0), "{}", out.dump());
+    let table = Table::read(&dir.path().join("out/trajectory.csv"));
+    let (d, fz, vz) = (
+        table.column("foot_depth"),
+        table.column("foot_fz"),
+        table.column("d_z"),
+    );
+    let mut checked = 0;
+    for i in 0..d.len() - 1 {
+        // Deeper than a centimetre and moving down at about the commanded speed.
+        if d[i] < -0.01 && vz[i] < -0.015 {
+            let capacity = 4000.0 * -d[i];
+            assert!(
+                (fz[i] / capacity - 1.0).abs() < 0.02,
+                "d = {:.4} m: F_z {:.2} N, capacity {capacity:.2} N",
+                d[i],
+                fz[i]
+            );
+            checked += 1;
+        }
+    }
+    assert!(
+        checked > 1000,
+        "only {checked} rows slipping down in the bed"
+    );
 }
