@@ -179,18 +179,19 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
         .clone()
         .unwrap_or_else(|| dir.join("plots"));
     let mut report = PlotReport::default();
-    if contents.mdp {
-        let run = planar::PlanarRun::load_mdp(dir)?;
-        report.files.extend(style::save(
-            &planar::RunFigure(&run),
-            &out.join("mdp_run"),
-            settings.formats,
-        )?);
-        report.files.extend(style::save(
-            &planar::Filmstrip::new(&run),
+    // The time series and the filmstrip of a planar robot's run, named `series`.
+    let planar_figures = |run: &planar::PlanarRun, series: &str| -> Result<_, PlotError> {
+        let mut files = style::save(&planar::RunFigure(run), &out.join(series), settings.formats)?;
+        files.extend(style::save(
+            &planar::Filmstrip::new(run),
             &out.join("filmstrip"),
             settings.formats,
         )?);
+        Ok(files)
+    };
+    if contents.mdp {
+        let run = planar::PlanarRun::load_mdp(dir)?;
+        report.files.extend(planar_figures(&run, "mdp_run")?);
         if let [foot] = &run.robot.contacts[..] {
             let figure = wrench::WrenchDepth::load(dir, &run.name, &foot.name)?;
             report.files.extend(style::save(
@@ -202,16 +203,7 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
     }
     if contents.run && planar::is_planar(dir) {
         let run = planar::PlanarRun::load(dir)?;
-        report.files.extend(style::save(
-            &planar::RunFigure(&run),
-            &out.join("planar_run"),
-            settings.formats,
-        )?);
-        report.files.extend(style::save(
-            &planar::Filmstrip::new(&run),
-            &out.join("filmstrip"),
-            settings.formats,
-        )?);
+        report.files.extend(planar_figures(&run, "planar_run")?);
         if run.replay.is_some() {
             report.replays = vec![dir.join("replay.csv")];
         }

@@ -41,6 +41,31 @@ pub fn is_planar(dir: &Path) -> bool {
     schedule || model.is_some_and(|m| m != "hopper")
 }
 
+/// A JSON file and its field `field` read as `T` (`what` names it in errors).
+fn read_json_part<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    field: &str,
+    what: &str,
+) -> Result<(Value, T), PlotError> {
+    let err = |message: String| PlotError::Json {
+        path: path.to_path_buf(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|source| PlotError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let json: Value =
+        serde_json::from_str(&text).map_err(|e| err(format!("not valid JSON: {e}")))?;
+    let part = serde_json::from_value(
+        json.get(field)
+            .cloned()
+            .ok_or_else(|| err(format!("no field `{field}`")))?,
+    )
+    .map_err(|e| err(format!("`{field}` is not {what}: {e}")))?;
+    Ok((json, part))
+}
+
 /// One phase of the plan.
 pub struct Phase {
     pub contacts: Vec<String>,
@@ -156,18 +181,8 @@ impl PlanarRun {
             path: path.clone(),
             message,
         };
-        let text = std::fs::read_to_string(&path).map_err(|source| PlotError::Read {
-            path: path.clone(),
-            source,
-        })?;
-        let json: Value =
-            serde_json::from_str(&text).map_err(|e| err(format!("not valid JSON: {e}")))?;
-        let problem: PlanarProblem = serde_json::from_value(
-            json.get("problem")
-                .cloned()
-                .ok_or_else(|| err("no field `problem`".into()))?,
-        )
-        .map_err(|e| err(format!("`problem` is not a planar problem: {e}")))?;
+        let (json, problem): (Value, PlanarProblem) =
+            read_json_part(&path, "problem", "a planar problem")?;
         let robot = problem.robot.build(problem.gravity);
         let mut start = 0.0;
         let phases = json
@@ -251,23 +266,8 @@ impl PlanarRun {
     /// A folder written by `loam mdp run`: `scenario.json` and `trajectory.csv`, whose
     /// phases are the sets of feet below the surface row by row.
     pub fn load_mdp(dir: &Path) -> Result<PlanarRun, PlotError> {
-        let path = dir.join("scenario.json");
-        let err = |message: String| PlotError::Json {
-            path: path.clone(),
-            message,
-        };
-        let text = std::fs::read_to_string(&path).map_err(|source| PlotError::Read {
-            path: path.clone(),
-            source,
-        })?;
-        let json: Value =
-            serde_json::from_str(&text).map_err(|e| err(format!("not valid JSON: {e}")))?;
-        let scenario: Scenario = serde_json::from_value(
-            json.get("scenario")
-                .cloned()
-                .ok_or_else(|| err("no field `scenario`".into()))?,
-        )
-        .map_err(|e| err(format!("`scenario` is not a scenario: {e}")))?;
+        let (json, scenario): (Value, Scenario) =
+            read_json_part(&dir.join("scenario.json"), "scenario", "a scenario")?;
         let robot = scenario.robot.build(scenario.gravity);
         let csv = dir.join("trajectory.csv");
         let table = Table::read(&csv)?;
