@@ -178,7 +178,9 @@ impl DemProtocol {
                 f.width, f.height, f.thickness, self.duration, self.approach_speed
             ));
         }
-        if !(self.window > 0.0 && self.window <= 2.0 * (1.0 - READ_FRACTION) * self.duration) {
+        if !(self.window > 0.0
+            && self.window <= 2.0 * (1.0 - READ_FRACTION) * self.duration * (1.0 + 1e-9))
+        {
             return invalid(format!(
                 "--filter-window {} s: the moving average is centred on 0.8 t_total and must \
                  end by t_total, so it must be in (0, {}] s (0.4 --t-total)",
