@@ -27,6 +27,18 @@ grains: { radius: 0.0025, size_spread: 0.1, density: 1000, friction: 0.5, fill_h
 settle: { kinetic_energy: 1.0e-10, max_time: 3.0 }
 ";
 
+/// The command line's grid: d = 0 and −1 cm, φ = 0 and 0.3.
+const GRID: [&str; 8] = [
+    "--depth-max",
+    "0.01",
+    "--depth-step",
+    "0.01",
+    "--tilt-max",
+    "0.3",
+    "--tilt-step",
+    "0.3",
+];
+
 const FOOT: Foot = Foot {
     width: 0.025,
     height: 0.04,
@@ -199,45 +211,39 @@ fn a_sideways_drag_has_rfts_torque_sign() {
 fn the_generated_file_loads_and_validates() {
     let dir = TempDir::new("dem-build");
     small_bed().save(&dir.path().join("small.bed")).unwrap();
-    let out = loam(
-        dir.path(),
-        &[
-            "wrench-space",
-            "build",
-            "--generator",
-            "dem",
-            "--bed",
-            "small.bed",
-            "--foot-width",
-            "0.02",
-            "--foot-height",
-            "0.03",
-            "--foot-thickness",
-            "0.012",
-            "--torque-point",
-            "0.015",
-            "--velocity-scale",
-            "0.05",
-            "0.05",
-            "0.5",
-            "--depth-max",
-            "0.01",
-            "--depth-step",
-            "0.01",
-            "--tilt-max",
-            "0.3",
-            "--tilt-step",
-            "0.3",
-            "--rings",
-            "1",
-            "--t-total",
-            "0.05",
-            "--approach-speed",
-            "0.2",
-            "--out",
-            "dem.yaml",
-        ],
-    );
+    let args: Vec<&str> = [
+        "wrench-space",
+        "build",
+        "--generator",
+        "dem",
+        "--bed",
+        "small.bed",
+        "--foot-width",
+        "0.02",
+        "--foot-height",
+        "0.03",
+        "--foot-thickness",
+        "0.012",
+        "--torque-point",
+        "0.015",
+        "--velocity-scale",
+        "0.05",
+        "0.05",
+        "0.5",
+        "--rings",
+        "1",
+        "--t-total",
+        "0.05",
+        "--approach-speed",
+        "0.2",
+        "--out",
+        "dem.yaml",
+    ]
+    .iter()
+    .chain(&GRID)
+    .copied()
+    .collect();
+    let out = loam(dir.path(), &args);
     assert_eq!(out.code(), 0, "{}", out.dump());
     assert!(out.stderr.contains("20 runs"), "{}", out.dump());
     let space = WrenchSpace::load(&dir.path().join("dem.yaml")).unwrap();
@@ -270,14 +276,6 @@ fn bad_dem_input_is_refused_with_the_flag_named() {
         "0.04",
         "--foot-thickness",
         "0.015",
-        "--depth-max",
-        "0.01",
-        "--depth-step",
-        "0.01",
-        "--tilt-max",
-        "0.3",
-        "--tilt-step",
-        "0.3",
         "--out",
         "x.yaml",
     ];
@@ -297,7 +295,7 @@ fn bad_dem_input_is_refused_with_the_flag_named() {
         ),
     ];
     for (extra, expected) in cases {
-        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
+        let args: Vec<&str> = base.iter().chain(&GRID).chain(extra).copied().collect();
         let out = loam(dir.path(), &args);
         assert_eq!(out.code(), 2, "{extra:?}: {}", out.dump());
         for text in expected {
