@@ -2,15 +2,19 @@
 //! (docs/WRENCH_SPACE.md, "Implemented").
 
 use std::path::PathBuf;
+use std::time::Instant;
 
+use loam::sim::dem::{Checkpoint, CpuBackend};
 use loam::terrain::wrench_space::data::{sphere_directions, Foot, WrenchSpaceData};
+use loam::terrain::wrench_space::dem::{self, DemProtocol};
 use loam::terrain::wrench_space::{import, Kernel, Medium, RftModel, WrenchSpace};
 
 use super::BadInput;
 
 #[derive(clap::Subcommand)]
 pub enum WrenchSpaceCommand {
-    /// Compute a data file with a generator (RFT) on a grid of depths and tilts.
+    /// Compute a data file with a generator (RFT, or the paper's protocol on the DEM) on a
+    /// grid of depths and tilts.
     Build(BuildArgs),
     /// Read measured wrenches from a CSV (depth,tilt,direction,force_x,force_z,torque) and a
     /// YAML header (a data file without `nodes`) into a data file.
@@ -34,9 +38,11 @@ pub struct PlotArgs {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Generator {
-    /// Resistive force theory on the rectangular foot (analytic). The `dem` generator is not
-    /// written yet (it needs DEM bodies that rotate).
+    /// Resistive force theory on the rectangular foot (analytic).
     Rft,
+    /// The paper's protocol on loam's DEM: drag a kinematic box foot through the bed of
+    /// --bed at every node and direction and read the grains' resistance.
+    Dem,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -53,12 +59,14 @@ pub enum MediumName {
 pub struct BuildArgs {
     #[arg(long, value_enum, default_value = "rft")]
     pub generator: Generator,
-    #[arg(long, value_enum, default_value = "poppy-seeds-loose")]
-    pub medium: MediumName,
+    /// The RFT medium (rft only; default poppy-seeds-loose).
+    #[arg(long, value_enum)]
+    pub medium: Option<MediumName>,
     /// ζ = α_z(0, π/2) of a `generic` medium [N/cm³] (0.4: the spec's Sand-like test medium).
     #[arg(long)]
     pub zeta: Option<f64>,
-    /// The name written in the file's `medium` field (default: the medium's).
+    /// The name written in the file's `medium` field (default: the medium's; for dem,
+    /// `dem_<bed file name>`).
     #[arg(long)]
     pub medium_name: Option<String>,
     /// Foot width along the sole [m].
@@ -99,6 +107,22 @@ pub struct BuildArgs {
     pub segments: usize,
     #[arg(long, value_enum, default_value = "cubic")]
     pub kernel: KernelName,
+    /// dem: the bed, a checkpoint written by `loam dem prepare` (hertz_mindlin law).
+    #[arg(long)]
+    pub bed: Option<PathBuf>,
+    /// dem: t_total [s], the time at the constant twist; θ is reached at 0.8 t_total.
+    #[arg(long, default_value_t = loam::terrain::wrench_space::dem::DEFAULT_DURATION)]
+    pub t_total: f64,
+    /// dem: width of the moving average centred on 0.8 t_total [s] (default 0.2 t_total).
+    #[arg(long)]
+    pub filter_window: Option<f64>,
+    /// dem: speed of the straight descent from above the surface to the start pose [m/s].
+    #[arg(long, default_value_t = loam::terrain::wrench_space::dem::DEFAULT_APPROACH_SPEED)]
+    pub approach_speed: f64,
+    /// dem: height of the foot's lowest point above the surface where the descent starts [m]
+    /// (default: a grain diameter).
+    #[arg(long)]
+    pub start_height: Option<f64>,
     /// The data file to write (YAML).
     #[arg(long)]
     pub out: PathBuf,
@@ -172,8 +196,53 @@ fn grid(flag: &str, max: f64, step: f64, sign: f64) -> Result<Vec<f64>, BadInput
 }
 
 fn build(args: BuildArgs) -> anyhow::Result<u8> {
-    let Generator::Rft = args.generator;
-    let medium = match (args.medium, args.zeta) {
+    if args.rings == 0 {
+        return Err(BadInput("--rings must be >= 1".into()).into());
+    }
+    let depths = grid("depth", args.depth_max, args.depth_step, -1.0)?;
+    let tilts = grid("tilt", args.tilt_max, args.tilt_step, 1.0)?;
+    let kernel = match args.kernel {
+        KernelName::Cubic => Kernel::Cubic,
+        KernelName::PaperLinear => Kernel::PaperLinear,
+        KernelName::PaperGaussian => Kernel::PaperGaussian,
+    };
+    let foot = Foot {
+        width: args.foot_width,
+        height: args.foot_height,
+        thickness: args.foot_thickness,
+    };
+    let velocity_scale = [
+        args.velocity_scale[0],
+        args.velocity_scale[1],
+        args.velocity_scale[2],
+    ];
+    let data = match args.generator {
+        Generator::Rft => build_rft(&args, foot, velocity_scale, &depths, &tilts, kernel)?,
+        Generator::Dem => build_dem(&args, foot, velocity_scale, &depths, &tilts, kernel)?,
+    };
+    // Validate and fit before writing: nothing is written for data the model refuses.
+    let space = WrenchSpace::from_data(data).map_err(|e| BadInput(e.to_string()))?;
+    loam::output::write_atomic(&args.out, space.data().to_yaml().as_bytes())?;
+    println!("wrote {}", args.out.display());
+    print_summary(&space);
+    Ok(0)
+}
+
+fn build_rft(
+    args: &BuildArgs,
+    foot: Foot,
+    velocity_scale: [f64; 3],
+    depths: &[f64],
+    tilts: &[f64],
+    kernel: Kernel,
+) -> anyhow::Result<WrenchSpaceData> {
+    if args.bed.is_some() {
+        return Err(BadInput("--bed applies to --generator dem only".into()).into());
+    }
+    let medium = match (
+        args.medium.unwrap_or(MediumName::PoppySeedsLoose),
+        args.zeta,
+    ) {
         (MediumName::Generic, Some(zeta)) if zeta.is_finite() && zeta > 0.0 => {
             Medium::Generic { zeta }
         }
@@ -186,42 +255,125 @@ fn build(args: BuildArgs) -> anyhow::Result<u8> {
         (MediumName::PoppySeedsLoose, None) => Medium::PoppySeedsLoose,
         (MediumName::PoppySeedsClosePacked, None) => Medium::PoppySeedsClosePacked,
     };
-    if args.segments == 0 || args.rings == 0 {
-        return Err(BadInput("--segments and --rings must be >= 1".into()).into());
+    if args.segments == 0 {
+        return Err(BadInput("--segments must be >= 1".into()).into());
     }
-    let depths = grid("depth", args.depth_max, args.depth_step, -1.0)?;
-    let tilts = grid("tilt", args.tilt_max, args.tilt_step, 1.0)?;
-    let kernel = match args.kernel {
-        KernelName::Cubic => Kernel::Cubic,
-        KernelName::PaperLinear => Kernel::PaperLinear,
-        KernelName::PaperGaussian => Kernel::PaperGaussian,
-    };
     let model = RftModel {
         medium,
-        foot: Foot {
-            width: args.foot_width,
-            height: args.foot_height,
-            thickness: args.foot_thickness,
-        },
+        foot,
         torque_point: args.torque_point,
-        velocity_scale: [
-            args.velocity_scale[0],
-            args.velocity_scale[1],
-            args.velocity_scale[2],
-        ],
+        velocity_scale,
         directions: sphere_directions(args.rings),
         segments: args.segments,
     };
-    let mut data = model.generate(&depths, &tilts, kernel);
-    if let Some(name) = args.medium_name {
-        data.medium = name;
+    let mut data = model.generate(depths, tilts, kernel);
+    if let Some(name) = &args.medium_name {
+        data.medium = name.clone();
     }
-    // Validate and fit before writing: nothing is written for data the model refuses.
-    let space = WrenchSpace::from_data(data).map_err(|e| BadInput(e.to_string()))?;
-    loam::output::write_atomic(&args.out, space.data().to_yaml().as_bytes())?;
-    println!("wrote {}", args.out.display());
-    print_summary(&space);
-    Ok(0)
+    Ok(data)
+}
+
+/// The paper's protocol on the DEM, one run after another (the CPU backend already uses every
+/// core within a run), with the cost estimated before the first run and a line per run.
+fn build_dem(
+    args: &BuildArgs,
+    foot: Foot,
+    velocity_scale: [f64; 3],
+    depths: &[f64],
+    tilts: &[f64],
+    kernel: Kernel,
+) -> anyhow::Result<WrenchSpaceData> {
+    if args.medium.is_some() || args.zeta.is_some() {
+        return Err(BadInput(
+            "--medium and --zeta apply to --generator rft only; the dem \
+                             generator's medium is the bed's (--bed)"
+                .into(),
+        )
+        .into());
+    }
+    let path = args.bed.as_ref().ok_or_else(|| {
+        BadInput(
+            "--generator dem needs --bed BED.bed, a bed checkpoint written by \
+             `loam dem prepare SCENE.yaml` (e.g. problems/beds/poppy_bed_small.yaml)"
+                .into(),
+        )
+    })?;
+    let bed = Checkpoint::load(path).map_err(|e| BadInput(format!("--bed: {e}")))?;
+    if !velocity_scale.iter().all(|s| *s > 0.0 && s.is_finite()) {
+        return Err(BadInput(format!(
+            "--velocity-scale {velocity_scale:?}: each scale must be positive"
+        ))
+        .into());
+    }
+    let protocol = DemProtocol {
+        foot,
+        torque_point: args.torque_point,
+        velocity_scale,
+        directions: sphere_directions(args.rings),
+        duration: args.t_total,
+        window: args
+            .filter_window
+            .unwrap_or(dem::DEFAULT_WINDOW_FRACTION * args.t_total),
+        approach_speed: args.approach_speed,
+        start_height: args.start_height,
+    };
+    protocol
+        .check(&bed, depths, tilts)
+        .map_err(|e| BadInput(e.to_string()))?;
+    let (runs, steps) = protocol.grid_steps(&bed, depths, tilts);
+    let per_step = protocol.time_per_step(&mut CpuBackend::new(), &bed, depths, tilts)?;
+    eprintln!(
+        "dem: {runs} runs ({} depths below the surface x {} tilts x {} directions), {steps} \
+         steps of {:.2e} s on {} grains; measured {:.2} ms per step here, so about {:.1} min",
+        depths.iter().filter(|d| **d < 0.0).count(),
+        tilts.len(),
+        protocol.directions.len(),
+        bed.scene.time_step(),
+        bed.grains.len(),
+        1e3 * per_step,
+        steps as f64 * per_step / 60.0
+    );
+    let name = path
+        .file_stem()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    let medium = args
+        .medium_name
+        .clone()
+        .unwrap_or_else(|| format!("dem_{name}"));
+    let started = Instant::now();
+    let mut report = |r: &dem::RunReport| {
+        let w = r.reading.wrench;
+        let elapsed = started.elapsed().as_secs_f64();
+        eprintln!(
+            "run {}/{}: d {} m, tilt {} rad, direction {:2} -> F_x {:8.3} N, F_z {:8.3} N, \
+             tau {:8.4} N m  ({:.0} s, about {:.0} s left)",
+            r.done,
+            r.runs,
+            r.depth,
+            r.tilt,
+            r.direction,
+            w[0],
+            w[1],
+            w[2],
+            elapsed,
+            elapsed / r.done as f64 * (r.runs - r.done) as f64
+        );
+    };
+    let mut backend = CpuBackend::new();
+    let bed_name = path.display().to_string();
+    let data = protocol.generate(
+        &mut backend,
+        &bed,
+        &bed_name,
+        medium,
+        depths,
+        tilts,
+        kernel,
+        &mut report,
+    )?;
+    Ok(data)
 }
 
 fn run_import(args: ImportArgs) -> anyhow::Result<u8> {

@@ -14,6 +14,8 @@
 //! - [`bed`]: pouring and settling a bed, and its checkpoint file.
 //! - [`hopper`]: the jumping robot, two-way coupled to a bed.
 //! - [`intrude`]: a kinematic body driven through a bed, force and torque against depth.
+//! - [`drag`]: a kinematic body driven down to a pose, then at a constant planar twist (the
+//!   wrench-space `dem` generator's driver).
 //! - [`bench`]: the benchmark column of `loam bench dem`.
 //! - [`snapshot`], [`surface`]: the grains and the bodies' surfaces for ParaView, a time series.
 //!
@@ -39,6 +41,7 @@ pub mod bench;
 pub mod cpu;
 pub mod cuda;
 pub mod cuda_hertz;
+pub mod drag;
 pub mod hertz;
 pub mod hopper;
 pub mod intrude;

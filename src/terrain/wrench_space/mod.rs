@@ -1,10 +1,11 @@
 //! The data-driven wrench-space terrain (docs/WRENCH_SPACE.md): a data file of boundary wrenches
-//! at configurations θ = (d, φ) ([`data`]), made by resistive force theory ([`rft`]) or read
-//! from measurements ([`import`]), and [`WrenchSpace`], its vertices w_i(θ) interpolated over θ
+//! at configurations θ = (d, φ) ([`data`]), made by resistive force theory ([`rft`]), by the
+//! paper's protocol on loam's DEM ([`dem`]) or read from measurements ([`import`]), and [`WrenchSpace`], its vertices w_i(θ) interpolated over θ
 //! ([`rbf`]) with the mirror symmetry built in. W(θ) = conv({0} ∪ {w_i(θ)}); the hull is
 //! `terrain::hull`'s business.
 
 pub mod data;
+pub mod dem;
 pub mod import;
 pub mod rbf;
 pub mod rft;
