@@ -72,6 +72,8 @@ cargo run --release -q -- plot results/monopod_hop --png-only -q
 # standing, pushing its front feet, trotting in place and dropped on a slope.
 $loam wrench-space plot problems/data/wrench_space/rft_sand_like.yaml --out results/wrench_space
 rm -f results/wrench_space/wrench_slices.svg
+$loam wrench-space plot problems/data/wrench_space/dem_poppy_small_bed.yaml --out results/wrench_space/dem_poppy_small_bed
+rm -f results/wrench_space/dem_poppy_small_bed/wrench_slices.svg
 for scenario in problems/mdp/*.yaml; do
     name=$(basename "$scenario" .yaml)
     rm -rf "results/mdp/$name"

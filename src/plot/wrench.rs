@@ -82,11 +82,12 @@ impl WrenchSlices {
         // Three depths at about a quarter, half and three quarters of the range (each with
         // the next node down), two tilts: 0 and the node nearest 0.45 rad.
         let pick = |f: f64| ((depths.len() - 1) as f64 * f).round() as usize;
-        let rows: Vec<(f64, f64)> = [0.25, 0.5, 0.75]
+        let mut rows: Vec<(f64, f64)> = [0.25, 0.5, 0.75]
             .iter()
             .map(|&f| pick(f).clamp(1, depths.len().saturating_sub(2).max(1)))
             .map(|k| (depths[k], depths[(k + 1).min(depths.len() - 1)]))
             .collect();
+        rows.dedup();
         let tilted = tilts
             .iter()
             .copied()
@@ -201,7 +202,10 @@ impl Figure for WrenchSlices {
                         &|v| trim_number(*v),
                         &|v| trim_number(*v),
                     )?;
-                    draw_line(&mut chart, &hull_2d(&b), VERMILION, Stroke::Dashed(8, 5), 2)?;
+                    // No node below the deepest: nothing to interpolate towards.
+                    if deeper != depth {
+                        draw_line(&mut chart, &hull_2d(&b), VERMILION, Stroke::Dashed(8, 5), 2)?;
+                    }
                     draw_line(&mut chart, &hull_2d(&a), BLUE, Stroke::Solid, 2)?;
                     draw_markers(
                         &mut chart,

@@ -24,3 +24,12 @@ $loam wrench-space build --generator rft --medium generic --zeta 0.4 --medium-na
     --foot-width 0.15 --foot-height 0.10 --foot-thickness 0.15 --torque-point 0.05 \
     --depth-max 0.10 --depth-step 0.01 --tilt-max 1.5 --tilt-step 0.15 \
     --out problems/data/wrench_space/rft_sand_quadruped.yaml
+# The same kind of data from loam's DEM (the paper's protocol, about 5 minutes on two cores):
+# a 3 x 3 cm box foot, 5 cm tall, dragged through the small poppy-seed bed (12 cm across,
+# 4158 grains, Hertz-Mindlin) 1.5 cm deep at tilts 0 and 0.3 rad in the 26 directions.
+bed=$(mktemp -d)/poppy_bed_small.bed
+$loam dem prepare problems/beds/poppy_bed_small.yaml --output "$bed"
+$loam wrench-space build --generator dem --bed "$bed" --medium-name poppy_bed_small_dem \
+    --foot-width 0.03 --foot-height 0.05 --foot-thickness 0.03 --torque-point 0.05 \
+    --depth-max 0.015 --depth-step 0.015 --tilt-max 0.3 --tilt-step 0.3 --approach-speed 0.2 \
+    --out problems/data/wrench_space/dem_poppy_small_bed.yaml
