@@ -144,26 +144,30 @@ impl Figure for WrenchSlices {
             .draw(&Text::new(self.title.clone(), (16, 10), font(TITLE_SIZE)))
             .map_err(draw_error)?;
         let (legend_area, rest) = rest.split_vertically(SLICE_LEGEND);
-        draw_legend_row(
-            &legend_area,
-            (16, 4),
-            &[
-                LegendEntry::marker(
-                    format!("data at the node ({} wrenches)", self.space.n_directions()),
-                    BLUE,
-                    Marker::Circle,
-                    true,
-                ),
-                LegendEntry::line("hull of W at the node", BLUE, Stroke::Solid, 2),
-                LegendEntry::line(
-                    "interpolated W halfway to the next node down",
-                    VERMILION,
-                    Stroke::Dashed(8, 5),
-                    2,
-                ),
-                LegendEntry::marker("origin (always in W)", DARK, Marker::Diamond, true),
-            ],
-        )?;
+        let mut legend = vec![
+            LegendEntry::marker(
+                format!("data at the node ({} wrenches)", self.space.n_directions()),
+                BLUE,
+                Marker::Circle,
+                true,
+            ),
+            LegendEntry::line("hull of W at the node", BLUE, Stroke::Solid, 2),
+        ];
+        if self.depths.iter().any(|(depth, deeper)| deeper != depth) {
+            legend.push(LegendEntry::line(
+                "interpolated W halfway to the next node down",
+                VERMILION,
+                Stroke::Dashed(8, 5),
+                2,
+            ));
+        }
+        legend.push(LegendEntry::marker(
+            "origin (always in W)",
+            DARK,
+            Marker::Diamond,
+            true,
+        ));
+        draw_legend_row(&legend_area, (16, 4), &legend)?;
         let panels = rest.split_evenly((self.depths.len(), self.columns()));
         for (r, &(depth, deeper)) in self.depths.iter().enumerate() {
             let mid = 0.5 * (depth + deeper);
