@@ -28,12 +28,7 @@ impl Solution {
             path: path.to_path_buf(),
             message,
         };
-        let text = std::fs::read_to_string(path).map_err(|source| PlotError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let json: Value =
-            serde_json::from_str(&text).map_err(|e| err(format!("not valid JSON: {e}")))?;
+        let json = read_json(path)?;
         let field = |pointer: &str| {
             json.pointer(pointer)
                 .ok_or_else(|| err(format!("no field `{}`", pointer[1..].replace('/', "."))))
@@ -275,4 +270,16 @@ impl DemBodies {
         check_time(&table, &bodies.t)?;
         Ok(bodies)
     }
+}
+
+/// A JSON file, parsed; errors name the file.
+pub(super) fn read_json(path: &Path) -> Result<Value, PlotError> {
+    let text = std::fs::read_to_string(path).map_err(|source| PlotError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|e| PlotError::Json {
+        path: path.to_path_buf(),
+        message: format!("not valid JSON: {e}"),
+    })
 }

@@ -51,12 +51,7 @@ fn read_json_part<T: serde::de::DeserializeOwned>(
         path: path.to_path_buf(),
         message,
     };
-    let text = std::fs::read_to_string(path).map_err(|source| PlotError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let json: Value =
-        serde_json::from_str(&text).map_err(|e| err(format!("not valid JSON: {e}")))?;
+    let json = super::data::read_json(path)?;
     let part = serde_json::from_value(
         json.get(field)
             .cloned()

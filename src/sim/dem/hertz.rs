@@ -339,17 +339,12 @@ impl HertzCpu {
                 .enumerate()
                 .with_min_len(GRAIN_CHUNK)
                 .for_each(|(i, (((x, v), w), pack))| {
-                    if mass[i] > 0.0 {
-                        let dv = scale(force[i], half / mass[i]);
-                        let dw = scale(torque[i], half * inverse_inertia[i]);
-                        *v = add(*v, dv);
-                        *w = add(*w, dw);
-                        pack.v = add(*v, dv);
-                        pack.w = add(*w, dw);
-                    } else {
-                        pack.v = *v;
-                        pack.w = *w;
-                    }
+                    let (dv, dw) =
+                        grain_half_kick(force[i], torque[i], mass[i], inverse_inertia[i], half);
+                    *v = add(*v, dv);
+                    *w = add(*w, dw);
+                    pack.v = add(*v, dv);
+                    pack.w = add(*w, dw);
                     *x = add(*x, scale(*v, dt));
                     pack.x = *x;
                 });
@@ -688,10 +683,10 @@ impl HertzCpu {
                 .enumerate()
                 .with_min_len(GRAIN_CHUNK)
                 .for_each(|(i, (v, w))| {
-                    if mass[i] > 0.0 {
-                        *v = add(*v, scale(force[i], half / mass[i]));
-                        *w = add(*w, scale(torque[i], half * inverse_inertia[i]));
-                    }
+                    let (dv, dw) =
+                        grain_half_kick(force[i], torque[i], mass[i], inverse_inertia[i], half);
+                    *v = add(*v, dv);
+                    *w = add(*w, dw);
                 });
             let g = params.gravity;
             for (k, body) in self.bodies.iter_mut().enumerate() {
@@ -840,6 +835,26 @@ impl HertzCpu {
 /// The half-kick (Δv, Δω) of a body over Δt/2 = `half`: gravity, its external force and
 /// torque and the grains' `force` and `torque` of the last step. Zero for a kinematic body; a
 /// `Dynamic` body keeps its orientation, so its Δω is zero.
+/// A grain's half-kick (Δv, Δω) over `half` from its force and torque; none for a pinned
+/// grain (mass 0). The opening kick, the predicted velocities and the closing kick all use it.
+#[inline(always)]
+fn grain_half_kick(
+    force: Vec3,
+    torque: Vec3,
+    mass: f64,
+    inverse_inertia: f64,
+    half: f64,
+) -> (Vec3, Vec3) {
+    if mass > 0.0 {
+        (
+            scale(force, half / mass),
+            scale(torque, half * inverse_inertia),
+        )
+    } else {
+        ([0.0; 3], [0.0; 3])
+    }
+}
+
 fn body_half_kick(body: &Body, force: Vec3, torque: Vec3, g: Vec3, half: f64) -> (Vec3, Vec3) {
     let s = &body.state;
     if !body.motion.is_dynamic() {
