@@ -8,30 +8,18 @@ mod common {
     pub mod temp_dir;
 }
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::run::{loam, read_json};
+use common::run::{loam, read_json, shipped_problems};
 use common::temp_dir::TempDir;
 
 fn manifest() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The shipped problems written for a planar robot (the loader's own test of the schema).
-fn planar_problems() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(manifest().join("problems"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .filter(|p| loam::problem::is_planar(&std::fs::read_to_string(p).unwrap(), &[]))
-        .collect();
-    files.sort();
-    files
-}
-
 #[test]
 fn every_shipped_planar_problem_converges_and_replays_within_one_percent() {
-    let files = planar_problems();
+    let files = shipped_problems(true);
     assert!(
         files.len() >= 3,
         "expected the monopod, quadruped and foot problems: {files:?}"

@@ -29,13 +29,16 @@ use crate::solver::{self, IterationInfo, SolveReport, SolveSettings};
 use crate::symbolic::{Sx, SymbolicError};
 use crate::terrain::Terrain;
 use crate::transcription::{
-    Bounded, Nlp, Node, Ocp, Phase, PhaseTrajectory, Point, PointBounds, PointConstraint, Scheme,
-    Trajectory,
+    Bounded, Nlp, Node, Ocp, Phase, PhaseTrajectory, Point, PointBounds, PointConstraint,
+    PointConstraints, Scheme, Trajectory,
 };
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
-    #[error("loam plans one stance followed by one flight; the problem has phases {0}")]
+    #[error(
+        "loam plans hops: stance and flight in turn, from stance to flight (one hop on a \
+         granular bed); the problem has phases {0}"
+    )]
     Schedule(String),
     /// A warm start from a plan that cannot start this problem: what differs.
     #[error("the plan cannot start this problem: {0}")]
@@ -62,7 +65,12 @@ impl Jump {
         let robot = Hopper::from_problem(problem);
         let terrain = Terrain::from_problem(&problem.terrain, problem.robot.foot_radius);
         let domains: Vec<Domain> = problem.phases.iter().map(|p| domain_of(p.domain)).collect();
-        if domains != [Domain::Stance, Domain::Flight] {
+        let alternate = domains.len() % 2 == 0
+            && domains
+                .chunks(2)
+                .all(|hop| hop == [Domain::Stance, Domain::Flight]);
+        let granular = problem.terrain.model != problem::TerrainModel::Rigid;
+        if !alternate || (granular && domains.len() != 2) {
             let names: Vec<&str> = domains.iter().map(|d| d.name()).collect();
             return Err(PlanError::Schedule(format!("[{}]", names.join(", "))));
         }
@@ -139,8 +147,36 @@ impl Jump {
             }
         };
 
+        // Landing on rigid ground: the foot meets the ground (the guard) and stops there (a
+        // plastic impact on the foot alone: the spring carries no impulse, so motor and rod
+        // keep their velocities); the command and its rate carry on.
+        let touchdown = || -> PointConstraints {
+            Box::new(|p: &[Vec<Sx>]| {
+                let (before, after) = (&p[0], &p[1]);
+                let mut rows = vec![
+                    Bounded::equal("foot on the ground", before[Z_F].clone(), 0.0).nominal(0.01),
+                ];
+                for (i, name) in hopper::STATE_NAMES.iter().enumerate() {
+                    let (row, value) = if i == V_F {
+                        (format!("{name} after impact"), after[i].clone())
+                    } else {
+                        (
+                            format!("{name} continuous"),
+                            after[i].clone() - before[i].clone(),
+                        )
+                    };
+                    rows.push(Bounded::equal(row, value, 0.0));
+                }
+                rows.push(Bounded::equal(
+                    "u continuous",
+                    after[COUNT].clone() - before[COUNT].clone(),
+                    0.0,
+                ));
+                rows
+            })
+        };
         let mut phases = Vec::new();
-        for &(domain, nodes, duration) in &self.phases {
+        for (p, &(domain, nodes, duration)) in self.phases.iter().enumerate() {
             let mut state_bounds = vec![(-inf, inf); COUNT];
             match (domain, self.granular()) {
                 (Domain::Stance, true) => state_bounds[V_F] = (-inf, 0.0),
@@ -159,7 +195,7 @@ impl Jump {
                 path: Some(path(domain)),
                 state_bounds,
                 control_bounds: vec![(-inf, inf)],
-                entry: None,
+                entry: (p > 0 && domain == Domain::Stance).then(touchdown),
             });
         }
 
@@ -171,8 +207,18 @@ impl Jump {
             phase: 0,
             node: Node::Last,
         };
+        // Every hop's take-off: the last node of each stance.
+        let takeoffs: Vec<Vec<Point>> = (0..self.phases.len())
+            .step_by(2)
+            .map(|phase| {
+                vec![Point {
+                    phase,
+                    node: Node::Last,
+                }]
+            })
+            .collect();
         let apex = Point {
-            phase: 1,
+            phase: self.phases.len() - 1,
             node: Node::Last,
         };
         let rest = self.rest_state(0.0);
@@ -264,7 +310,7 @@ impl Jump {
                             .nominal(10.0),
                     ]
                 }),
-                instances: vec![vec![takeoff]],
+                instances: takeoffs,
             });
         }
         let robot = self.robot.clone();
@@ -336,57 +382,68 @@ impl Jump {
         }
     }
 
+    /// Per hop: a crouch-and-extend stance from rest, then a ballistic flight that peaks
+    /// at the task's apex height; a flight followed by another stance comes back down to
+    /// the ground, and the next stance starts from rest again.
     fn ballistic_guess(&self) -> Trajectory {
         use state::*;
         let g = self.robot.gravity;
-        let (_, n_stance, stance_bounds) = self.phases[0];
-        let (_, n_flight, flight_bounds) = self.phases[1];
         let v0 = (2.0 * g * self.task.apex_height).sqrt();
-        let t_flight = (v0 / g).clamp(flight_bounds.0, flight_bounds.1);
-        let t_stance = 0.1_f64.clamp(stance_bounds.0, stance_bounds.1);
         let (a0, a1) = match self.task.start_position {
             StartPosition::Free => (-0.8 * self.task.stroke, 0.8 * self.task.stroke),
             StartPosition::Fixed(a) => (a, 0.8 * self.task.stroke),
         };
-        let mut stance = PhaseTrajectory {
-            name: "stance".into(),
-            duration: t_stance,
-            ..Default::default()
-        };
-        for k in 0..n_stance {
-            let s = k as f64 / (n_stance - 1) as f64;
-            // Smooth extension a(s) from a0 to a1; the whole body rises with the rod.
-            let shape = s * s * (3.0 - 2.0 * s);
-            let rate = 6.0 * s * (1.0 - s) / t_stance;
-            let a = a0 + (a1 - a0) * shape;
-            let mut x = self.rest_state(a);
-            x[V_M] = (a1 - a0) * rate;
-            x[V_R] = v0 * s;
-            x[V_M] += v0 * s;
-            x[Z_R] += 0.5 * v0 * s * s * t_stance;
-            x[Z_M] += 0.5 * v0 * s * s * t_stance;
-            stance.states.push(x.to_vec());
-            stance.controls.push(vec![(a1 - a0) * rate]);
-        }
-        let last = stance.states.last().unwrap().clone();
-        let mut flight = PhaseTrajectory {
-            name: "flight".into(),
-            duration: t_flight,
-            ..Default::default()
-        };
-        for k in 0..n_flight {
-            let t = t_flight * k as f64 / (n_flight - 1) as f64;
-            let mut x = last.clone();
-            for (z, v) in [(Z_M, V_M), (Z_R, V_R), (Z_F, V_F)] {
-                x[z] += v0 * t - 0.5 * g * t * t;
-                x[v] = v0 - g * t;
+        let mut phases = Vec::new();
+        for hop in self.phases.chunks(2) {
+            let [(_, n_stance, stance_bounds), (_, n_flight, flight_bounds)] = hop else {
+                unreachable!("a hop is a stance and a flight (checked by from_problem)");
+            };
+            let (n_stance, n_flight) = (*n_stance, *n_flight);
+            let lands = phases.len() + 2 < self.phases.len();
+            let t_up = v0 / g;
+            let t_flight = if lands { 2.0 * t_up } else { t_up };
+            let t_flight = t_flight.clamp(flight_bounds.0, flight_bounds.1);
+            let t_stance = 0.1_f64.clamp(stance_bounds.0, stance_bounds.1);
+            let mut stance = PhaseTrajectory {
+                name: "stance".into(),
+                duration: t_stance,
+                ..Default::default()
+            };
+            for k in 0..n_stance {
+                let s = k as f64 / (n_stance - 1) as f64;
+                // Smooth extension a(s) from a0 to a1; the whole body rises with the rod.
+                let shape = s * s * (3.0 - 2.0 * s);
+                let rate = 6.0 * s * (1.0 - s) / t_stance;
+                let a = a0 + (a1 - a0) * shape;
+                let mut x = self.rest_state(a);
+                x[V_M] = (a1 - a0) * rate;
+                x[V_R] = v0 * s;
+                x[V_M] += v0 * s;
+                x[Z_R] += 0.5 * v0 * s * s * t_stance;
+                x[Z_M] += 0.5 * v0 * s * s * t_stance;
+                stance.states.push(x.to_vec());
+                stance.controls.push(vec![(a1 - a0) * rate]);
             }
-            flight.states.push(x);
-            flight.controls.push(vec![0.0]);
+            let last = stance.states.last().unwrap().clone();
+            let mut flight = PhaseTrajectory {
+                name: "flight".into(),
+                duration: t_flight,
+                ..Default::default()
+            };
+            for k in 0..n_flight {
+                let t = t_flight * k as f64 / (n_flight - 1) as f64;
+                let mut x = last.clone();
+                for (z, v) in [(Z_M, V_M), (Z_R, V_R), (Z_F, V_F)] {
+                    x[z] += v0 * t - 0.5 * g * t * t;
+                    x[v] = v0 - g * t;
+                }
+                flight.states.push(x);
+                flight.controls.push(vec![0.0]);
+            }
+            phases.push(stance);
+            phases.push(flight);
         }
-        Trajectory {
-            phases: vec![stance, flight],
-        }
+        Trajectory { phases }
     }
 }
 

@@ -272,7 +272,7 @@ fn the_schedule_must_be_stance_then_flight() {
         &error,
         &[
             "the first phase must be `stance`, got `flight`",
-            "stance-then-flight",
+            "stance and flight phases in turn",
         ],
     );
 

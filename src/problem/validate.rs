@@ -1,9 +1,10 @@
 //! The rules a problem must meet beyond its types: positive masses, bounds in order, a
-//! stance-then-flight schedule. Each message carries the value, its unit and what is accepted.
+//! schedule of hops (stance and flight in turn). Each message carries the value, its unit
+//! and what is accepted.
 
 use super::field_path::FieldPath;
 use super::fields::unit_of;
-use super::schema::{Domain, OptionValue, Problem, StartPosition};
+use super::schema::{Domain, OptionValue, Problem, StartPosition, TerrainModel};
 
 /// One rule a problem breaks.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -116,8 +117,8 @@ impl Problem {
     }
 
     fn check_phases(&self, checks: &mut Checks) {
-        const SCHEDULE: &str =
-            "loam plans stance-then-flight jumps: the first phase `stance`, the last `flight`";
+        const SCHEDULE: &str = "loam plans hops: stance and flight phases in turn, the first \
+             `stance`, the last `flight` (one hop on a granular bed, any number on rigid ground)";
         let (Some(first), Some(last)) = (self.phases.first(), self.phases.last()) else {
             checks.fail(
                 "phases",
@@ -141,6 +142,32 @@ impl Problem {
                 format!(
                     "the last phase must be `flight`, got `{}`; {SCHEDULE}",
                     last.domain
+                ),
+            );
+        }
+        for (index, pair) in self.phases.windows(2).enumerate() {
+            if pair[0].domain == pair[1].domain {
+                checks.fail(
+                    &format!("phases[{}].domain", index + 1),
+                    format!(
+                        "two `{}` phases in a row (phases {index} and {}); {SCHEDULE}",
+                        pair[1].domain,
+                        index + 1
+                    ),
+                );
+            }
+        }
+        let hops = self
+            .phases
+            .iter()
+            .filter(|p| p.domain == Domain::Flight)
+            .count();
+        if hops > 1 && self.terrain.model != TerrainModel::Rigid {
+            checks.fail(
+                "phases",
+                format!(
+                    "{hops} hops on a granular bed: landing in a bed is not modelled; use \
+                     `terrain: {{model: rigid}}` or one hop; {SCHEDULE}"
                 ),
             );
         }
@@ -317,7 +344,9 @@ mod tests {
         };
         let violations = broken(&problem);
         assert_eq!(violations[0].field, "phases[0].domain");
-        assert!(violations[0].message.contains("stance-then-flight"));
+        assert!(violations[0]
+            .message
+            .contains("stance and flight phases in turn"));
         assert_eq!(violations[1].field, "phases[1].domain");
         problem.phases.clear();
         assert_eq!(broken(&problem)[0].field, "phases");

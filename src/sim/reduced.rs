@@ -15,7 +15,8 @@
 //!   foot keeps its velocity and sinks again under the bed's dynamics.
 //!
 //! The replay stops at the first apex of the centre of mass in flight, where
-//! Σ m_i ż_i falls through 0, the plan's own end condition. A hop that leaves the ground with
+//! Σ m_i ż_i falls through 0, the plan's own end condition (a plan of n hops: at the n-th,
+//! [`Settings::apexes`]). A hop that leaves the ground with
 //! the centre of mass already falling (the foot unloaded for an instant while the plan rides
 //! its F_s + m_f g ≥ 0 bound) has no such apex: the foot comes back down and the replay
 //! goes on.
@@ -102,6 +103,14 @@ pub struct Settings {
     pub load_margin: f64,
     pub height_margin: f64,
     pub max_steps: usize,
+    /// The replay stops at this apex of the centre of mass (1: the first; a plan of n hops
+    /// ends at its n-th). Only hops count: apexes whose centre of mass rose at least
+    /// `min_hop_rise` above its height at take-off.
+    pub apexes: usize,
+    /// The smallest rise of the centre of mass in flight that counts as a hop [m]: a foot
+    /// unloaded for an instant while the plan rides its F_s + m_f g ≥ 0 bound can leave the
+    /// ground with the centre of mass still rising a little, and that is not the plan's hop.
+    pub min_hop_rise: f64,
 }
 
 impl Default for Settings {
@@ -113,6 +122,8 @@ impl Default for Settings {
             load_margin: 1e-9,
             height_margin: 1e-12,
             max_steps: 2_000_000,
+            apexes: 1,
+            min_hop_rise: 1e-3,
         }
     }
 }
@@ -287,6 +298,9 @@ impl Simulator<'_> {
             steps: 0,
             rejected: 0,
         };
+        // The centre of mass's height at the last take-off, and the hops completed.
+        let mut takeoff_height = self.robot.centre_of_mass(x.as_slice());
+        let mut hops = 0;
         let breakpoints = self.command.breakpoints();
         let mut derivative: Option<(Segment, [f64; N])> = None;
         while t < t_end {
@@ -384,14 +398,21 @@ impl Simulator<'_> {
             if let Some((_, mut kind)) = event {
                 match kind {
                     EventKind::Apex => {
-                        replay.apex = Some((t, x_new));
                         replay.events.push(Event { t, kind, mode });
                         replay.samples.push(self.sample(mode, t, &x_new));
-                        return Ok(replay);
+                        let rise = self.robot.centre_of_mass(x_new.as_slice()) - takeoff_height;
+                        hops += usize::from(rise >= s.min_hop_rise);
+                        if hops >= s.apexes {
+                            replay.apex = Some((t, x_new));
+                            return Ok(replay);
+                        }
+                        x = x_new;
+                        continue;
                     }
                     EventKind::Takeoff => {
                         mode = Mode::Flight;
                         floor = x_new[state::Z_F];
+                        takeoff_height = self.robot.centre_of_mass(x_new.as_slice());
                     }
                     EventKind::Yield => mode = Mode::Sink,
                     EventKind::Rest | EventKind::Touchdown => {
@@ -408,6 +429,7 @@ impl Simulator<'_> {
                             // The foot came to rest with the spring already pulling it up.
                             kind = EventKind::Takeoff;
                             floor = x_new[state::Z_F];
+                            takeoff_height = self.robot.centre_of_mass(x_new.as_slice());
                         }
                     }
                 }

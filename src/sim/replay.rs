@@ -142,6 +142,16 @@ pub fn replay(
     // it; on the plan's own terrain this is the plan's first node.
     let initial = robot.rest_state(&terrain, plan.nodes[0].x[state::Z_D]);
     let node_times: Vec<f64> = plan.nodes.iter().map(|n| n.t).collect();
+    let hops = plan
+        .problem
+        .phases
+        .iter()
+        .filter(|p| p.domain == problem::Domain::Flight)
+        .count();
+    let settings = reduced::Settings {
+        apexes: hops.max(1),
+        ..settings
+    };
     let simulator = Simulator {
         robot: &robot,
         terrain: &terrain,

@@ -13,5 +13,5 @@ pub mod ocp;
 pub mod scheme;
 
 pub use nlp::{Nlp, PhaseTrajectory, Trajectory, Violation};
-pub use ocp::{Bounded, Node, Ocp, Phase, Point, PointBounds, PointConstraint};
+pub use ocp::{Bounded, Node, Ocp, Phase, Point, PointBounds, PointConstraint, PointConstraints};
 pub use scheme::Scheme;

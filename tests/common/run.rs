@@ -110,6 +110,23 @@ pub fn shipped(name: &str) -> String {
         .to_owned()
 }
 
+/// The shipped problem files (`problems/*.yaml`) written for a planar robot (`planar`) or
+/// for the hopper, sorted: every one is a fixture.
+pub fn shipped_problems(planar: bool) -> Vec<std::path::PathBuf> {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems");
+    let mut files: Vec<_> = std::fs::read_dir(folder)
+        .expect("problems/")
+        .map(|e| e.expect("problems/ entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .filter(|p| {
+            let text = std::fs::read_to_string(p).expect("problem file");
+            loam::problem::is_planar(&text, &[]) == planar
+        })
+        .collect();
+    files.sort();
+    files
+}
+
 /// Asserts the exit code and that stderr holds every needle.
 pub fn assert_exit(output: &Output, code: i32, needles: &[&str]) {
     assert_eq!(output.status, Some(code), "{}", output.dump());
