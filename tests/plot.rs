@@ -300,6 +300,7 @@ fn a_run_with_replays_gives_the_run_figure() {
             png: true,
             svg: true,
         },
+        animate: false,
     };
     let report = plot_dir(&run, &settings).expect("plot the plan alone");
     assert!(report.replays.is_empty());

@@ -120,3 +120,46 @@ fn planar_run_plots_replay_overlay() {
         check_png(&dir.path().join("plots").join(format!("{figure}.png")));
     }
 }
+
+/// `--animate` adds `animation.gif`: at least 4 s of frames at 25 per second (the monopod's
+/// 0.87 s hop is slowed down), every frame the figure's size, and the robot moves between
+/// the first and the last.
+#[test]
+fn animate_writes_a_moving_gif() {
+    let dir = fixture("animate");
+    let output = Command::new(env!("CARGO_BIN_EXE_loam"))
+        .args(["plot", "--animate", "--png-only"])
+        .arg(dir.path())
+        .output()
+        .expect("run loam");
+    assert!(output.status.success(), "{output:?}");
+    let path = dir.path().join("plots/animation.gif");
+    let mut options = gif::DecodeOptions::new();
+    options.set_color_output(gif::ColorOutput::RGBA);
+    let mut decoder = options
+        .read_info(std::fs::File::open(&path).expect("animation.gif written"))
+        .expect("a GIF");
+    let (w, h) = (decoder.width(), decoder.height());
+    assert!(w >= 600 && h >= 400, "{w}x{h}");
+    let mut frames: Vec<Vec<u8>> = Vec::new();
+    let mut playback = 0.0;
+    while let Some(frame) = decoder.read_next_frame().expect("a frame") {
+        assert_eq!((frame.width, frame.height), (w, h));
+        playback += frame.delay as f64 / 100.0;
+        frames.push(frame.buffer.to_vec());
+    }
+    assert!(frames.len() >= 100, "{} frames", frames.len());
+    assert!(playback >= 4.0, "plays for {playback} s");
+    let (first, last) = (&frames[0], frames.last().unwrap());
+    let differing = first
+        .chunks(4)
+        .zip(last.chunks(4))
+        .filter(|(a, b)| a != b)
+        .count();
+    assert!(
+        differing > 1000,
+        "only {differing} pixels differ between the first and the last frame"
+    );
+    // The other figures are drawn as without the flag.
+    assert!(dir.path().join("plots/filmstrip.png").exists());
+}

@@ -17,6 +17,10 @@ pub struct Args {
     /// Write SVG only.
     #[arg(long)]
     svg_only: bool,
+    /// Also write `animation.gif` (a planar robot's plan or simulation as a moving stick
+    /// figure; slowed down to last at least 4 s).
+    #[arg(long)]
+    animate: bool,
     /// Print nothing but errors.
     #[arg(long, short)]
     quiet: bool,
@@ -29,6 +33,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             png: !args.svg_only,
             svg: !args.png_only,
         },
+        animate: args.animate,
     };
     let report = plot::plot_dir(&args.run_dir, &settings).map_err(|e| match e {
         // The user pointed at the wrong folder or at a file that is not loam's: exit code 2.

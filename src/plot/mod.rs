@@ -6,7 +6,7 @@
 //! | the folder holds | figure |
 //! |---|---|
 //! | `solution.json` + `trajectory.csv` (a `loam solve` run), any `replay*.csv` | `run`: heights, actuator, command velocity and forces against time, phases shaded, plan and replays overlaid |
-//! | the same from a planar robot (`problem.schedule`), an optional `replay.csv` | `planar_run`: base and joint coordinates, inputs with their limits, contact normal forces against time, phases shaded, the replay dashed; `filmstrip`: stick figures along the plan at equal scale |
+//! | the same from a planar robot (`problem.schedule`), an optional `replay.csv` | `planar_run`: base and joint coordinates, inputs with their limits, contact normal forces against time, phases shaded, the replay dashed; `filmstrip`: stick figures along the plan at equal scale; with `animate`, `animation.gif`: the moving stick figure |
 //! | `sweep.csv` (a `loam sweep`) | `sweep_apex` (commanded against achieved apex per group, the paper's Fig. 5) and `sweep_commands` (z_d(t) of every plan, per planning terrain, the paper's Fig. 6) |
 //! | `dem_bodies.csv` (a DEM replay) | `dem`: bed force against time and depth beside the added-mass model's, body heights |
 //!
@@ -19,6 +19,7 @@
 //! Reading (`table`, `data`), drawing (`run`, `sweep`, `dem`) and the shared look (`style`)
 //! live apart. Nothing here prints.
 
+mod animation;
 mod data;
 mod dem;
 mod planar;
@@ -88,6 +89,8 @@ pub struct PlotSettings {
     pub out_dir: Option<PathBuf>,
     /// Which formats to write; default PNG and SVG.
     pub formats: Formats,
+    /// Also write `animation.gif` for a planar robot's run (a plan or an MDP simulation).
+    pub animate: bool,
 }
 
 /// What [`detect`] found in a folder.
@@ -187,6 +190,9 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
             &out.join("filmstrip"),
             settings.formats,
         )?);
+        if settings.animate {
+            files.push(animation::Animation::new(run).save(&out.join("animation.gif"))?);
+        }
         Ok(files)
     };
     if contents.mdp {

@@ -133,7 +133,7 @@ impl Series {
     }
 
     /// The configuration at row `i` (zeros for missing columns).
-    fn configuration(&self, i: usize) -> Vec<f64> {
+    pub(super) fn configuration(&self, i: usize) -> Vec<f64> {
         self.q
             .iter()
             .map(|c| c.as_ref().map_or(0.0, |c| c[i]))
@@ -781,15 +781,15 @@ const POSES: usize = 10;
 const DEGENERATE: f64 = 1e-3;
 
 /// What a pose is drawn with, in world coordinates [m].
-struct Pose {
-    t: f64,
-    segments: Vec<[(f64, f64); 2]>,
+pub(super) struct Pose {
+    pub t: f64,
+    pub segments: Vec<[(f64, f64); 2]>,
     /// Feet: (point, sole end points if a flat sole, in contact in the plan's phase).
-    feet: Vec<((f64, f64), Option<[(f64, f64); 2]>, bool)>,
+    pub feet: Vec<((f64, f64), Option<[(f64, f64); 2]>, bool)>,
 }
 
 /// The segments and feet of `robot` at `q`.
-fn stick_figure(robot: &PlanarRobot, q: &[f64], touching: &[bool]) -> Pose {
+pub(super) fn stick_figure(robot: &PlanarRobot, q: &[f64], touching: &[bool]) -> Pose {
     let body: &Multibody = &robot.body;
     let frames = body.frames(q);
     let p = |a: [f64; 2]| (a[0], a[1]);
@@ -900,14 +900,7 @@ impl<'a> Filmstrip<'a> {
         let poses: Vec<Pose> = rows
             .iter()
             .map(|&i| {
-                let phase = plan.phase.get(i).and_then(|&p| run.phases.get(p));
-                let touching: Vec<bool> = run
-                    .robot
-                    .contacts
-                    .iter()
-                    .map(|c| phase.is_some_and(|p| p.contacts.contains(&c.name)))
-                    .collect();
-                let mut pose = stick_figure(&run.robot, &plan.configuration(i), &touching);
+                let mut pose = stick_figure(&run.robot, &plan.configuration(i), &touching(run, i));
                 pose.t = plan.t[i];
                 pose
             })
@@ -953,6 +946,88 @@ impl<'a> Filmstrip<'a> {
     }
 }
 
+/// Per contact, whether it is on the ground at row `i` of the run: in the plan's phase, or
+/// (a simulation, which has no phases) carrying a normal force.
+pub(super) fn touching(run: &PlanarRun, i: usize) -> Vec<bool> {
+    let phase = run.plan.phase.get(i).and_then(|&p| run.phases.get(p));
+    run.robot
+        .contacts
+        .iter()
+        .enumerate()
+        .map(|(c, contact)| {
+            phase.is_some_and(|p| p.contacts.contains(&contact.name))
+                || run.plan.fz.get(c).and_then(|f| f.as_ref()?.get(i).copied()) > Some(0.0)
+        })
+        .collect()
+}
+
+/// An equal-scale x-z chart over at least `x_range` × `z_range` filling `area`, with its
+/// mesh and the ground drawn: the surface z = x tan(slope) through the origin, soil below.
+pub(super) fn ground_chart<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    x_range: (f64, f64),
+    z_range: (f64, f64),
+    slope: f64,
+) -> Result<Chart<'a, DB>, PlotError> {
+    let builder = |x: (f64, f64), z: (f64, f64)| {
+        ChartBuilder::on(area)
+            .margin_left(10)
+            .margin_right(30)
+            .margin_top(4)
+            .margin_bottom(16)
+            .x_label_area_size(FILM_X_AREA)
+            .y_label_area_size(FILM_Y_AREA)
+            .build_cartesian_2d(x.0..x.1, z.0..z.1)
+            .map_err(draw_error)
+    };
+    // Equal scale: widen whichever range is short for the plot area's shape.
+    let probe: Chart<DB> = builder(x_range, z_range)?;
+    let (w, h) = probe.plotting_area().dim_in_pixel();
+    drop(probe);
+    let (xs, zs) = (x_range.1 - x_range.0, z_range.1 - z_range.0);
+    let scale = (w as f64 / xs).min(h as f64 / zs);
+    let (xw, zw) = (w as f64 / scale, h as f64 / scale);
+    let xc = 0.5 * (x_range.0 + x_range.1);
+    let x = (xc - 0.5 * xw, xc + 0.5 * xw);
+    let z = (z_range.0, z_range.0 + zw);
+    let mut chart: Chart<DB> = builder(x, z)?;
+    let surface = |x: f64| x * slope.tan();
+    chart
+        .draw_series(std::iter::once(Polygon::new(
+            vec![
+                (x.0, z.0),
+                (x.1, z.0),
+                (x.1, surface(x.1)),
+                (x.0, surface(x.0)),
+            ],
+            RGBColor(235, 225, 205).filled(),
+        )))
+        .map_err(draw_error)?;
+    chart
+        .configure_mesh()
+        .x_labels(14)
+        .y_labels(8)
+        .max_light_lines(1)
+        .light_line_style(RGBColor(240, 240, 240))
+        .bold_line_style(RGBColor(220, 220, 220))
+        .label_style(font(TICK_SIZE))
+        .axis_desc_style(font(LABEL_SIZE))
+        .x_desc("x [m]")
+        .y_desc("z [m]")
+        .x_label_formatter(&|v| trim_number(*v))
+        .y_label_formatter(&|v| trim_number(*v))
+        .draw()
+        .map_err(draw_error)?;
+    draw_line(
+        &mut chart,
+        &[(x.0, surface(x.0)), (x.1, surface(x.1))],
+        DARK,
+        Stroke::Solid,
+        2,
+    )?;
+    Ok(chart)
+}
+
 const FILM_TITLE: u32 = 40;
 const FILM_LEGEND: u32 = 32;
 const FILM_Y_AREA: u32 = 80;
@@ -989,67 +1064,7 @@ impl Figure for Filmstrip<'_> {
             ))
             .map_err(draw_error)?;
         let (legend_area, rest) = rest.split_vertically(FILM_LEGEND);
-        let builder = |x: (f64, f64), z: (f64, f64)| {
-            ChartBuilder::on(&rest)
-                .margin_left(10)
-                .margin_right(30)
-                .margin_top(4)
-                .margin_bottom(16)
-                .x_label_area_size(FILM_X_AREA)
-                .y_label_area_size(FILM_Y_AREA)
-                .build_cartesian_2d(x.0..x.1, z.0..z.1)
-                .map_err(draw_error)
-        };
-        // Equal scale: widen whichever range is short for the plot area's shape.
-        let probe: Chart<DB> = builder(self.x_range, self.z_range)?;
-        let (w, h) = probe.plotting_area().dim_in_pixel();
-        drop(probe);
-        let (xs, zs) = (
-            self.x_range.1 - self.x_range.0,
-            self.z_range.1 - self.z_range.0,
-        );
-        let scale = (w as f64 / xs).min(h as f64 / zs);
-        let (xw, zw) = (w as f64 / scale, h as f64 / scale);
-        let xc = 0.5 * (self.x_range.0 + self.x_range.1);
-        let x = (xc - 0.5 * xw, xc + 0.5 * xw);
-        let z = (self.z_range.0, self.z_range.0 + zw);
-        let mut chart: Chart<DB> = builder(x, z)?;
-
-        // The ground: z = x tan(slope) through the origin.
-        let surface = |x: f64| x * run.slope.tan();
-        chart
-            .draw_series(std::iter::once(Polygon::new(
-                vec![
-                    (x.0, z.0),
-                    (x.1, z.0),
-                    (x.1, surface(x.1)),
-                    (x.0, surface(x.0)),
-                ],
-                RGBColor(235, 225, 205).filled(),
-            )))
-            .map_err(draw_error)?;
-        chart
-            .configure_mesh()
-            .x_labels(14)
-            .y_labels(8)
-            .max_light_lines(1)
-            .light_line_style(RGBColor(240, 240, 240))
-            .bold_line_style(RGBColor(220, 220, 220))
-            .label_style(font(TICK_SIZE))
-            .axis_desc_style(font(LABEL_SIZE))
-            .x_desc("x [m]")
-            .y_desc("z [m]")
-            .x_label_formatter(&|v| trim_number(*v))
-            .y_label_formatter(&|v| trim_number(*v))
-            .draw()
-            .map_err(draw_error)?;
-        draw_line(
-            &mut chart,
-            &[(x.0, surface(x.0)), (x.1, surface(x.1))],
-            DARK,
-            Stroke::Solid,
-            2,
-        )?;
+        let mut chart = ground_chart(&rest, self.x_range, self.z_range, run.slope)?;
         draw_line(&mut chart, &self.com, VERMILION, Stroke::Solid, 1)?;
 
         let n = self.poses.len();
