@@ -15,8 +15,7 @@ use plotters::style::RGBColor;
 
 use super::planar::{ground_chart, stick_figure, touching, PlanarRun, Pose};
 use super::style::{
-    draw_error, draw_line, draw_markers, font, range_of, register_font, Marker, Stroke, BLUE,
-    TITLE_SIZE, VERMILION,
+    draw_error, draw_line, font, range_of, register_font, Stroke, BLUE, TITLE_SIZE, VERMILION,
 };
 use super::PlotError;
 
@@ -128,16 +127,7 @@ impl<'a> Animation<'a> {
             1,
         )?;
         draw_line(&mut chart, &self.com[..now], VERMILION, Stroke::Solid, 2)?;
-        for seg in &pose.segments {
-            draw_line(&mut chart, seg, BLUE, Stroke::Solid, 4)?;
-        }
-        for &(point, sole, touching) in &pose.feet {
-            if let Some(sole) = sole {
-                draw_line(&mut chart, &sole, BLUE, Stroke::Solid, 6)?;
-            }
-            draw_markers(&mut chart, &[point], (Marker::Circle, touching), 6, BLUE)?;
-        }
-        Ok(())
+        pose.draw(&mut chart, BLUE, 4)
     }
 
     /// Writes the GIF to `path` (atomically) and returns it.

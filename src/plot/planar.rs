@@ -788,6 +788,34 @@ pub(super) struct Pose {
     pub feet: Vec<((f64, f64), Option<[(f64, f64); 2]>, bool)>,
 }
 
+impl Pose {
+    /// Draws the pose's segments `width` px wide, flat soles and feet markers 2 px wider
+    /// (a foot on the ground filled).
+    pub(super) fn draw<DB: DrawingBackend>(
+        &self,
+        chart: &mut Chart<DB>,
+        color: RGBColor,
+        width: u32,
+    ) -> Result<(), PlotError> {
+        for seg in &self.segments {
+            draw_line(chart, seg, color, Stroke::Solid, width)?;
+        }
+        for &(point, sole, touching) in &self.feet {
+            if let Some(sole) = sole {
+                draw_line(chart, &sole, color, Stroke::Solid, width + 2)?;
+            }
+            draw_markers(
+                chart,
+                &[point],
+                (Marker::Circle, touching),
+                width as i32 + 2,
+                color,
+            )?;
+        }
+        Ok(())
+    }
+}
+
 /// The segments and feet of `robot` at `q`.
 pub(super) fn stick_figure(robot: &PlanarRobot, q: &[f64], touching: &[bool]) -> Pose {
     let body: &Multibody = &robot.body;
@@ -1071,15 +1099,7 @@ impl Figure for Filmstrip<'_> {
         let mut placed: Vec<(i32, i32, i32, i32)> = Vec::new();
         for (k, pose) in self.poses.iter().enumerate() {
             let color = time_color(k as f64 / (n - 1).max(1) as f64);
-            for seg in &pose.segments {
-                draw_line(&mut chart, seg, color, Stroke::Solid, 3)?;
-            }
-            for &(point, sole, touching) in &pose.feet {
-                if let Some(sole) = sole {
-                    draw_line(&mut chart, &sole, color, Stroke::Solid, 5)?;
-                }
-                draw_markers(&mut chart, &[point], (Marker::Circle, touching), 5, color)?;
-            }
+            pose.draw(&mut chart, color, 3)?;
             // The time above the pose, moved up a row while it would overlap another.
             let top = pose
                 .segments
