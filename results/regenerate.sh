@@ -24,6 +24,12 @@ for problem in hopper_granular hopper_rigid; do
     $loam plot "results/$problem" -q
 done
 
+# Two hops on rigid ground (the schedule as data): the plan, its replay, its figure.
+rm -rf results/hopper_two_hops
+$loam solve problems/hopper_two_hops.yaml -q --out results/hopper_two_hops
+$loam simulate results/hopper_two_hops -q
+$loam plot results/hopper_two_hops --png-only -q
+
 # The DEM bed: a poured and settled bed of ~14 000 3-mm grains with the Hertz-Mindlin law (about
 # 1.5 minutes on two cores), both 60 mm plans replayed on it by the CPU backend, and the
 # intrusion force of the robot's foot driven slowly into the same bed at the scene's step and at
@@ -64,7 +70,7 @@ done
 rm -rf results/monopod_hop
 cargo run --release -q -- solve problems/monopod_hop.yaml --out results/monopod_hop -q
 cargo run --release -q -- simulate results/monopod_hop -q
-cargo run --release -q -- plot results/monopod_hop --png-only -q
+cargo run --release -q -- plot results/monopod_hop --png-only --animate -q
 
 # The wrench-space terrain (docs/WRENCH_SPACE.md): sections of the shipped Sand-like wrench
 # space, and the wrench-space paper's experiments in the maximum-dissipation simulator (a few
