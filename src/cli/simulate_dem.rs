@@ -116,6 +116,13 @@ pub fn run(
         snapshot_every: (args.snapshot_every > 0.0).then_some(args.snapshot_every),
         snapshot_at: render_at.clone(),
         iterations: args.iterations.or(defaults.iterations),
+        hops: plan
+            .problem
+            .phases
+            .iter()
+            .filter(|p| p.domain == loam::problem::Domain::Flight)
+            .count()
+            .max(1),
         ..defaults
     };
     let z_d0 = plan.nodes[0].x[loam::model::hopper::state::Z_D];

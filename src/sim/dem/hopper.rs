@@ -59,6 +59,15 @@ pub struct HopperReplaySettings {
     /// and by 3 mm from 100 iterations at 1 ms to 100 at 0.5 ms (apex rise 87.6 vs 90.9 mm for
     /// the granular 60 mm plan).
     pub iterations: Option<usize>,
+    /// The replay stops at the apex of this hop (a plan of n hops ends at its n-th); a
+    /// flight counts as a hop when the centre of mass rises at least 1 mm above its height at
+    /// take-off, as in the reduced-order replay. Default 1.
+    #[serde(default = "one")]
+    pub hops: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 impl Default for HopperReplaySettings {
@@ -73,6 +82,7 @@ impl Default for HopperReplaySettings {
             foot_friction: None,
             time_step: None,
             iterations: Some(100),
+            hops: 1,
         }
     }
 }
@@ -244,6 +254,7 @@ pub fn replay_hopper(
     let mut last_bed_force = 0.0;
     let mut touched = false;
     let mut previous_momentum = 0.0;
+    let (mut hops, mut takeoff_height) = (0, 0.0);
 
     // Steps −settle_steps .. max_steps; step k ends at t = (k + 1) dt.
     let first = -(settle_steps as i64);
@@ -365,12 +376,18 @@ pub fn replay_hopper(
         if takeoff_time.is_none() && touched && bed_force.contacts == 0 && v_f1 > 0.0 {
             takeoff_time = Some(t);
             previous_momentum = robot.momentum(&x);
+            takeoff_height = robot.centre_of_mass(&x);
         }
         if takeoff_time.is_some() {
             let momentum = robot.momentum(&x);
             if previous_momentum > 0.0 && momentum <= 0.0 {
-                apex_time = Some(t);
-                break;
+                hops += usize::from(robot.centre_of_mass(&x) - takeoff_height >= 1e-3);
+                if hops >= settings.hops {
+                    apex_time = Some(t);
+                    break;
+                }
+                // Not the last hop: wait for the foot to land and take off again.
+                (takeoff_time, touched) = (None, false);
             }
             previous_momentum = momentum;
         }
