@@ -94,8 +94,11 @@ pub(super) fn solve_vertices(
     let mut major = 0;
     loop {
         // Major cycle: add each contact's best point while it improves.
-        let gradient = Q * &c + r;
-        let tolerance = ROUNDING * gradient.amax().max(f64::MIN_POSITIVE) * reach;
+        // The gradient's rounding scales with its terms, not with itself (0 at an optimum
+        // inside W).
+        let curvature = Q * &c;
+        let tolerance = ROUNDING * curvature.amax().max(r.amax()) * reach;
+        let gradient = curvature + r;
         let mut added = false;
         for (i, corral) in corrals.iter_mut().enumerate() {
             if corral.points.len() == 4 {

@@ -99,7 +99,8 @@ pub struct MdpOptions {
     pub slope: f64,
     /// Default `vertices`: the exact set of the data, no hull per step.
     pub form: WrenchForm,
-    /// Default `clarabel`.
+    /// Default `active_set` (exact, and about 10 times faster than `clarabel` on the
+    /// quadruped's four feet; `loam bench mdp`).
     pub solver: QpSolver,
     /// Default `body_multiple: 2.0` (the paper's M_g = 2·diag(m, m, I)).
     pub grain_inertia: GrainInertia,
@@ -114,7 +115,7 @@ impl Default for MdpOptions {
             step: 1e-3,
             slope: 0.0,
             form: WrenchForm::Vertices,
-            solver: QpSolver::Clarabel,
+            solver: QpSolver::ActiveSet,
             grain_inertia: GrainInertia::BodyMultiple(2.0),
             joint_hold: None,
         }
