@@ -107,7 +107,7 @@ pub fn bench(args: BenchMdpArgs) -> anyhow::Result<u8> {
         let median = percentile(&times, 0.5);
         let reference = *reference.get_or_insert(median);
         println!(
-            "  {:<12} {:<15} median {:.3} ms per step ({:.2}x the first; p10 {:.3}, p90 {:.3}); {:.2} feet in contact on average",
+            "  {:<12} {:<15} median {:.3} ms per step ({:.1}x as fast as the first; p10 {:.3}, p90 {:.3}); {:.2} feet in contact on average",
             format!("{form:?}"),
             format!("{solver:?}"),
             median,
