@@ -2,7 +2,9 @@
 //! quadruped with four feet in a granular bed (docs/WRENCH_SPACE.md 3.6, M10: the paper took
 //! 0.343 s per step in MATLAB; loam's goal is < 0.5 ms). Each configuration (form × solver)
 //! starts from the standing posture, settles for `--settle` steps with the joints held, then
-//! times `--steps` single steps; medians and the 10th–90th percentiles are printed.
+//! times `--steps` single steps; medians and the 10th–90th percentiles are printed, and
+//! each median's ratio to the first configuration's (V-form with Clarabel, the default
+//! before the active-set solvers), measured in the same invocation.
 //!
 //! The wrench set is synthetic: 26 vertices (the paper's m = 26 direction grid: two poles
 //! and three rings of eight) of a mirror-symmetric set with a pure-down capacity of
@@ -64,6 +66,8 @@ pub fn bench(args: BenchMdpArgs) -> anyhow::Result<u8> {
     let mut configurations = vec![
         (WrenchForm::Vertices, QpSolver::Clarabel),
         (WrenchForm::HalfSpaces, QpSolver::Clarabel),
+        (WrenchForm::Vertices, QpSolver::ActiveSet),
+        (WrenchForm::HalfSpaces, QpSolver::ActiveSet),
     ];
     if args.barrier {
         configurations.push((WrenchForm::Vertices, QpSolver::BarrierNewton));
@@ -76,6 +80,7 @@ pub fn bench(args: BenchMdpArgs) -> anyhow::Result<u8> {
         args.settle
     );
     let u = vec![0.0; robot.inputs.len()];
+    let mut reference = None;
     for (form, solver) in configurations {
         let options = MdpOptions {
             form,
@@ -99,11 +104,14 @@ pub fn bench(args: BenchMdpArgs) -> anyhow::Result<u8> {
             (q, v) = (report.q, report.v);
         }
         times.sort_by(f64::total_cmp);
+        let median = percentile(&times, 0.5);
+        let reference = *reference.get_or_insert(median);
         println!(
-            "  {:<12} {:<15} median {:.3} ms per step (p10 {:.3}, p90 {:.3}); {:.2} feet in contact on average",
+            "  {:<12} {:<15} median {:.3} ms per step ({:.1}x as fast as the first; p10 {:.3}, p90 {:.3}); {:.2} feet in contact on average",
             format!("{form:?}"),
             format!("{solver:?}"),
-            percentile(&times, 0.5),
+            median,
+            reference / median,
             percentile(&times, 0.1),
             percentile(&times, 0.9),
             in_contact as f64 / args.steps as f64
