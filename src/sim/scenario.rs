@@ -46,6 +46,8 @@ pub struct ScenarioSummary {
     pub clamped_steps: usize,
     /// Median wall time per step \[µs\].
     pub median_step_us: f64,
+    /// The simulator's settings: step, slope, form of W, QP solver, grain inertia, hold.
+    pub simulator: MdpOptions,
 }
 
 /// Why a run stopped early.
@@ -81,7 +83,7 @@ pub fn run(
         ..MdpOptions::default()
     };
     let (mut q, mut v) = scenario.start_state(robot);
-    let mut sim = MdpSim::uniform(robot, terrain, options).map_err(|e| ScenarioError::Step {
+    let mut sim = MdpSim::uniform(robot, terrain, options.clone()).map_err(|e| ScenarioError::Step {
         step: 0,
         t: 0.0,
         message: e.to_string(),
@@ -226,6 +228,7 @@ pub fn run(
         final_depth_m: names(&final_depth),
         clamped_steps,
         median_step_us: times.get(times.len() / 2).copied().unwrap_or(0.0) * 1e6,
+        simulator: options,
     };
     Ok(ScenarioRun {
         columns,
