@@ -634,6 +634,7 @@ impl PlanarRun {
         panel: &Panel,
         times: (f64, f64),
         last: bool,
+        legend_width: u32,
     ) -> Result<(), PlotError> {
         let (plot_area, legend_area) = area.split_horizontally(WIDTH - LEGEND_WIDTH);
         let values = panel
@@ -689,10 +690,9 @@ impl PlanarRun {
             entries.push(LegendEntry::line("limits", GREY, Stroke::Dashed(3, 4), 2));
         }
         // Long legends (many joints) go in two columns.
-        let rows = (PANEL_HEIGHT as i32 - 10) / LEGEND_ROW;
-        if entries.len() as i32 > rows {
+        if legend_columns(entries.len()) == 2 {
             let half = entries.len().div_ceil(2);
-            let (left, right) = legend_area.split_horizontally(LEGEND_WIDTH / 2);
+            let (left, right) = legend_area.split_horizontally(legend_width / 2);
             draw_legend(&left.margin(4, 0, 0, 0), None, &entries[..half])?;
             draw_legend(&right.margin(4, 0, 0, 0), None, &entries[half..])
         } else {
@@ -701,14 +701,46 @@ impl PlanarRun {
     }
 }
 
+/// Columns a panel's legend of `entries` takes: two when one would be taller than the panel.
+fn legend_columns(entries: usize) -> u32 {
+    let rows = (PANEL_HEIGHT as i32 - 10) / LEGEND_ROW;
+    if entries as i32 > rows {
+        2
+    } else {
+        1
+    }
+}
+
+/// The legends' width: [`LEGEND_WIDTH`], or wider where a panel's labels need it (a
+/// quadruped's twelve joints in two columns), estimated at 7.5 px per character; the figure
+/// widens by as much, so the plots keep their width.
+fn legend_width(panels: &[Panel]) -> u32 {
+    panels
+        .iter()
+        .map(|panel| {
+            let longest = panel
+                .curves
+                .iter()
+                .map(|c| c.label.chars().count())
+                .chain([6])
+                .max()
+                .unwrap_or(0);
+            let column = (longest as f64 * 7.5) as u32 + 34 + 16;
+            let entries = panel.curves.len() + usize::from(!panel.limits.is_empty());
+            legend_columns(entries) * column + 8
+        })
+        .fold(LEGEND_WIDTH, u32::max)
+}
+
 /// The `planar_run` figure.
 pub struct RunFigure<'a>(pub &'a PlanarRun);
 
 impl Figure for RunFigure<'_> {
     fn size(&self) -> (u32, u32) {
-        let n = self.0.panels().len() as u32;
+        let panels = self.0.panels();
+        let n = panels.len() as u32;
         (
-            WIDTH,
+            WIDTH - LEGEND_WIDTH + legend_width(&panels),
             TITLE_HEIGHT
                 + SOURCES_HEIGHT
                 + STRIP_HEIGHT
@@ -755,16 +787,17 @@ impl Figure for RunFigure<'_> {
 
         let times = run.time_range();
         let (strip, rest) = rest.split_vertically(STRIP_HEIGHT);
+        let panels = run.panels();
+        let legend_width = legend_width(&panels);
         let (strip, _) = strip.split_horizontally(WIDTH - LEGEND_WIDTH);
         run.draw_strip(&strip, times)?;
 
-        let panels = run.panels();
         let mut rest = rest;
         for (k, panel) in panels.iter().enumerate() {
             let last = k + 1 == panels.len();
             let height = PANEL_HEIGHT + if last { X_LABEL_AREA - X_TICKS_AREA } else { 0 };
             let (area, below) = rest.split_vertically(height);
-            run.draw_panel(&area, panel, times, last)?;
+            run.draw_panel(&area, panel, times, last, legend_width)?;
             rest = below;
         }
         Ok(())

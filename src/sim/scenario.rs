@@ -83,11 +83,12 @@ pub fn run(
         ..MdpOptions::default()
     };
     let (mut q, mut v) = scenario.start_state(robot);
-    let mut sim = MdpSim::uniform(robot, terrain, options.clone()).map_err(|e| ScenarioError::Step {
-        step: 0,
-        t: 0.0,
-        message: e.to_string(),
-    })?;
+    let mut sim =
+        MdpSim::uniform(robot, terrain, options.clone()).map_err(|e| ScenarioError::Step {
+            step: 0,
+            t: 0.0,
+            message: e.to_string(),
+        })?;
     sim.set_hold_target(&q).map_err(|e| ScenarioError::Step {
         step: 0,
         t: 0.0,
