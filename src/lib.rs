@@ -3,6 +3,39 @@
 //! The `planner` feature (on by default) brings CasADi and IPOPT: the symbolic bridge, the
 //! transcription, the solver and the planner. Without it loam replays and simulates saved
 //! plans and needs neither library.
+//!
+//! # The NLPs loam builds
+//!
+//! A problem file becomes an optimal control problem ([`transcription::Ocp`]): phases, each
+//! a domain of the hybrid dynamics with its own grid of N_p nodes and a free duration T_p
+//! within bounds; per node a state x and a control u; dynamics, running cost and path
+//! constraints per phase; how each phase is entered (continuity, or an impact reset);
+//! constraints on chosen points (start, take-off, apex, task). The transcription turns it
+//! into one sparse NLP by direct collocation (trapezoidal, or Hermite-Simpson with
+//! midpoints), with exact Jacobians and Hessians of every element from CasADi, and IPOPT
+//! solves it ([`solver`]):
+//!
+//! ```text
+//! minimise   Σ_p Σ_intervals quadrature of the running cost          (the scheme's weights)
+//! over       x_{p,k}, u_{p,k} at every node, T_p per phase
+//! subject to x_{p,k+1} − x_{p,k} = collocation of ẋ = f_p(x, u)      (every interval)
+//!            g_p(x, u) within bounds                                  (every node)
+//!            entry_p(x_{p−1,last}, x_{p,first}) = 0  or  continuity   (every switch)
+//!            task(points) within bounds,  T_p ∈ [T_min, T_max]
+//! ```
+//!
+//! Two planners fill it in:
+//! - the hopper's (`planner`, docs/MODEL.md section 1): x = (z_m, ż_m, z_r, ż_r, z_f, ż_f,
+//!   e, z_d), u = ż_d, cost ½u²; stance and flight in turn (one hop on a granular bed,
+//!   any number on rigid ground, a plastic impact on the foot at each landing); the last
+//!   flight ends at the apex, where the rod's rise is the task;
+//! - the planar robots' (`planner::planar`): x = (q, v), u = (inputs, accelerations,
+//!   contact wrenches and impulses); the equations of motion M(q) a + h(q, v) = B u +
+//!   Σ Jᵀ w as constraints (implicit form), rigid sticking contact with a friction cone,
+//!   plastic impacts at touchdown, F_z = 0 at lift-off; tasks of start and end poses,
+//!   distance, apex rise and periodicity; costs effort, torque² or cost of transport.
+//!
+//! Each planner's module docs write its NLP out in full.
 
 pub mod model;
 pub mod output;
