@@ -12,8 +12,11 @@
 //!            rest at the start (velocities 0, foot at rest height, e holding the motor,
 //!            z_d = z_m − z_r, actuator position free or fixed)
 //!            takeoff: rigid F_s + m_f g = 0;  bed ż_f = 0 and −F_s − m_f g ≥ 0
-//!            flight: z_f ≥ its takeoff height;  ends at the apex, Σ m_i ż_i = 0
+//!            flight: z_f ≥ its takeoff height;  the last ends at the apex, Σ m_i ż_i = 0
 //!            z_r(apex) − z_r(start) = apex height;  x and u continuous at takeoff
+//!            several hops (rigid ground): every stance ends at a takeoff; a flight
+//!            followed by a stance ends at touchdown, z_f = 0, and the stance starts
+//!            with ż_f = 0, every other state and u continuous (plastic impact)
 //! ```
 
 pub mod planar;
