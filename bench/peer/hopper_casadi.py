@@ -163,8 +163,11 @@ def transcribe(problem):
     robot = Hopper(problem)
     task = problem["task"]
     phases = problem["phases"]
-    if [p["domain"] for p in phases] != ["stance", "flight"]:
-        fail("the peer plans one stance followed by one flight")
+    hops = len(phases) // 2
+    if [p["domain"] for p in phases] != ["stance", "flight"] * hops or (
+        robot.granular and hops != 1
+    ):
+        fail("the peer plans stance and flight in turn (one hop on a granular bed)")
     hermite_simpson = problem["transcription"]["scheme"] == "hermite_simpson"
 
     w, lbw, ubw = [], [], []
@@ -254,12 +257,21 @@ def transcribe(problem):
             if stance and not robot.granular:
                 constraint(robot.ground_load(x), [0], [INF])
 
-    # State and command continuous at takeoff.
-    (x_to, u_to), (x_fl, u_fl) = nodes[0][-1], nodes[1][0]
-    constraint(ca.vertcat(x_fl - x_to, u_fl - u_to), [0] * (N_X + N_U), [0] * (N_X + N_U))
+    # State and command continuous at takeoff; at touchdown (rigid ground, several hops) the
+    # foot is on the ground and a plastic impact stops it, the rest continuous.
+    for p in range(len(phases) - 1):
+        (x0, u0), (x1, u1) = nodes[p][-1], nodes[p + 1][0]
+        if phases[p + 1]["domain"] == "stance":
+            constraint(x0[Z_F], [0], [0])
+            for i in range(N_X):
+                constraint(x1[i] if i == V_F else x1[i] - x0[i], [0], [0])
+            constraint(u1 - u0, [0], [0])
+        else:
+            constraint(ca.vertcat(x1 - x0, u1 - u0), [0] * (N_X + N_U), [0] * (N_X + N_U))
 
+    x_to = nodes[0][-1][0]
     x_start, u_start = nodes[0][0]
-    x_apex = nodes[1][-1][0]
+    x_apex = nodes[-1][-1][0]
     constraint(x_start[Z_D] - (x_start[Z_M] - x_start[Z_R]), [0], [0])
     if robot.granular:
         # Takeoff once the spring pulls the foot up; in flight the foot stays above that height.
@@ -267,7 +279,8 @@ def transcribe(problem):
         for x, _ in nodes[1][1:]:
             constraint(x[Z_F] - x_to[Z_F], [0], [INF])
     else:
-        constraint(robot.ground_load(x_to), [0], [0])
+        for p in range(0, len(phases), 2):  # every stance ends at a take-off
+            constraint(robot.ground_load(nodes[p][-1][0]), [0], [0])
     constraint(robot.momentum(x_apex), [0], [0])  # the flight ends at the apex
     height = task["apex_height"]
     constraint(x_apex[Z_R] - x_start[Z_R], [height], [height])
