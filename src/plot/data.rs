@@ -103,7 +103,7 @@ pub struct Motion {
     pub f_m: Vec<f64>,
     pub f_s: Vec<f64>,
     pub f_terrain: Vec<f64>,
-    /// The first time in flight (`phase` in a plan, `domain` in a replay), if any.
+    /// The start of the last flight (`phase` in a plan, `domain` in a replay), if any.
     pub takeoff: Option<f64>,
 }
 
@@ -129,8 +129,14 @@ impl Motion {
             .find(|c| table.has(c))
             .map(|c| table.choices(c, &["stance", "flight"]))
             .transpose()?;
+        // The last switch into flight: the take-off of the last hop (an earlier unloading of
+        // the foot, or an earlier hop of a multi-hop plan, is not the jump's take-off).
         let takeoff = domain
-            .and_then(|d| d.iter().position(|d| *d == "flight"))
+            .and_then(|d| {
+                (0..d.len())
+                    .rev()
+                    .find(|&i| d[i] == "flight" && (i == 0 || d[i - 1] != "flight"))
+            })
             .map(|i| motion.t[i]);
         let motion = Motion { takeoff, ..motion };
         Ok(motion)
