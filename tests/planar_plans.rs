@@ -133,6 +133,19 @@ fn an_unknown_contact_in_the_schedule_is_refused_with_its_line() {
 }
 
 #[test]
+fn a_phase_that_neither_lifts_nor_lands_a_foot_is_refused() {
+    refused(
+        "robot:\n  model: monopod\nschedule:\n  - {contacts: [foot]}\n  - {contacts: []}\n  - {contacts: []}\n",
+        &[
+            "bad.yaml:6:",
+            "schedule[2].contacts",
+            "the same feet as schedule[1]",
+            "must lift a foot that is on the ground or land one that is not",
+        ],
+    );
+}
+
+#[test]
 fn a_link_of_zero_mass_is_refused() {
     refused(
         "robot:\n  model: quadruped\n  shank_mass: 0\n",

@@ -324,6 +324,20 @@ impl Schema for PlanarProblem {
                     );
                 }
             }
+            let same_feet = |a: &[String], b: &[String]| {
+                a.len() == b.len() && a.iter().all(|name| b.contains(name))
+            };
+            if p > 0 && same_feet(&phase.contacts, &self.schedule[p - 1].contacts) {
+                fail!(
+                    format!("schedule[{p}].contacts"),
+                    format!(
+                        "the same feet as schedule[{}] ([{}]): a new phase must lift a foot \
+                         that is on the ground or land one that is not",
+                        p - 1,
+                        phase.contacts.join(", ")
+                    ),
+                );
+            }
             if phase.nodes < 3 {
                 fail!(
                     format!("schedule[{p}].nodes"),
