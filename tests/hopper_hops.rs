@@ -11,32 +11,11 @@ mod common {
 
 use std::path::Path;
 
-use common::run::{assert_exit, loam, read_json, shipped_problems};
+use common::run::{assert_exit, loam, read_json, shipped_problems, solve_to};
 use common::temp_dir::TempDir;
 
 fn manifest() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn solve(file: &Path, out: &Path) -> serde_json::Value {
-    let solve = loam(
-        manifest(),
-        &[
-            "solve",
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "-q",
-        ],
-    );
-    assert_eq!(
-        solve.status,
-        Some(0),
-        "{}: {}",
-        file.display(),
-        solve.stderr
-    );
-    read_json(&out.join("solution.json"))
 }
 
 #[test]
@@ -55,7 +34,7 @@ fn every_shipped_hopper_problem_converges_and_replays_within_one_percent() {
     for file in files {
         let dir = TempDir::new("hopper-fixture");
         let out = dir.path().join("run");
-        let solution = solve(&file, &out);
+        let solution = solve_to(&file, &out);
         assert_eq!(solution["converged"], true, "{}", file.display());
         let sim = loam(manifest(), &["simulate", out.to_str().unwrap(), "-q"]);
         assert_eq!(sim.status, Some(0), "{}: {}", file.display(), sim.stderr);
@@ -109,7 +88,7 @@ fn rows(csv: &str) -> Vec<Row> {
 fn a_two_hop_plan_lands_on_the_ground_and_flies_ballistically_between_hops() {
     let dir = TempDir::new("two-hops");
     let out = dir.path().join("run");
-    let solution = solve(&manifest().join("problems/hopper_two_hops.yaml"), &out);
+    let solution = solve_to(&manifest().join("problems/hopper_two_hops.yaml"), &out);
     assert_eq!(solution["converged"], true);
     let robot = &solution["problem"]["robot"];
     let masses = ["motor_mass", "rod_mass", "foot_mass"].map(|m| robot[m].as_f64().unwrap());

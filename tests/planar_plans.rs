@@ -10,7 +10,7 @@ mod common {
 
 use std::path::Path;
 
-use common::run::{loam, read_json, shipped_problems};
+use common::run::{loam, read_json, shipped_problems, solve_to};
 use common::temp_dir::TempDir;
 
 fn manifest() -> &'static Path {
@@ -27,24 +27,7 @@ fn every_shipped_planar_problem_converges_and_replays_within_one_percent() {
     for file in files {
         let dir = TempDir::new("planar");
         let out = dir.path().join("run");
-        let solve = loam(
-            manifest(),
-            &[
-                "solve",
-                file.to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-                "-q",
-            ],
-        );
-        assert_eq!(
-            solve.status,
-            Some(0),
-            "{}: {}",
-            file.display(),
-            solve.stderr
-        );
-        let solution = read_json(&out.join("solution.json"));
+        let solution = solve_to(&file, &out);
         assert_eq!(solution["converged"], true, "{}", file.display());
         let sim = loam(manifest(), &["simulate", out.to_str().unwrap(), "-q"]);
         assert_eq!(sim.status, Some(0), "{}: {}", file.display(), sim.stderr);

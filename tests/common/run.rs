@@ -127,6 +127,22 @@ pub fn shipped_problems(planar: bool) -> Vec<std::path::PathBuf> {
     files
 }
 
+/// `loam solve FILE --out OUT -q`, which must exit 0; returns OUT's `solution.json`.
+pub fn solve_to(file: &Path, out: &Path) -> serde_json::Value {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let file_arg = file.to_str().expect("UTF-8 path");
+    let out_arg = out.to_str().expect("UTF-8 path");
+    let solve = loam(dir, &["solve", file_arg, "--out", out_arg, "-q"]);
+    assert_eq!(
+        solve.status,
+        Some(0),
+        "{}: {}",
+        file.display(),
+        solve.stderr
+    );
+    read_json(&out.join("solution.json"))
+}
+
 /// Asserts the exit code and that stderr holds every needle.
 pub fn assert_exit(output: &Output, code: i32, needles: &[&str]) {
     assert_eq!(output.status, Some(code), "{}", output.dump());
