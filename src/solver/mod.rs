@@ -261,6 +261,7 @@ pub fn solve(
     warm: Option<&Multipliers>,
     on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
 ) -> Result<SolveReport, SolveError> {
+    let _native = crate::symbolic::exclusive();
     let to_i32 = |v: &[usize]| v.iter().map(|&i| i as i32).collect::<Vec<i32>>();
     let structure = ipopt::NlpStructure {
         x_lower: nlp.x_lower.iter().map(|&v| v.max(-1e20)).collect(),

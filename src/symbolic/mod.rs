@@ -15,6 +15,41 @@ use ffi::bridge;
 
 use crate::scalar::Scalar;
 
+/// A process-wide, re-entrant lock on loam's native numerical code (CasADi's symbolic core,
+/// IPOPT): held while an NLP is transcribed ([`crate::transcription::Nlp::build`]), solved
+/// ([`crate::solver::solve`]) and while a [`Function`] is freed. A parallel test run that
+/// transcribed and solved on several threads at once crashed (SIGSEGV) in two fresh-clone CI
+/// runs, though CasADi's SX reference counts are thread-safe and IPOPT's solves were already
+/// serialised; not diagnosed further, so every native step is serialised. Plans in parallel
+/// belong in separate processes (`loam sweep` does that); evaluating different functions on
+/// different threads outside a solve is not locked.
+pub fn exclusive() -> Exclusive {
+    let depth = NATIVE_DEPTH.with(|d| {
+        let depth = d.get();
+        d.set(depth + 1);
+        depth
+    });
+    let guard = (depth == 0).then(|| NATIVE.lock().unwrap_or_else(|e| e.into_inner()));
+    Exclusive { _guard: guard }
+}
+
+static NATIVE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+thread_local! {
+    static NATIVE_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Holds [`exclusive`]'s lock until dropped (nested holds on one thread are free).
+pub struct Exclusive {
+    _guard: Option<std::sync::MutexGuard<'static, ()>>,
+}
+
+impl Drop for Exclusive {
+    fn drop(&mut self) {
+        NATIVE_DEPTH.with(|d| d.set(d.get() - 1));
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SymbolicError {
     #[error("CasADi could not build function `{name}`: {message}")]
@@ -355,6 +390,14 @@ impl Function {
             expected,
             got,
         }
+    }
+}
+
+impl Drop for Function {
+    fn drop(&mut self) {
+        let inner = std::mem::replace(&mut self.inner, UniquePtr::null());
+        let _native = exclusive();
+        drop(inner);
     }
 }
 

@@ -172,6 +172,8 @@ pub struct Violation {
 
 impl Nlp {
     pub fn build(ocp: &Ocp, scheme: Scheme) -> Result<Nlp, SymbolicError> {
+        // CasADi work, one thread at a time (see `symbolic::exclusive`).
+        let _native = crate::symbolic::exclusive();
         let (n_x, n_u) = (ocp.n_states(), ocp.n_controls());
         let w = n_x + n_u;
 
