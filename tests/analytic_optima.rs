@@ -59,6 +59,7 @@ fn single_phase(
             state_bounds: vec![(-INF, INF); 2],
             control_bounds: vec![(-INF, INF)],
             entry: None,
+            step: None,
         }],
         control_continuity: false,
         point_constraints: vec![],
@@ -306,6 +307,7 @@ fn accelerate_coast_brake(nodes: usize) -> Ocp {
         state_bounds: vec![(-INF, INF); 2],
         control_bounds: vec![(u, u)],
         entry: None,
+        step: None,
     };
     Ocp {
         state_names: vec!["x".into(), "v".into()],

@@ -56,6 +56,7 @@ fn two_phase_problem(nodes: usize, control_continuity: bool) -> Ocp {
         state_bounds: vec![(-INF, INF); 3],
         control_bounds: vec![(-2.0, 2.0), (-INF, INF)],
         entry: None,
+        step: None,
     };
     let spring = Phase {
         name: "spring".into(),
@@ -92,6 +93,7 @@ fn two_phase_problem(nodes: usize, control_continuity: bool) -> Ocp {
         state_bounds: vec![(-INF, INF), (-5.0, 5.0), (-INF, INF)],
         control_bounds: vec![(-INF, INF); 2],
         entry: None,
+        step: None,
     };
     let point = |phase, node| Point { phase, node };
     Ocp {

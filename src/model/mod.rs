@@ -4,3 +4,4 @@
 pub mod hopper;
 pub mod multibody;
 pub mod planar;
+pub mod rail;

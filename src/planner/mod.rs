@@ -20,6 +20,7 @@
 //! ```
 
 pub mod planar;
+pub mod rail;
 pub mod warm_start;
 
 use std::time::Instant;
@@ -117,28 +118,7 @@ impl Jump {
             move |domain: Domain| -> Box<dyn Fn(&[Sx], &[Sx]) -> Vec<Bounded>> {
                 let (robot, terrain, task) = (robot.clone(), terrain.clone(), task.clone());
                 Box::new(move |x: &[Sx], u: &[Sx]| {
-                    let mut c = vec![
-                        Bounded::between(
-                            "motor force",
-                            robot.motor_force(x, &u[0]),
-                            -task.max_motor_force,
-                            task.max_motor_force,
-                        )
-                        .nominal(10.0),
-                        Bounded::between(
-                            "stroke",
-                            x[Z_M].clone() - x[Z_R].clone(),
-                            -task.stroke,
-                            task.stroke,
-                        )
-                        .nominal(0.01),
-                        Bounded::at_least(
-                            "rod-foot gap",
-                            x[Z_R].clone() - x[Z_F].clone(),
-                            task.min_rod_foot_gap,
-                        )
-                        .nominal(0.01),
-                    ];
+                    let mut c = leg_limits(&robot, &task, x, &u[0]);
                     if domain == Domain::Stance && terrain == Terrain::Rigid {
                         c.push(
                             Bounded::at_least("ground reaction", robot.ground_load(x), 0.0)
@@ -199,13 +179,10 @@ impl Jump {
                 state_bounds,
                 control_bounds: vec![(-inf, inf)],
                 entry: (p > 0 && domain == Domain::Stance).then(touchdown),
+                step: None,
             });
         }
 
-        let start = Point {
-            phase: 0,
-            node: Node::First,
-        };
         let takeoff = Point {
             phase: 0,
             node: Node::Last,
@@ -224,43 +201,9 @@ impl Jump {
             phase: self.phases.len() - 1,
             node: Node::Last,
         };
-        let rest = self.rest_state(0.0);
         let fixed = |v: f64| Some((v, v));
-        let position = match self.task.start_position {
-            StartPosition::Free => (rest[Z_R] - self.task.stroke, rest[Z_R] + self.task.stroke),
-            StartPosition::Fixed(a) => (rest[Z_R] + a, rest[Z_R] + a),
-        };
-        let mut start_bounds = vec![
-            Some(position),
-            fixed(0.0),
-            fixed(rest[Z_R]),
-            fixed(0.0),
-            fixed(rest[Z_F]),
-            fixed(0.0),
-            fixed(rest[E]),
-            None,
-        ];
-        if let StartPosition::Fixed(a) = self.task.start_position {
-            start_bounds[Z_D] = fixed(a);
-        }
-        let mut point_bounds = vec![PointBounds {
-            point: start,
-            state_bounds: start_bounds,
-        }];
-
-        let mut point_constraints = vec![PointConstraint {
-            name: "start at rest".into(),
-            f: Box::new(|p: &[Vec<Sx>]| {
-                let x = &p[0];
-                vec![Bounded::equal(
-                    "command equals actuator position",
-                    x[Z_D].clone() - (x[Z_M].clone() - x[Z_R].clone()),
-                    0.0,
-                )
-                .nominal(0.01)]
-            }),
-            instances: vec![vec![start]],
-        }];
+        let mut point_bounds = vec![start_at_rest(&self.task, &self.rest_state(0.0))];
+        let mut point_constraints = vec![command_at_rest()];
         let robot = self.robot.clone();
         if self.granular() {
             let mut takeoff_bounds = vec![None; COUNT];
@@ -316,25 +259,7 @@ impl Jump {
                 instances: takeoffs,
             });
         }
-        let robot = self.robot.clone();
-        point_constraints.push(PointConstraint {
-            name: "apex".into(),
-            f: Box::new(move |p: &[Vec<Sx>]| {
-                vec![Bounded::equal("momentum", robot.momentum(&p[0]), 0.0)]
-            }),
-            instances: vec![vec![apex]],
-        });
-        let height = self.task.apex_height;
-        point_constraints.push(PointConstraint {
-            name: "task".into(),
-            f: Box::new(move |p: &[Vec<Sx>]| {
-                vec![
-                    Bounded::equal("apex rise", p[1][Z_R].clone() - p[0][Z_R].clone(), height)
-                        .nominal(0.01),
-                ]
-            }),
-            instances: vec![vec![start, apex]],
-        });
+        point_constraints.extend(apex_rise(&self.robot, self.task.apex_height, apex));
 
         Ocp {
             state_names: hopper::STATE_NAMES.iter().map(|s| s.to_string()).collect(),
@@ -448,6 +373,115 @@ impl Jump {
         }
         Trajectory { phases }
     }
+}
+
+/// The actuator's and the leg's limits at a node: drive force, stroke, rod–foot stop.
+pub(crate) fn leg_limits(robot: &Hopper, task: &problem::Task, x: &[Sx], u: &Sx) -> Vec<Bounded> {
+    use state::*;
+    vec![
+        Bounded::between(
+            "motor force",
+            robot.motor_force(x, u),
+            -task.max_motor_force,
+            task.max_motor_force,
+        )
+        .nominal(10.0),
+        Bounded::between(
+            "stroke",
+            x[Z_M].clone() - x[Z_R].clone(),
+            -task.stroke,
+            task.stroke,
+        )
+        .nominal(0.01),
+        Bounded::at_least(
+            "rod-foot gap",
+            x[Z_R].clone() - x[Z_F].clone(),
+            task.min_rod_foot_gap,
+        )
+        .nominal(0.01),
+    ]
+}
+
+/// The first node at rest: velocities 0, rod and foot at `rest`, the drive's integrator
+/// holding the motor, the actuator position free within the stroke or fixed by the task.
+pub(crate) fn start_at_rest(task: &problem::Task, rest: &[f64; state::COUNT]) -> PointBounds {
+    use state::*;
+    let fixed = |v: f64| Some((v, v));
+    let position = match task.start_position {
+        StartPosition::Free => (rest[Z_R] - task.stroke, rest[Z_R] + task.stroke),
+        StartPosition::Fixed(a) => (rest[Z_R] + a, rest[Z_R] + a),
+    };
+    let mut state_bounds = vec![
+        Some(position),
+        fixed(0.0),
+        fixed(rest[Z_R]),
+        fixed(0.0),
+        fixed(rest[Z_F]),
+        fixed(0.0),
+        fixed(rest[E]),
+        None,
+    ];
+    if let StartPosition::Fixed(a) = task.start_position {
+        state_bounds[Z_D] = fixed(a);
+    }
+    PointBounds {
+        point: Point {
+            phase: 0,
+            node: Node::First,
+        },
+        state_bounds,
+    }
+}
+
+/// At the start the command equals the actuator position (the drive is at rest).
+pub(crate) fn command_at_rest() -> PointConstraint {
+    use state::*;
+    PointConstraint {
+        name: "start at rest".into(),
+        f: Box::new(|p: &[Vec<Sx>]| {
+            let x = &p[0];
+            vec![Bounded::equal(
+                "command equals actuator position",
+                x[Z_D].clone() - (x[Z_M].clone() - x[Z_R].clone()),
+                0.0,
+            )
+            .nominal(0.01)]
+        }),
+        instances: vec![vec![Point {
+            phase: 0,
+            node: Node::First,
+        }]],
+    }
+}
+
+/// The apex at point `apex` (momentum 0) and the task: the rod's rise from the start to it
+/// equals `rise` (in the robot's own coordinate).
+pub(crate) fn apex_rise(robot: &Hopper, rise: f64, apex: Point) -> [PointConstraint; 2] {
+    let robot = robot.clone();
+    let start = Point {
+        phase: 0,
+        node: Node::First,
+    };
+    [
+        PointConstraint {
+            name: "apex".into(),
+            f: Box::new(move |p: &[Vec<Sx>]| {
+                vec![Bounded::equal("momentum", robot.momentum(&p[0]), 0.0)]
+            }),
+            instances: vec![vec![apex]],
+        },
+        PointConstraint {
+            name: "task".into(),
+            f: Box::new(move |p: &[Vec<Sx>]| {
+                use state::Z_R;
+                vec![
+                    Bounded::equal("apex rise", p[1][Z_R].clone() - p[0][Z_R].clone(), rise)
+                        .nominal(0.01),
+                ]
+            }),
+            instances: vec![vec![start, apex]],
+        },
+    ]
 }
 
 fn domain_of(domain: problem::Domain) -> Domain {

@@ -286,6 +286,7 @@ impl PlanarPlanner {
                 state_bounds: vec![(-inf, inf); l.n_x()],
                 control_bounds,
                 entry,
+                step: None,
             });
         }
 

@@ -59,7 +59,8 @@ impl Problem {
             0.0,
             90.0,
         );
-        checks.positive(
+        // c_g = 0: no added mass, the bed's force is the static resistance F_hyd alone.
+        checks.non_negative(
             "terrain.surrounding_mass_scaling",
             medium.surrounding_mass_scaling,
         );

@@ -276,9 +276,6 @@ impl Nlp {
             let h = zs[points * w].clone() / (phase.nodes - 1) as f64;
             let xs: Vec<&[Sx]> = (0..points).map(|q| &zs[q * w..q * w + n_x]).collect();
             let us: Vec<&[Sx]> = (0..points).map(|q| &zs[q * w + n_x..(q + 1) * w]).collect();
-            let f: Vec<Vec<Sx>> = (0..points)
-                .map(|q| (phase.dynamics)(xs[q], us[q]))
-                .collect();
             let l: Vec<Sx> = (0..points)
                 .map(|q| {
                     phase
@@ -287,8 +284,30 @@ impl Nlp {
                         .map_or_else(|| Sx::from(0.0), |c| c(xs[q], us[q]))
                 })
                 .collect();
-            let (defects, cost) = scheme::interval(scheme, &h, &xs, &f, &l);
-            let names = scheme::defect_names(scheme, &ocp.state_names);
+            let (defects, cost, names) = match &phase.step {
+                Some(step) => {
+                    assert!(
+                        !scheme.has_midpoint(),
+                        "phase `{}` is a discrete step: the scheme must have no midpoints",
+                        phase.name
+                    );
+                    let next = step(xs[0], us[0], &h);
+                    let defects = (0..n_x).map(|i| xs[1][i].clone() - next[i].clone());
+                    let names = ocp.state_names.iter().map(|s| format!("step {s}"));
+                    (defects.collect(), h.clone() * l[0].clone(), names.collect())
+                }
+                None => {
+                    let f: Vec<Vec<Sx>> = (0..points)
+                        .map(|q| (phase.dynamics)(xs[q], us[q]))
+                        .collect();
+                    let (defects, cost) = scheme::interval(scheme, &h, &xs, &f, &l);
+                    (
+                        defects,
+                        cost,
+                        scheme::defect_names(scheme, &ocp.state_names),
+                    )
+                }
+            };
             let mut nominal = Vec::new();
             for _ in 0..defects.len() / n_x {
                 nominal.extend_from_slice(&ocp.state_nominal);

@@ -57,6 +57,8 @@ impl Bounded {
 }
 
 pub type Dynamics = Box<dyn Fn(&[Sx], &[Sx]) -> Vec<Sx>>;
+/// A discrete step x_{k+1} = step(x_k, u_k, h), in place of collocation (see [`Phase::step`]).
+pub type Step = Box<dyn Fn(&[Sx], &[Sx], &Sx) -> Vec<Sx>>;
 pub type RunningCost = Box<dyn Fn(&[Sx], &[Sx]) -> Sx>;
 pub type PathConstraints = Box<dyn Fn(&[Sx], &[Sx]) -> Vec<Bounded>>;
 /// Constraints on several points of the trajectory; the argument holds, per point, the
@@ -79,6 +81,11 @@ pub struct Phase {
     /// controls): constraints on [previous phase's last point, this phase's first point],
     /// e.g. an impact reset. `None`: continuity.
     pub entry: Option<PointConstraints>,
+    /// A phase transcribed as a simulator's own discrete step instead of by collocation: the
+    /// defect of interval k is x_{k+1} − step(x_k, u_k, h) and its running cost h l(x_k, u_k)
+    /// (`dynamics` is then unused). Only with a scheme without midpoints. `None`: the NLP's
+    /// collocation scheme.
+    pub step: Option<Step>,
 }
 
 /// A point of the trajectory: a node of a phase. `Last` is the phase's final node.

@@ -42,6 +42,7 @@ mod active_set;
 pub mod barrier;
 pub mod control;
 mod qp;
+pub mod rail;
 
 use std::f64::consts::{FRAC_PI_2, PI};
 use std::sync::Arc;
@@ -502,42 +503,7 @@ impl MdpSim {
                 qp::into_half_spaces(&mut c, &hulls, h);
                 c
             }
-            (WrenchForm::Vertices, solver) => {
-                let mut weights = match solver {
-                    QpSolver::Clarabel => qp::clarabel_vertices(&Q, &r, &vertices, h)?,
-                    QpSolver::ActiveSet => active_set::solve_vertices(&Q, &r, &vertices, h)?,
-                    QpSolver::BarrierNewton => {
-                        // The reduced V-form: P = (hB)ᵀ Q (hB), p = (hB)ᵀ r.
-                        let m: usize = vertices.iter().map(|s| s.len()).sum();
-                        let mut hB = DMatrix::zeros(3 * N, m);
-                        let mut column = 0;
-                        for (a, set) in vertices.iter().enumerate() {
-                            for w in set.iter() {
-                                for k in 0..3 {
-                                    hB[(3 * a + k, column)] = h * w[k];
-                                }
-                                column += 1;
-                            }
-                        }
-                        let P = hB.transpose() * &Q * &hB;
-                        let p = hB.transpose() * &r;
-                        let blocks: Vec<usize> = vertices.iter().map(|s| s.len()).collect();
-                        barrier::solve(&P, &p, &blocks)?
-                    }
-                };
-                let mut c = qp::impulses_of_weights(&vertices, &mut weights, h);
-                // The active set ends exactly on its face: only the interior points polish.
-                let polished = (solver != QpSolver::ActiveSet)
-                    .then(|| qp::polish_vertices(&Q, &r, &vertices, h, &weights))
-                    .flatten();
-                if let Some(mut polished) = polished {
-                    let better = qp::impulses_of_weights(&vertices, &mut polished, h);
-                    if qp::objective(&Q, &r, &better) <= qp::objective(&Q, &r, &c) {
-                        c = better;
-                    }
-                }
-                c
-            }
+            (WrenchForm::Vertices, solver) => vertex_impulses(&Q, &r, &vertices, h, solver)?,
         };
         let c = qp::feasible_and_no_worse(&Q, &r, c);
 
@@ -567,4 +533,51 @@ impl StepReport {
             contacts,
         }
     }
+}
+
+/// The contact impulses c of one step in the vertex form, by `solver` (see the module docs);
+/// the caller passes them through `qp::feasible_and_no_worse`.
+#[allow(non_snake_case)]
+pub(crate) fn vertex_impulses(
+    Q: &DMatrix<f64>,
+    r: &DVector<f64>,
+    vertices: &[&[[f64; 3]]],
+    h: f64,
+    solver: QpSolver,
+) -> Result<DVector<f64>, MdpError> {
+    let N = vertices.len();
+    let mut weights = match solver {
+        QpSolver::Clarabel => qp::clarabel_vertices(Q, r, vertices, h)?,
+        QpSolver::ActiveSet => active_set::solve_vertices(Q, r, vertices, h)?,
+        QpSolver::BarrierNewton => {
+            // The reduced V-form: P = (hB)ᵀ Q (hB), p = (hB)ᵀ r.
+            let m: usize = vertices.iter().map(|s| s.len()).sum();
+            let mut hB = DMatrix::zeros(3 * N, m);
+            let mut column = 0;
+            for (a, set) in vertices.iter().enumerate() {
+                for w in set.iter() {
+                    for k in 0..3 {
+                        hB[(3 * a + k, column)] = h * w[k];
+                    }
+                    column += 1;
+                }
+            }
+            let P = hB.transpose() * Q * &hB;
+            let p = hB.transpose() * r;
+            let blocks: Vec<usize> = vertices.iter().map(|s| s.len()).collect();
+            barrier::solve(&P, &p, &blocks)?
+        }
+    };
+    let mut c = qp::impulses_of_weights(vertices, &mut weights, h);
+    // The active set ends exactly on its face: only the interior points polish.
+    let polished = (solver != QpSolver::ActiveSet)
+        .then(|| qp::polish_vertices(Q, r, vertices, h, &weights))
+        .flatten();
+    if let Some(mut polished) = polished {
+        let better = qp::impulses_of_weights(vertices, &mut polished, h);
+        if qp::objective(Q, r, &better) <= qp::objective(Q, r, &c) {
+            c = better;
+        }
+    }
+    Ok(c)
 }

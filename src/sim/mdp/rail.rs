@@ -1,0 +1,173 @@
+//! The MDP simulator for the hopper on an inclined rail (`model::rail`): the step of the
+//! module docs with the foot as the one contact, and the replay of a rail plan's commands.
+//!
+//! The rail holds the foot to one degree of freedom, so the step's QP has the hopper's foot
+//! coordinate alone (the mass matrix is diagonal and J_t has no other column): G = J_tᵀ/m_f,
+//! Ĥ = m_f + J_pᵀ M_g J_p with M_g = 2 diag(m_f, m_f, ·) (the paper's factor), and the same
+//! vertex-form solvers and safeguards as the planar robots' step.
+
+use nalgebra::{DMatrix, DVector};
+
+use super::{qp, vertex_impulses, MdpError, QpSolver};
+use crate::model::hopper::state;
+use crate::model::rail::RailHopper;
+use crate::sim::command::{Command, Interpolation};
+use crate::transcription::Trajectory;
+
+/// What one step did at the foot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RailStep {
+    pub state: Vec<f64>,
+    /// The terrain's wrench (F_x [N], F_z [N], τ [N m]); 0 out of the bed.
+    pub wrench: [f64; 3],
+    /// Its generalized force along the rail [N].
+    pub force: f64,
+    /// Set when the foot was below the data's deepest node: the depth used instead [m].
+    pub clamped: Option<f64>,
+}
+
+/// One maximum-dissipation step of length `h` from `x` under command rate `u`.
+#[allow(non_snake_case)]
+pub fn step(
+    rail: &RailHopper,
+    x: &[f64],
+    u: f64,
+    h: f64,
+    solver: QpSolver,
+) -> Result<RailStep, MdpError> {
+    let free = rail.step(x, &u, &0.0, &h);
+    let depth = rail.depth(&x[state::Z_F]);
+    let lowest = rail.lowest_foot();
+    let (z_query, clamped) = if x[state::Z_F] < lowest {
+        (lowest, Some(rail.depth(&lowest)))
+    } else {
+        (x[state::Z_F], None)
+    };
+    let vertices = rail.vertices(&z_query);
+    let none = RailStep {
+        state: free.clone(),
+        wrench: [0.0; 3],
+        force: 0.0,
+        clamped,
+    };
+    if depth >= 0.0 || vertices.iter().all(|w| w.iter().all(|c| *c == 0.0)) {
+        return Ok(none);
+    }
+    let m_f = rail.hopper.foot_mass;
+    let twist = rail.twist();
+    let J_t = DMatrix::from_row_slice(1, 3, &twist);
+    let G = J_t.transpose() / m_f;
+    let H_hat = m_f + 2.0 * m_f * (twist[0] * twist[0] + twist[1] * twist[1]);
+    let Q = &G * H_hat * G.transpose();
+    let Q = 0.5 * (&Q + Q.transpose());
+    let r = DVector::from_column_slice(G.column(0).as_slice()) * (H_hat * free[state::V_F]);
+    let sets = [vertices.as_slice()];
+    let c = vertex_impulses(&Q, &r, &sets, h, solver)?;
+    let c = qp::feasible_and_no_worse(&Q, &r, c);
+    let wrench = [c[0] / h, c[1] / h, c[2] / h];
+    let force = rail.rail_force(&wrench);
+    Ok(RailStep {
+        state: rail.step(x, &u, &force, &h),
+        wrench,
+        force,
+        clamped,
+    })
+}
+
+/// A replay of a rail plan in the MDP simulator.
+#[derive(Clone, Debug)]
+pub struct RailReplay {
+    /// Per step: time [s], state, the terrain's force along the rail [N].
+    pub times: Vec<f64>,
+    pub states: Vec<Vec<f64>>,
+    pub forces: Vec<f64>,
+    /// The first step at which the terrain stopped acting with the foot moving up.
+    pub takeoff_time: Option<f64>,
+    /// Vertical rise of the rod from the start to the apex [m], and when [s].
+    pub apex_rise: Option<f64>,
+    pub apex_time: Option<f64>,
+    /// Steps whose foot lay below the data (clamped, never extrapolated).
+    pub clamped_steps: usize,
+}
+
+/// The command z_d(t) of a rail plan: straight lines between its nodes. That is the stance's
+/// own (z_d,k+1 = z_d,k + h u_k) and the trapezoidal flight's (MODEL.md's replay convention).
+pub fn command_of(plan: &Trajectory) -> Command {
+    let mut times = Vec::new();
+    let mut positions = Vec::new();
+    let mut offset = 0.0;
+    for phase in &plan.phases {
+        for (k, x) in phase.states.iter().enumerate() {
+            times.push(offset + phase.node_time(k));
+            positions.push(x[state::Z_D]);
+        }
+        offset += phase.duration;
+    }
+    let rates = vec![0.0; times.len()];
+    Command::new(&times, &positions, &rates, Interpolation::Linear)
+        .expect("a plan's nodes are finite and in time order")
+}
+
+/// Replays the plan's command ([`command_of`]) from its first state: the stance with the
+/// plan's own steps (so a plan that obeys maximum dissipation is reproduced), then the
+/// flight in `flight_substeps` steps per plan interval, the command held after the plan's
+/// end, until the apex (the momentum along the rail turns from up to down, interpolated
+/// between steps) or twice the plan's duration.
+pub fn replay(
+    rail: &RailHopper,
+    plan: &Trajectory,
+    flight_substeps: usize,
+    solver: QpSolver,
+) -> Result<RailReplay, MdpError> {
+    let (stance, flight) = (&plan.phases[0], &plan.phases[1]);
+    let h_stance = stance.duration / (stance.states.len() - 1) as f64;
+    let h_flight = flight.duration / (flight.states.len() - 1) as f64 / flight_substeps as f64;
+    let end = 2.0 * (stance.duration + flight.duration);
+    let command = command_of(plan);
+    let mut x = stance.states[0].clone();
+    let mut replay = RailReplay {
+        times: vec![0.0],
+        states: vec![x.clone()],
+        forces: vec![0.0],
+        takeoff_time: None,
+        apex_rise: None,
+        apex_time: None,
+        clamped_steps: 0,
+    };
+    let z_r0 = x[state::Z_R];
+    let mut t = 0.0;
+    let mut k = 0;
+    while t < end {
+        let h = if k < stance.states.len() - 1 {
+            h_stance
+        } else {
+            h_flight
+        };
+        // The chord's slope of the step's piece (the command is piecewise linear).
+        let u = command.at(t + 0.5 * h).1;
+        let before = rail.hopper.momentum(&x);
+        let out = step(rail, &x, u, h, solver)?;
+        replay.clamped_steps += usize::from(out.clamped.is_some());
+        t += h;
+        k += 1;
+        let after = rail.hopper.momentum(&out.state);
+        let left = out.state[state::Z_F] >= 0.0 && out.force == 0.0;
+        if replay.takeoff_time.is_none() && left && out.state[state::V_F] > 0.0 {
+            replay.takeoff_time = Some(t);
+        }
+        if replay.takeoff_time.is_some() && before > 0.0 && after <= 0.0 {
+            let f = before / (before - after);
+            let z_r = x[state::Z_R] + f * (out.state[state::Z_R] - x[state::Z_R]);
+            replay.apex_rise = Some((z_r - z_r0) * rail.angle.cos());
+            replay.apex_time = Some(t - h + f * h);
+        }
+        x = out.state;
+        replay.times.push(t);
+        replay.states.push(x.clone());
+        replay.forces.push(out.force);
+        if replay.apex_rise.is_some() {
+            break;
+        }
+    }
+    Ok(replay)
+}
