@@ -13,6 +13,7 @@ use loam::sim::mdp::rail as mdp_rail;
 use loam::sim::mdp::QpSolver;
 use loam::sim::reduced::{self, Simulator};
 use loam::solver::SolveSettings;
+use loam::terrain::hull::HalfSpaces;
 use loam::terrain::wrench_space::WrenchSpace;
 use loam::terrain::{AddedMass, Terrain};
 use loam::transcription::{PhaseTrajectory, Trajectory};
@@ -139,4 +140,168 @@ fn resampled(trajectory: &Trajectory, nodes: usize) -> Trajectory {
             })
             .collect(),
     }
+}
+
+const DATA: &str = "problems/data/wrench_space/rft_poppy_hopper_disc.yaml";
+
+/// The shipped 60 mm jump on the rail at `angle` over the RFT poppy-seed data of the
+/// hopper's disc foot.
+fn data_jump(angle: f64) -> RailJump {
+    let problem = problem::load(Path::new("problems/hopper_granular.yaml"), &[]).unwrap();
+    let space = WrenchSpace::load(Path::new(DATA)).unwrap();
+    RailJump::from_problem(&problem, angle, RailWrenches::Data(Arc::new(space))).unwrap()
+}
+
+/// The plans at α = 0, then 0.2 and 0.4 rad each from the previous one (P5's warm start).
+fn data_plans() -> Vec<RailPlan> {
+    let mut plans: Vec<RailPlan> = Vec::new();
+    println!(
+        "longest stable step {:.3} ms",
+        data_jump(0.0).rail.stable_step() * 1e3
+    );
+    for angle in [0.0, 0.2, 0.4] {
+        let start = plans.last().map(|p| p.trajectory.clone());
+        let plan = rail_plan(&data_jump(angle), start.as_ref());
+        println!(
+            "α = {angle}: {} iterations, objective {:.6e}, stance {:.1} ms, flight {:.1} ms, \
+             rest foot {:.3} mm along the rail",
+            plan.report.iterations,
+            plan.report.objective,
+            plan.trajectory.phases[0].duration * 1e3,
+            plan.trajectory.phases[1].duration * 1e3,
+            plan.trajectory.phases[0].states[0][state::Z_F] * 1e3,
+        );
+        plans.push(plan);
+    }
+    plans
+}
+
+/// P2, P3 and P5 on the RFT data: α = 0.2 and 0.4 solve from the α = 0 plan (P5); every
+/// planned wrench lies in W(θ) by the H-form (P2); the MDP simulator, given the plan's
+/// command, reproduces the stance node by node and reaches the planned apex within 1 mm (P3).
+#[test]
+fn p2_p3_p5_plans_on_rft_data_at_three_rail_angles() {
+    for plan in data_plans() {
+        let jump = &plan.jump;
+        let stance = &plan.trajectory.phases[0];
+        let n = state::COUNT;
+        // Inside W up to IPOPT's own bound relaxation (1e-8 relative): slack relative to the
+        // largest vertex.
+        let mut worst: f64 = f64::INFINITY;
+        for k in 0..stance.states.len() - 1 {
+            let x = &stance.states[k];
+            let lambda = &stance.controls[k][1..];
+            let w = jump.wrench(x, lambda);
+            let vertices = jump.rail.vertices(&x[state::Z_F]);
+            if vertices.iter().all(|v| v.iter().all(|c| *c == 0.0)) {
+                assert!(
+                    w.iter().all(|c| c.abs() < 1e-9),
+                    "node {k}: {w:?} above the bed"
+                );
+                continue;
+            }
+            let hull = HalfSpaces::of_wrench_space(&vertices).unwrap();
+            let scale = vertices.iter().map(|v| norm(v)).fold(0.0, f64::max);
+            worst = worst.min(hull.slack(&w) / scale);
+            assert_eq!(stance.controls[k].len(), 1 + jump.rail.n_vertices());
+            assert_eq!(x.len(), n);
+        }
+        assert!(
+            worst >= -1e-7,
+            "α = {}: a wrench outside W by {worst:e} of its scale",
+            jump.rail.angle
+        );
+
+        let replay =
+            mdp_rail::replay(&jump.rail, &plan.trajectory, 20, QpSolver::ActiveSet).unwrap();
+        let mut drift: f64 = 0.0;
+        for (k, planned) in stance.states.iter().enumerate() {
+            let replayed = &replay.states[k];
+            for i in [state::Z_M, state::Z_R, state::Z_F] {
+                drift = drift.max((replayed[i] - planned[i]).abs());
+            }
+        }
+        let apex = replay.apex_rise.expect("the replay reaches an apex");
+        println!(
+            "α = {}: wrench inside W by {worst:.2e} (relative); MDP replay: stance drift {drift:.2e} m, \
+             apex {:.3} mm (planned {:.3} mm), clamped steps {}",
+            jump.rail.angle,
+            apex * 1e3,
+            plan.apex_rise * 1e3,
+            replay.clamped_steps
+        );
+        assert!(
+            drift < 1e-6,
+            "α = {}: stance drift {drift:e} m",
+            jump.rail.angle
+        );
+        assert!(
+            (apex - plan.apex_rise).abs() < 1e-3,
+            "α = {}: replay apex {apex} m, planned {} m",
+            jump.rail.angle,
+            plan.apex_rise
+        );
+        assert_eq!(replay.clamped_steps, 0);
+    }
+}
+
+/// P4: the Jacobian of the maximum-dissipation rows that CasADi derives against central
+/// differences of the rows' values, near a plan on the RFT data (α = 0.2).
+#[test]
+fn p4_dissipation_derivatives_match_finite_differences() {
+    let jump = data_jump(0.2);
+    let mut nlp = rail::transcribe(&jump).unwrap();
+    let mut x = nlp.pack(&jump.rest_guess().unwrap());
+    // A point off the guess: every variable moved a little, deterministically.
+    for (i, xi) in x.iter_mut().enumerate() {
+        *xi += 1e-3 * ((i as f64 * 0.7).sin());
+    }
+    let rows: Vec<usize> = (0..nlp.n_constraints())
+        .filter(|&r| nlp.constraint_name(r).contains("dissipation"))
+        .collect();
+    assert_eq!(
+        rows.len(),
+        (jump.stance.0 - 1) * (jump.rail.n_vertices() + 1)
+    );
+    let mut grad = vec![0.0; nlp.n_variables()];
+    let mut jac = vec![0.0; nlp.jac_rows.len()];
+    nlp.eval_first(&x, &mut grad, &mut jac).unwrap();
+    // The first four intervals' rows, every column they touch.
+    let checked: Vec<usize> = rows[..4 * (jump.rail.n_vertices() + 1)].to_vec();
+    let columns: std::collections::BTreeSet<usize> = (0..jac.len())
+        .filter(|&e| checked.contains(&nlp.jac_rows[e]))
+        .map(|e| nlp.jac_cols[e])
+        .collect();
+    let mut g_plus = vec![0.0; nlp.n_constraints()];
+    let mut g_minus = vec![0.0; nlp.n_constraints()];
+    let mut worst: f64 = 0.0;
+    let mut entries = 0;
+    for &c in &columns {
+        let step = 1e-6 * x[c].abs().max(1e-2);
+        let mut xp = x.clone();
+        xp[c] += step;
+        nlp.eval_value(&xp, &mut g_plus).unwrap();
+        xp[c] -= 2.0 * step;
+        nlp.eval_value(&xp, &mut g_minus).unwrap();
+        for e in 0..jac.len() {
+            let r = nlp.jac_rows[e];
+            if nlp.jac_cols[e] != c || !checked.contains(&r) {
+                continue;
+            }
+            let fd = (g_plus[r] - g_minus[r]) / (2.0 * step);
+            let error = (jac[e] - fd).abs() / jac[e].abs().max(fd.abs()).max(1e-3);
+            worst = worst.max(error);
+            entries += 1;
+        }
+    }
+    println!(
+        "{entries} Jacobian entries of {} rows: worst relative error {worst:.2e}",
+        checked.len()
+    );
+    assert!(entries > 100);
+    assert!(worst < 1e-6, "worst relative error {worst:e}");
+}
+
+fn norm(v: &[f64; 3]) -> f64 {
+    v.iter().map(|c| c * c).sum::<f64>().sqrt()
 }

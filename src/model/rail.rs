@@ -146,6 +146,51 @@ impl RailHopper {
         next
     }
 
+    /// The longest stable step [s] (within 1e-6 s): the step is explicit in the leg's
+    /// forces, and the drive's velocity loop (K_m V_p over the motor–rod pair's reduced mass,
+    /// about 270 1/s with the paper's robot) makes it unstable above about 5 ms, so an open-loop
+    /// replay of a plan with longer steps drifts away from it geometrically. The forces are
+    /// linear in the state, so the step is a linear map: the largest step whose spectral
+    /// radius is at most 1 with the foot held (sticking: its velocity zeroed every step) and
+    /// with the foot free.
+    pub fn stable_step(&self) -> f64 {
+        use nalgebra::DMatrix;
+        let rest = self.hopper.rest_state(&Terrain::Rigid, 0.0);
+        let radius = |h: f64, held: bool| -> f64 {
+            let map = |x: &[f64]| -> Vec<f64> {
+                let mut next = self.step(x, &0.0, &0.0, &h);
+                if held {
+                    next[state::V_F] = 0.0;
+                    next[state::Z_F] = x[state::Z_F];
+                }
+                next
+            };
+            let base = map(&rest);
+            let n = state::COUNT;
+            let jacobian = DMatrix::from_fn(n, n, |i, j| {
+                let mut x = rest.to_vec();
+                x[j] += 1.0;
+                map(&x)[i] - base[i]
+            });
+            jacobian
+                .complex_eigenvalues()
+                .iter()
+                .map(|l| l.norm())
+                .fold(0.0, f64::max)
+        };
+        let stable = |h: f64| radius(h, true) <= 1.0 + 1e-12 && radius(h, false) <= 1.0 + 1e-12;
+        let (mut low, mut high) = (0.0, 0.1);
+        while high - low > 1e-6 {
+            let mid = 0.5 * (low + high);
+            if stable(mid) {
+                low = mid;
+            } else {
+                high = mid;
+            }
+        }
+        low
+    }
+
     /// The foot position where the terrain's capacity along the rail carries the whole
     /// weight (g cos α along the rail), or `None` if the data's deepest node cannot.
     pub fn rest_foot(&self) -> Option<f64> {

@@ -14,6 +14,7 @@
 //!            z_f ≥ the data's deepest node; the last node at the surface, z_f = 0 (take-off)
 //! flight     trapezoidal collocation of the free hopper, λ = 0, z_f ≥ 0, ends at the apex
 //! both       the hopper's drive and leg limits at every node; x and u continuous
+//!            stance duration ≤ (N_s − 1) · 0.9 · the longest stable step
 //! start      at rest on the bed (the depth where the capacity along the rail carries the
 //!            weight), as the hopper (MODEL.md section 1)
 //! task       (z_r(apex) − z_r(start)) cos α = the apex height (a vertical rise)
@@ -312,9 +313,21 @@ impl RailJump {
             let [lo, hi] = p.duration_bounds();
             (p.nodes, (lo, hi))
         };
+        let rail = RailHopper::new(Hopper::from_problem(problem), angle, wrenches);
+        // The stance's steps stay stable (`RailHopper::stable_step`, with a 10 % margin):
+        // its duration is capped at (N − 1) · 0.9 · h_stable.
+        let (nodes, (lo, hi)) = phase(&problem.phases[0]);
+        let longest = (nodes - 1) as f64 * 0.9 * rail.stable_step();
+        if longest < lo {
+            return Err(PlanError::Schedule(format!(
+                "a stance of {nodes} nodes may last at most {longest:.4} s for its steps to \
+                 stay stable (below {:.2} ms), less than its minimum {lo} s: give it more nodes",
+                rail.stable_step() * 1e3
+            )));
+        }
         Ok(RailJump {
-            rail: RailHopper::new(Hopper::from_problem(problem), angle, wrenches),
-            stance: phase(&problem.phases[0]),
+            rail,
+            stance: (nodes, (lo, hi.min(longest))),
             flight: phase(&problem.phases[1]),
             task: problem.task.clone(),
         })
