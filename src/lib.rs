@@ -24,7 +24,10 @@
 //!            task(points) within bounds,  T_p ∈ [T_min, T_max]
 //! ```
 //!
-//! Two planners fill it in:
+//! A phase may instead be a simulator's own discrete step ([`transcription::Phase::step`]:
+//! x_{k+1} = step(x_k, u_k, h), cost h·l(x_k, u_k)), so that a simulator replays it exactly.
+//!
+//! Three planners fill it in:
 //! - the hopper's (`planner`, docs/MODEL.md section 1): x = (z_m, ż_m, z_r, ż_r, z_f, ż_f,
 //!   e, z_d), u = ż_d, cost ½u²; stance and flight in turn (one hop on a granular bed,
 //!   any number on rigid ground, a plastic impact on the foot at each landing); the last
@@ -33,7 +36,11 @@
 //!   contact wrenches and impulses); the equations of motion M(q) a + h(q, v) = B u +
 //!   Σ Jᵀ w as constraints (implicit form), rigid sticking contact with a friction cone,
 //!   plastic impacts at touchdown, F_z = 0 at lift-off; tasks of start and end poses,
-//!   distance, apex rise and periodicity; costs effort, torque² or cost of transport.
+//!   distance, apex rise and periodicity; costs effort, torque² or cost of transport;
+//! - the hopper on an inclined rail over a wrench-space terrain (`planner::rail`,
+//!   docs/WRENCH_SPACE.md section 4): u = (ż_d, λ₁…λ_m); the stance is the MDP simulator's
+//!   step with the wrench w = B(θ)λ and maximum dissipation as inequalities over W's
+//!   vertices, the flight trapezoidal.
 //!
 //! Each planner's module docs write its NLP out in full.
 
