@@ -1,8 +1,16 @@
 //! Planning with wrench spaces: the hopper on an inclined rail (docs/WRENCH_SPACE.md section
 //! 4.4, tests P1-P5).
 
+mod common {
+    pub mod run;
+    pub mod temp_dir;
+}
+
 use std::path::Path;
 use std::sync::Arc;
+
+use common::run::{assert_exit, loam, read_json};
+use common::temp_dir::TempDir;
 
 use loam::model::hopper::{state, Hopper};
 use loam::model::rail::RailWrenches;
@@ -306,4 +314,101 @@ fn p4_dissipation_derivatives_match_finite_differences() {
 
 fn norm(v: &[f64; 3]) -> f64 {
     v.iter().map(|c| c * c).sum::<f64>().sqrt()
+}
+
+fn manifest() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The shipped problem end to end: `loam solve` plans, replays in the MDP simulator and
+/// writes the plan with its replay; the files say what a user needs.
+#[test]
+fn the_shipped_rail_problem_solves_and_replays() {
+    let dir = TempDir::new("rail-solve");
+    let out = dir.path().join("run");
+    let solve = loam(
+        manifest(),
+        &[
+            "solve",
+            "problems/hopper_rail.yaml",
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ],
+    );
+    assert_exit(&solve, 0, &[]);
+    let solution = read_json(&out.join("solution.json"));
+    assert_eq!(solution["converged"], true);
+    let planned = solution["apex_rise_m"].as_f64().unwrap();
+    assert!((planned - 0.06).abs() < 1e-6, "{solution}");
+    let replayed = solution["replay"]["apex_rise_m"].as_f64().unwrap();
+    assert!((replayed - planned).abs() < 1e-3, "replay {replayed} m");
+    assert!(solution["replay"]["stance_difference_m"].as_f64().unwrap() < 1e-6);
+    assert_eq!(solution["rail"]["angle_rad"], 0.2);
+    let csv = std::fs::read_to_string(out.join("trajectory.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert_eq!(
+        header,
+        "t,phase,node,z_m,v_m,z_r,v_r,z_f,v_f,e,z_d,u,G,F_x,F_z,tau"
+    );
+    assert_eq!(csv.lines().count(), 1 + 31 + 31);
+
+    // The later commands do not read rail plans yet, and say so.
+    let simulate = loam(manifest(), &["simulate", out.to_str().unwrap()]);
+    assert_exit(&simulate, 2, &["wrench-space terrain", "replay"]);
+}
+
+/// Bad rail problems exit 2 with the file, the field and what is accepted, and write nothing.
+#[test]
+fn bad_rail_problems_are_refused_with_their_field() {
+    let dir = TempDir::new("rail-bad");
+    let out = dir.path().join("run");
+    let cases: [(&str, &[&str]); 5] = [
+        (
+            "terrain.rail_angle=1.0",
+            &["terrain.rail_angle", "outside the data's tilts", "0.8"],
+        ),
+        (
+            "terrain.rail_angle=2.0",
+            &["terrain.rail_angle", "(-pi/2, pi/2)"],
+        ),
+        (
+            "terrain.data=data/none.yaml",
+            &["terrain.data", "none.yaml"],
+        ),
+        (
+            "transcription.scheme=hermite_simpson",
+            &["transcription.scheme", "trapezoidal"],
+        ),
+        ("phases.0.nodes=3", &["at most", "more nodes"]),
+    ];
+    for (set, needles) in cases {
+        let run = loam(
+            manifest(),
+            &[
+                "solve",
+                "problems/hopper_rail.yaml",
+                "--set",
+                set,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert_exit(&run, 2, needles);
+        assert!(!out.exists(), "{set}: wrote {}", out.display());
+    }
+    let granular = loam(
+        manifest(),
+        &[
+            "check",
+            "problems/hopper_granular.yaml",
+            "--set",
+            "terrain.rail_angle=0.2",
+        ],
+    );
+    assert_exit(
+        &granular,
+        2,
+        &["terrain.rail_angle", "only `model: wrench_space`"],
+    );
 }

@@ -104,7 +104,11 @@ fn planner_bad_input(cause: &(dyn std::error::Error + 'static)) -> bool {
         Some(loam::solver::IpoptError::Option { .. })
     ) || matches!(
         cause.downcast_ref::<loam::planner::PlanError>(),
-        Some(loam::planner::PlanError::Schedule(_) | loam::planner::PlanError::Start(_))
+        Some(
+            loam::planner::PlanError::Schedule(_)
+                | loam::planner::PlanError::Start(_)
+                | loam::planner::PlanError::WrenchSpace
+        )
     )
 }
 

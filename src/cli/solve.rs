@@ -38,6 +38,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         AnyProblem::Hopper(problem) => problem,
         AnyProblem::Planar(problem) => return run_planar(&args, &problem),
     };
+    if problem.terrain.model == loam::problem::TerrainModel::WrenchSpace {
+        return run_rail(&args, &problem);
+    }
     let start = match &args.warm_start {
         Some(dir) => {
             let (start, source) = warm_start::read(dir)?;
@@ -107,6 +110,96 @@ fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
             format!(
                 "distance       {:.4} m, centre of mass rise {:.4} m, duration {:.3} s",
                 key.distance_m, key.com_rise_m, key.duration_s
+            ),
+        ];
+        print_summary(
+            &plan.report,
+            plan.setup_seconds,
+            &plan.trajectory.phases,
+            &task,
+            &out.path,
+            &written,
+        );
+    }
+    Ok(if plan.report.converged { 0 } else { 1 })
+}
+
+/// The hopper on an inclined rail over a wrench-space terrain (`planner::rail`): plan,
+/// replay in the MDP simulator, write.
+fn run_rail(args: &Args, problem: &loam::problem::Problem) -> anyhow::Result<u8> {
+    use loam::model::rail::RailWrenches;
+    use loam::output::rail::{write_rail_run, RailRecord, RailReplayRecord};
+    use loam::planner::rail::{self, RailJump};
+    use loam::sim::mdp::{rail as mdp_rail, QpSolver};
+    use loam::terrain::wrench_space::WrenchSpace;
+    let file = &args.problem.file;
+    let bad = |field: &str, message: String| {
+        super::BadInput(format!("{}: {field}: {message}", file.display()))
+    };
+    if args.warm_start.is_some() {
+        return Err(bad(
+            "terrain.model",
+            "--warm-start does not take wrench-space plans yet".into(),
+        )
+        .into());
+    }
+    let data = problem.terrain.data.clone().unwrap_or_default();
+    let path = file.parent().unwrap_or(Path::new(".")).join(&data);
+    let space = WrenchSpace::load(&path).map_err(|e| bad("terrain.data", e.to_string()))?;
+    let angle = problem.terrain.rail_angle.unwrap_or(0.0);
+    let (_, tilt_max) = space.tilt_range();
+    if angle.abs() > tilt_max {
+        return Err(bad(
+            "terrain.rail_angle",
+            format!(
+                "{angle} rad is outside the data's tilts (|tilt| <= {tilt_max} rad in {}); loam \
+                 does not extrapolate a wrench space",
+                path.display()
+            ),
+        )
+        .into());
+    }
+    let jump = RailJump::from_problem(problem, angle, RailWrenches::Data(space.into()))?;
+    let out = out_dir(args, problem.name())?;
+    let (plan, log) = solve_logged(
+        &out,
+        args.quiet,
+        planner::solver_options(problem),
+        |s, p| rail::plan(&jump, s, None, p),
+    )?;
+    const SUBSTEPS: usize = 20;
+    let replay = mdp_rail::replay(&jump.rail, &plan.trajectory, SUBSTEPS, QpSolver::ActiveSet)?;
+    let rail_record = RailRecord {
+        angle_rad: angle,
+        data,
+        vertices: jump.rail.n_vertices(),
+        stable_step_s: jump.rail.stable_step(),
+        stance_max_s: jump.stance.1 .1,
+    };
+    let replay_record = RailReplayRecord::of(&plan, &replay, SUBSTEPS);
+    let provenance = Provenance::new(WarmStart::from(problem.initial_guess));
+    let written = write_rail_run(
+        &out.path,
+        problem,
+        &plan,
+        rail_record,
+        replay_record,
+        provenance,
+        Some(&log),
+    )?;
+    if !args.quiet {
+        let replayed = replay
+            .apex_rise
+            .map_or("no apex".to_string(), |a| format!("{:.2} mm", a * 1e3));
+        let task = [
+            format!("objective      {:.6e} (½∫u² dt)", plan.report.objective),
+            format!(
+                "apex rise      {:.2} mm (target {:.2} mm), vertical, rail at {angle} rad",
+                plan.apex_rise * 1e3,
+                problem.task.apex_height * 1e3
+            ),
+            format!(
+                "MDP replay     apex rise {replayed} (the plan's command, solution.json `replay`)"
             ),
         ];
         print_summary(

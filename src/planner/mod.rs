@@ -44,6 +44,12 @@ pub enum PlanError {
          granular bed); the problem has phases {0}"
     )]
     Schedule(String),
+    /// A wrench-space terrain reached the 1-D planner (only `loam solve` plans it).
+    #[error(
+        "a wrench-space terrain is planned by `loam solve` alone (the hopper on a rail, \
+         `planner::rail`); sweeps, benchmarks and warm starts do not take it yet"
+    )]
+    WrenchSpace,
     /// A warm start from a plan that cannot start this problem: what differs.
     #[error("the plan cannot start this problem: {0}")]
     Start(String),
@@ -66,6 +72,9 @@ pub struct Jump {
 
 impl Jump {
     pub fn from_problem(problem: &Problem) -> Result<Jump, PlanError> {
+        if problem.terrain.model == problem::TerrainModel::WrenchSpace {
+            return Err(PlanError::WrenchSpace);
+        }
         let robot = Hopper::from_problem(problem);
         let terrain = Terrain::from_problem(&problem.terrain, problem.robot.foot_radius);
         let domains: Vec<Domain> = problem.phases.iter().map(|p| domain_of(p.domain)).collect();

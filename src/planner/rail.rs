@@ -262,6 +262,8 @@ pub struct RailPlan {
     /// Vertical rise of the rod from the start to the apex [m].
     pub apex_rise: f64,
     pub setup_seconds: f64,
+    pub n_variables: usize,
+    pub n_constraints: usize,
 }
 
 /// Transcribes the rail jump (trapezoidal flight, the MDP step in stance).
@@ -295,6 +297,8 @@ pub fn plan(
         trajectory,
         apex_rise,
         setup_seconds,
+        n_variables: nlp.n_variables(),
+        n_constraints: nlp.n_constraints(),
     })
 }
 

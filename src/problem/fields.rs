@@ -35,6 +35,7 @@ const UNITS: &[(&str, &str)] = &[
     ("terrain.penetration_stiffness", "N/m"),
     ("terrain.resistive_stress", "N/m³"),
     ("terrain.drag_scaling", ""),
+    ("terrain.rail_angle", "rad"),
     ("phases[].duration", "s"),
     ("task.apex_height", "m"),
     ("task.max_motor_force", "N"),

@@ -168,6 +168,12 @@ pub struct Terrain {
     pub resistive_stress: Option<f64>,
     /// b: inertial drag scaling \[-\].
     pub drag_scaling: Option<f64>,
+    /// `wrench_space` only: the wrench-space data file (docs/WRENCH_SPACE.md section 3.1),
+    /// relative to the problem file's folder.
+    pub data: Option<String>,
+    /// `wrench_space` only: the rail's angle from the vertical, α \[rad\]; the foot is
+    /// tilted by it. Default 0.
+    pub rail_angle: Option<f64>,
 }
 
 impl Terrain {
@@ -214,6 +220,20 @@ pub enum TerrainModel {
     /// The added-mass granular model of MODEL.md section 2.
     #[default]
     AddedMass,
+    /// A data-driven wrench space (docs/WRENCH_SPACE.md) under the hopper on an inclined
+    /// rail: `data` names the file, `rail_angle` the rail (`planner::rail`).
+    WrenchSpace,
+}
+
+impl TerrainModel {
+    /// The name a problem file uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            TerrainModel::Rigid => "rigid",
+            TerrainModel::AddedMass => "added_mass",
+            TerrainModel::WrenchSpace => "wrench_space",
+        }
+    }
 }
 
 /// One phase of the jump: a domain of the hybrid dynamics with its own collocation grid.

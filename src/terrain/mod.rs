@@ -31,8 +31,14 @@ pub struct StanceFoot<S> {
 
 impl Terrain {
     /// The model terrain of a problem's terrain section, under a foot of `foot_radius`.
+    ///
+    /// A wrench-space section is not one of these 1-D terrains: `planner::rail` plans it,
+    /// and every caller refuses it first (`Jump::from_problem`, `output::read_plan`).
     pub fn from_problem(terrain: &problem::Terrain, foot_radius: f64) -> Terrain {
         match terrain.model {
+            problem::TerrainModel::WrenchSpace => {
+                unreachable!("a wrench-space terrain is refused before the 1-D terrains")
+            }
             problem::TerrainModel::Rigid => Terrain::Rigid,
             problem::TerrainModel::AddedMass => Terrain::AddedMass(AddedMass::from_medium(
                 &terrain.medium_parameters(),
