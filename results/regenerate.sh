@@ -29,6 +29,11 @@ rm -rf results/hopper_two_hops
 $loam solve problems/hopper_two_hops.yaml -q --out results/hopper_two_hops
 $loam simulate results/hopper_two_hops -q
 $loam plot results/hopper_two_hops --png-only -q
+# The hopper on a rail inclined 0.2 rad over the RFT poppy-seed wrench space; `solve` replays
+# it in the MDP simulator itself (mdp_replay.csv).
+rm -rf results/hopper_rail
+$loam solve problems/hopper_rail.yaml -q --out results/hopper_rail
+$loam plot results/hopper_rail --png-only -q
 
 # The DEM bed: a poured and settled bed of ~14 000 3-mm grains with the Hertz-Mindlin law (about
 # 1.5 minutes on two cores), both 60 mm plans replayed on it by the CPU backend, and the

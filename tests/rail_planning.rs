@@ -353,6 +353,18 @@ fn the_shipped_rail_problem_solves_and_replays() {
     );
     assert_eq!(csv.lines().count(), 1 + 31 + 31);
 
+    let replay = std::fs::read_to_string(out.join("mdp_replay.csv")).unwrap();
+    assert!(
+        replay.starts_with("t,z_m,v_m,z_r,v_r,z_f,v_f,e,z_d,G\n"),
+        "{replay:.80}"
+    );
+    let plot = loam(
+        manifest(),
+        &["plot", out.to_str().unwrap(), "--png-only", "-q"],
+    );
+    assert_exit(&plot, 0, &[]);
+    assert!(out.join("plots/rail_run.png").is_file());
+
     // The later commands do not read rail plans yet, and say so.
     let simulate = loam(manifest(), &["simulate", out.to_str().unwrap()]);
     assert_exit(&simulate, 2, &["wrench-space terrain", "replay"]);

@@ -128,7 +128,7 @@ fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
 /// replay in the MDP simulator, write.
 fn run_rail(args: &Args, problem: &loam::problem::Problem) -> anyhow::Result<u8> {
     use loam::model::rail::RailWrenches;
-    use loam::output::rail::{write_rail_run, RailRecord, RailReplayRecord};
+    use loam::output::rail::{write_rail_run, RailRecord};
     use loam::planner::rail::{self, RailJump};
     use loam::sim::mdp::{rail as mdp_rail, QpSolver};
     use loam::terrain::wrench_space::WrenchSpace;
@@ -176,14 +176,14 @@ fn run_rail(args: &Args, problem: &loam::problem::Problem) -> anyhow::Result<u8>
         stable_step_s: jump.rail.stable_step(),
         stance_max_s: jump.stance.1 .1,
     };
-    let replay_record = RailReplayRecord::of(&plan, &replay, SUBSTEPS);
     let provenance = Provenance::new(WarmStart::from(problem.initial_guess));
     let written = write_rail_run(
         &out.path,
         problem,
         &plan,
         rail_record,
-        replay_record,
+        &replay,
+        SUBSTEPS,
         provenance,
         Some(&log),
     )?;

@@ -1,5 +1,6 @@
 //! A rail plan's `solution.json` and `trajectory.csv` (the hopper on an inclined rail over a
-//! wrench-space terrain, `planner::rail`), with the plan's replay in the MDP simulator.
+//! wrench-space terrain, `planner::rail`), with the plan's replay in the MDP simulator
+//! (summed up in `solution.json` `replay`, step by step in `mdp_replay.csv`).
 //!
 //! `trajectory.csv` has the hopper's columns (t, phase, node, the eight states along the rail,
 //! u) followed by the terrain's action at the node: `G` the force along the rail \[N\],
@@ -97,7 +98,8 @@ pub fn write_rail_run(
     problem: &Problem,
     plan: &RailPlan,
     rail: RailRecord,
-    replay: RailReplayRecord,
+    replay: &RailReplay,
+    flight_substeps: usize,
     provenance: Provenance,
     ipopt_log: Option<&Path>,
 ) -> Result<PlanWritten, OutputError> {
@@ -126,10 +128,30 @@ pub fn write_rail_run(
             })
             .collect(),
         rail,
-        replay,
+        replay: RailReplayRecord::of(plan, replay, flight_substeps),
     };
     let json = serde_json::to_string_pretty(&file).expect("solution serializes");
-    commit_plan(dir, &plan_id, &json, &trajectory, ipopt_log)
+    let written = commit_plan(dir, &plan_id, &json, &trajectory, ipopt_log)?;
+    super::write_atomic(&dir.join("mdp_replay.csv"), replay_csv(replay).as_bytes())?;
+    Ok(written)
+}
+
+/// The replay's steps: t, the eight states, the terrain's force along the rail `G` [N].
+pub fn replay_csv(replay: &RailReplay) -> String {
+    let mut out = String::from("t");
+    for name in STATE_NAMES {
+        out.push(',');
+        out.push_str(name);
+    }
+    out.push_str(",G\n");
+    for ((t, x), g) in replay.times.iter().zip(&replay.states).zip(&replay.forces) {
+        out.push_str(&format!("{t:.9}"));
+        for v in x.iter().chain([g]) {
+            out.push_str(&format!(",{v:.9e}"));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 impl RailReplayRecord {

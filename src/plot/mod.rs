@@ -23,6 +23,7 @@ mod animation;
 mod data;
 mod dem;
 mod planar;
+mod rail;
 mod run;
 mod style;
 mod sweep;
@@ -207,7 +208,14 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
             )?);
         }
     }
-    if contents.run && planar::is_planar(dir) {
+    if contents.run && rail::is_rail(dir) {
+        let figure = rail::RailFigure::load(dir)?;
+        report.files.extend(style::save(
+            &figure,
+            &out.join("rail_run"),
+            settings.formats,
+        )?);
+    } else if contents.run && planar::is_planar(dir) {
         let run = planar::PlanarRun::load(dir)?;
         report.files.extend(planar_figures(&run, "planar_run")?);
         if run.replay.is_some() {

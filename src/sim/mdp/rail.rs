@@ -77,7 +77,8 @@ pub fn step(
 /// A replay of a rail plan in the MDP simulator.
 #[derive(Clone, Debug)]
 pub struct RailReplay {
-    /// Per step: time [s], state, the terrain's force along the rail [N].
+    /// At each step's start: time [s], state, and the terrain's force along the rail over the
+    /// step [N] (0 at the last entry).
     pub times: Vec<f64>,
     pub states: Vec<Vec<f64>>,
     pub forces: Vec<f64>,
@@ -162,9 +163,11 @@ pub fn replay(
             replay.apex_time = Some(t - h + f * h);
         }
         x = out.state;
+        // The force acted over the step that starts at the previous time.
+        *replay.forces.last_mut().expect("the start's entry") = out.force;
         replay.times.push(t);
         replay.states.push(x.clone());
-        replay.forces.push(out.force);
+        replay.forces.push(0.0);
         if replay.apex_rise.is_some() {
             break;
         }
