@@ -106,6 +106,22 @@ impl RailHopper {
         }
     }
 
+    /// The vertices' forces along the rail Gᵢ = G(wᵢ(θ)) at foot position `z_f` (what the step
+    /// and maximum dissipation need: the rail takes the rest of each wrench).
+    pub fn vertex_forces<S: Scalar>(&self, z_f: &S) -> Vec<S> {
+        let depth = self.depth(z_f);
+        match &self.wrenches {
+            RailWrenches::Data(space) => {
+                space.projected_vertices(&depth, &S::constant(self.angle), self.twist())
+            }
+            RailWrenches::Hydrostatic(_) => self
+                .vertices(z_f)
+                .iter()
+                .map(|w| self.rail_force(w))
+                .collect(),
+        }
+    }
+
     /// The rail's direction e and its twist column J_t = (e_x, e_z, 0): the foot's twist per
     /// unit ż_f.
     pub fn twist(&self) -> [f64; 3] {
@@ -120,10 +136,7 @@ impl RailHopper {
 
     /// The largest force along the rail the terrain can give at `z_f` (0 above the surface).
     pub fn capacity(&self, z_f: f64) -> f64 {
-        self.vertices(&z_f)
-            .iter()
-            .map(|w| self.rail_force(w))
-            .fold(0.0, f64::max)
+        self.vertex_forces(&z_f).into_iter().fold(0.0, f64::max)
     }
 
     /// One step of length `h` from `x` under command rate `u`, with the terrain pushing the

@@ -76,10 +76,11 @@ impl RailJump {
 
     /// The terrain's generalized force along the rail at state `x` with weights `lambda`.
     pub fn terrain_force<S: Scalar>(&self, x: &[S], lambda: &[S]) -> S {
-        let vertices = self.rail.vertices(&x[state::Z_F]);
-        lambda.iter().zip(&vertices).fold(S::zero(), |sum, (l, w)| {
-            sum + l.clone() * self.rail.rail_force(w)
-        })
+        let forces = self.rail.vertex_forces(&x[state::Z_F]);
+        lambda
+            .iter()
+            .zip(&forces)
+            .fold(S::zero(), |sum, (l, g)| sum + l.clone() * g.clone())
     }
 
     /// The wrench w = B(θ) λ (F_x, F_z, τ) at state `x`.
@@ -186,32 +187,26 @@ impl RailJump {
     }
 
     /// The variational inequality of one stance interval, given node k (state and controls)
-    /// and node k + 1: gᵀ(wᵢ − w) ≥ 0 per vertex and −gᵀw ≥ 0, g = J_t v_f,k+1.
+    /// and node k + 1: gᵀ(wᵢ − w) ≥ 0 per vertex and −gᵀw ≥ 0, g = J_t v_f,k+1. With one
+    /// contact degree of freedom gᵀw = v_f,k+1 G(w), so the rows are written with the
+    /// vertices' forces along the rail Gᵢ (the same numbers; the rail takes the rest).
     pub fn dissipation_rows(&self, now: &[Sx], next: &[Sx]) -> Vec<Bounded> {
         let n = state::COUNT;
         let (x, lambda) = (&now[..n], &now[n + 1..]);
-        let vertices = self.rail.vertices(&x[state::Z_F]);
-        let g: Vec<Sx> = self
-            .rail
-            .twist()
+        let forces = self.rail.vertex_forces(&x[state::Z_F]);
+        let v = next[state::V_F].clone();
+        let force = lambda
             .iter()
-            .map(|j| next[state::V_F].clone() * *j)
-            .collect();
-        let dot = |w: &[Sx; 3]| (0..3).fold(Sx::from(0.0), |s, c| s + g[c].clone() * w[c].clone());
-        let w: [Sx; 3] = std::array::from_fn(|c| {
-            lambda
-                .iter()
-                .zip(&vertices)
-                .fold(Sx::from(0.0), |s, (l, v)| s + l.clone() * v[c].clone())
-        });
-        let dissipated = dot(&w);
-        let mut rows: Vec<Bounded> = vertices
+            .zip(&forces)
+            .fold(Sx::from(0.0), |s, (l, g)| s + l.clone() * g.clone());
+        let dissipated = v.clone() * force;
+        let mut rows: Vec<Bounded> = forces
             .iter()
             .enumerate()
-            .map(|(i, v)| {
+            .map(|(i, g)| {
                 Bounded::at_least(
                     format!("dissipation vertex {}", i + 1),
-                    dot(v) - dissipated.clone(),
+                    v.clone() * g.clone() - dissipated.clone(),
                     0.0,
                 )
             })
@@ -228,8 +223,7 @@ impl RailJump {
         };
         let x = self.rest_state(a)?.to_vec();
         let m = self.rail.n_vertices();
-        let vertices = self.rail.vertices(&x[state::Z_F]);
-        let forces: Vec<f64> = vertices.iter().map(|w| self.rail.rail_force(w)).collect();
+        let forces = self.rail.vertex_forces(&x[state::Z_F]);
         let best = (0..m)
             .max_by(|&i, &j| forces[i].total_cmp(&forces[j]))
             .unwrap();

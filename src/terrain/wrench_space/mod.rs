@@ -109,6 +109,26 @@ impl WrenchSpace {
             .collect()
     }
 
+    /// The vertices' components along `direction` (a twist: per vertex Σ_c direction_c w_ic,
+    /// the generalized force of a foot moving with that twist); zero at or above the surface.
+    /// The same numbers as [`vertices`](Self::vertices) projected, for a third of its cost.
+    pub fn projected_vertices<S: Scalar>(
+        &self,
+        depth: &S,
+        tilt: &S,
+        direction: [f64; 3],
+    ) -> Vec<S> {
+        let below = depth.lt(&S::zero());
+        let combinations: Vec<Vec<(usize, f64)>> = (0..self.n_directions())
+            .map(|i| (0..3).map(|c| (3 * i + c, direction[c])).collect())
+            .collect();
+        self.rbf
+            .eval_combined(depth, tilt, &combinations)
+            .into_iter()
+            .map(|g| S::if_else(&below, &g, &S::zero()))
+            .collect()
+    }
+
     pub fn n_directions(&self) -> usize {
         self.data.directions.len()
     }

@@ -131,6 +131,45 @@ impl Rbf {
 
     /// Every output at θ = (`depth`, `tilt`).
     pub fn eval<S: Scalar>(&self, depth: &S, tilt: &S) -> Vec<S> {
+        self.eval_with(depth, tilt, &self.weights, &self.tails)
+    }
+
+    /// Linear combinations of the outputs at θ: per entry of `combinations`, Σ c·output_k
+    /// over its (k, c). The interpolant is linear in its coefficients, so this combines them
+    /// first and evaluates one interpolant per combination (cheaper than every output).
+    pub fn eval_combined<S: Scalar>(
+        &self,
+        depth: &S,
+        tilt: &S,
+        combinations: &[Vec<(usize, f64)>],
+    ) -> Vec<S> {
+        let n = self.centers.len();
+        let mut weights = Vec::with_capacity(combinations.len());
+        let mut tails = Vec::with_capacity(combinations.len());
+        for combination in combinations {
+            let mut w = vec![0.0; n];
+            let mut t = [0.0; 3];
+            for &(k, c) in combination {
+                for (wj, aj) in w.iter_mut().zip(&self.weights[k]) {
+                    *wj += c * aj;
+                }
+                for (ti, ai) in t.iter_mut().zip(&self.tails[k]) {
+                    *ti += c * ai;
+                }
+            }
+            weights.push(w);
+            tails.push(t);
+        }
+        self.eval_with(depth, tilt, &weights, &tails)
+    }
+
+    fn eval_with<S: Scalar>(
+        &self,
+        depth: &S,
+        tilt: &S,
+        weights: &[Vec<f64>],
+        tails: &[[f64; 3]],
+    ) -> Vec<S> {
         let x = depth.clone() * self.scale[0];
         let y = tilt.clone() * self.scale[1];
         let basis: Vec<S> = self
@@ -141,9 +180,9 @@ impl Rbf {
                     .value((x.clone() - c[0]).square() + (y.clone() - c[1]).square())
             })
             .collect();
-        self.weights
+        weights
             .iter()
-            .zip(&self.tails)
+            .zip(tails)
             .map(|(weights, tail)| {
                 let affine = x.clone() * tail[1] + y.clone() * tail[2] + tail[0];
                 basis
