@@ -169,10 +169,12 @@ pub struct Terrain {
     /// b: inertial drag scaling \[-\].
     pub drag_scaling: Option<f64>,
     /// `wrench_space` only: the wrench-space data file (docs/WRENCH_SPACE.md section 3.1),
-    /// relative to the problem file's folder.
+    /// relative to the problem file's folder. Absent from the resolved problem of other models.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<String>,
     /// `wrench_space` only: the rail's angle from the vertical, α \[rad\]; the foot is
-    /// tilted by it. Default 0.
+    /// tilted by it. Default 0 (filled in when resolved); absent for other models.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rail_angle: Option<f64>,
 }
 
@@ -208,6 +210,9 @@ impl Terrain {
         self.penetration_stiffness = Some(medium.penetration_stiffness);
         self.resistive_stress = Some(medium.resistive_stress);
         self.drag_scaling = Some(medium.drag_scaling);
+        if self.model == TerrainModel::WrenchSpace {
+            self.rail_angle.get_or_insert(0.0);
+        }
     }
 }
 

@@ -199,7 +199,7 @@ fn unknown_enum_value_lists_the_accepted() {
     assert_eq!(error.field.as_deref(), Some("terrain.model"));
     assert_eq!(
         error.message,
-        "unknown value `sand`; accepted: rigid, added_mass"
+        "unknown value `sand`; accepted: rigid, added_mass, wrench_space"
     );
 
     let error = failure("terrain:\n  model: rigd\n");
