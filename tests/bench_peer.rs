@@ -107,6 +107,10 @@ fn the_peer_and_loam_solve_the_same_nlp() {
     for file in hopper_problems() {
         let name = file.file_stem().unwrap().to_string_lossy().into_owned();
         let problem = problem::load(&file, &["initial_guess=zero".to_string()]).unwrap();
+        if problem.terrain.model == problem::TerrainModel::WrenchSpace {
+            // The rail hopper on a wrench space: its own NLP (planner::rail), no peer yet.
+            continue;
+        }
         let settings = settings(&problem);
         let loam = planner::plan(&problem, &settings, None, None)
             .unwrap()
