@@ -27,7 +27,7 @@
 //! A phase may instead be a simulator's own discrete step ([`transcription::Phase::step`]:
 //! x_{k+1} = step(x_k, u_k, h), cost h·l(x_k, u_k)), so that a simulator replays it exactly.
 //!
-//! Three planners fill it in:
+//! Four planners fill it in:
 //! - the hopper's (`planner`, docs/MODEL.md section 1): x = (z_m, ż_m, z_r, ż_r, z_f, ż_f,
 //!   e, z_d), u = ż_d, cost ½u²; stance and flight in turn (one hop on a granular bed,
 //!   any number on rigid ground, a plastic impact on the foot at each landing); the last
@@ -40,7 +40,11 @@
 //! - the hopper on an inclined rail over a wrench-space terrain (`planner::rail`,
 //!   docs/WRENCH_SPACE.md section 4): u = (ż_d, λ₁…λ_m); the stance is the MDP simulator's
 //!   step with the wrench w = B(θ)λ and maximum dissipation as inequalities over W's
-//!   vertices, the flight trapezoidal.
+//!   vertices, the flight trapezoidal;
+//! - a planar robot with a wrench space under every foot (`planner::wrench_hop`, a library
+//!   API): u = (inputs, a, λ per foot, y); ground phases are the MDP step of the whole
+//!   multibody with maximum dissipation over each foot's vertices, flights trapezoidal with
+//!   the implicit equations of motion, start at rest in the sand, end at a distance.
 //!
 //! Each planner's module docs write its NLP out in full.
 

@@ -15,6 +15,7 @@ pub static DEJAVU_SANS: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.tt
 pub mod planar;
 #[cfg(feature = "planner")]
 mod provenance;
+#[cfg(feature = "planner")]
 pub mod rail;
 #[cfg(feature = "planner")]
 mod solution;

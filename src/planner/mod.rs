@@ -22,6 +22,7 @@
 pub mod planar;
 pub mod rail;
 pub mod warm_start;
+pub mod wrench_hop;
 
 use std::time::Instant;
 

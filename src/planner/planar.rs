@@ -91,6 +91,16 @@ pub struct PlanarPlanner {
     pub scheme: Scheme,
 }
 
+/// The equations of motion's residuals as equality rows named by coordinate, scaled by the
+/// robot's weight.
+pub(crate) fn dynamics_rows(robot: &PlanarRobot, residual: Vec<Sx>, weight: f64) -> Vec<Bounded> {
+    residual
+        .into_iter()
+        .zip(&robot.coordinates)
+        .map(|(r, c)| Bounded::equal(format!("dynamics {}", c.name), r, 0.0).nominal(weight))
+        .collect()
+}
+
 fn to_bounded(row: Row<Sx>) -> Bounded {
     Bounded::between(row.name, row.expr, row.lower, row.upper).nominal(row.nominal)
 }
@@ -527,19 +537,7 @@ impl PlanarPlanner {
         let weight = self.weight();
         let (q, v) = x.split_at(l.n_q);
         let a = &u[l.accel(0)..l.accel(0) + l.n_q];
-        let mut rows: Vec<Bounded> = self
-            .dynamics_residual(x, u, active)
-            .into_iter()
-            .enumerate()
-            .map(|(j, r)| {
-                Bounded::equal(
-                    format!("dynamics {}", self.robot.coordinates[j].name),
-                    r,
-                    0.0,
-                )
-                .nominal(weight)
-            })
-            .collect();
+        let mut rows = dynamics_rows(&self.robot, self.dynamics_residual(x, u, active), weight);
         for c in 0..l.n_contacts {
             let name = &self.robot.contacts[c].name;
             if active.contains(&c) {

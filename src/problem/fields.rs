@@ -193,7 +193,10 @@ mod tests {
     #[test]
     fn the_probe_reads_the_derived_names() {
         assert_eq!(fields_of::<Transcription>(), &["scheme"]);
-        assert_eq!(variants_of::<TerrainModel>(), &["rigid", "added_mass", "wrench_space"]);
+        assert_eq!(
+            variants_of::<TerrainModel>(),
+            &["rigid", "added_mass", "wrench_space"]
+        );
         assert_eq!(fields_of::<Robot>().len(), 13);
         assert_eq!(
             fields_of::<super::super::schema::Phase>(),

@@ -24,6 +24,13 @@ $loam wrench-space build --generator rft --medium generic --zeta 0.4 --medium-na
     --foot-width 0.15 --foot-height 0.10 --foot-thickness 0.15 --torque-point 0.05 \
     --depth-max 0.10 --depth-step 0.01 --tilt-max 1.5 --tilt-step 0.15 \
     --out problems/data/wrench_space/rft_sand_quadruped.yaml
+# The planar monopod's foot (problems/monopod_sand_hop.yaml): a 10 x 10 cm sole, 2 cm thick,
+# the torque point 5 cm up the leg; the Sand-like medium; d = 0 .. -0.08 m by 0.01, tilt =
+# 0 .. 0.6 rad by 0.15. The 11.2 kg robot rests about 2.5 cm deep.
+$loam wrench-space build --generator rft --medium generic --zeta 0.4 --medium-name sand_like \
+    --foot-width 0.10 --foot-height 0.02 --foot-thickness 0.10 --torque-point 0.05 \
+    --depth-max 0.08 --depth-step 0.01 --tilt-max 0.6 --tilt-step 0.15 \
+    --out problems/data/wrench_space/rft_sand_monopod.yaml
 # The same kind of data from loam's DEM (the paper's protocol, about 5 minutes on two cores):
 # a 3 x 3 cm box foot, 5 cm tall, dragged through the small poppy-seed bed (12 cm across,
 # 4158 grains, Hertz-Mindlin) 1.5 cm deep at tilts 0 and 0.3 rad in the 26 directions.

@@ -41,7 +41,10 @@
 mod active_set;
 pub mod barrier;
 pub mod control;
+#[cfg(feature = "planner")]
+pub mod hop;
 mod qp;
+#[cfg(feature = "planner")]
 pub mod rail;
 
 use std::f64::consts::{FRAC_PI_2, PI};
