@@ -34,6 +34,11 @@ $loam plot results/hopper_two_hops --png-only -q
 rm -rf results/hopper_rail
 $loam solve problems/hopper_rail.yaml -q --out results/hopper_rail
 $loam plot results/hopper_rail --png-only -q
+# The planar monopod hopping 0.3 m forward on sand given as a wrench space; `solve` replays
+# its inputs in the MDP simulator (replay.csv).
+rm -rf results/monopod_sand_hop
+$loam solve problems/monopod_sand_hop.yaml -q --out results/monopod_sand_hop
+$loam plot results/monopod_sand_hop --png-only -q
 
 # The DEM bed: a poured and settled bed of ~14 000 3-mm grains with the Hertz-Mindlin law (about
 # 1.5 minutes on two cores), both 60 mm plans replayed on it by the CPU backend, and the

@@ -41,8 +41,8 @@
 //!   docs/WRENCH_SPACE.md section 4): u = (ż_d, λ₁…λ_m); the stance is the MDP simulator's
 //!   step with the wrench w = B(θ)λ and maximum dissipation as inequalities over W's
 //!   vertices, the flight trapezoidal;
-//! - a planar robot with a wrench space under every foot (`planner::wrench_hop`, a library
-//!   API): u = (inputs, a, λ per foot, y); ground phases are the MDP step of the whole
+//! - a planar robot with a wrench space under every foot (`planner::wrench_hop`, a planar
+//!   problem file on `terrain: {model: wrench_space}`): u = (inputs, a, λ per foot, y); ground phases are the MDP step of the whole
 //!   multibody with maximum dissipation over each foot's vertices, flights trapezoidal with
 //!   the implicit equations of motion, start at rest in the sand, end at a distance.
 //!

@@ -1,140 +1,148 @@
 //! The planar monopod hopping forward on a wrench-space terrain (docs/WRENCH_SPACE.md
-//! section 4.4, second task; `planner::wrench_hop`): the plan converges, its wrenches lie in
-//! W(θ), and its inputs replayed open loop in the MDP simulator reproduce it.
+//! section 4.4, second task; `planner::wrench_hop`), from the shipped problem file through
+//! `loam solve` and `loam plot`: the plan converges, its wrenches lie in W(θ), and its inputs
+//! replayed open loop in the MDP simulator reproduce it. Bad files exit 2 with their field.
 
+mod common {
+    pub mod run;
+    pub mod temp_dir;
+}
+
+use std::path::Path;
 use std::sync::Arc;
 
-use loam::model::planar::monopod::coordinate;
-use loam::model::planar::MonopodParams;
-use loam::planner::wrench_hop::{self, WrenchHop, WrenchPhase};
-use loam::sim::mdp::hop as mdp_hop;
-use loam::solver::{OptionValue, SolveSettings};
+use common::run::{loam, read_json, shipped};
+use common::temp_dir::TempDir;
+
+use loam::planner::wrench_hop::WrenchHop;
+use loam::problem::planar::PlanarProblem;
+use loam::problem::{load_any, AnyProblem};
 use loam::terrain::hull::HalfSpaces;
 use loam::terrain::wrench_space::WrenchSpace;
 
-fn quiet() -> SolveSettings {
-    SolveSettings {
-        log_level: 0,
-        options: vec![("max_iter".into(), OptionValue::Int(1500))],
-        ..SolveSettings::default()
+fn manifest() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn sand() -> WrenchSpace {
+    WrenchSpace::load(&manifest().join("problems/data/wrench_space/rft_sand_monopod.yaml")).unwrap()
+}
+
+fn shipped_problem() -> PlanarProblem {
+    match load_any(Path::new(&shipped("monopod_sand_hop.yaml")), &[]).unwrap() {
+        AnyProblem::Planar(problem) => problem,
+        AnyProblem::Hopper(_) => panic!("monopod_sand_hop.yaml is a planar problem"),
     }
 }
 
-fn monopod_hop(distance: f64) -> Arc<WrenchHop> {
-    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let space =
-        WrenchSpace::load(&manifest.join("problems/data/wrench_space/rft_sand_monopod.yaml"))
-            .unwrap();
-    Arc::new(WrenchHop {
-        robot: MonopodParams::default().build(9.81),
-        space: Arc::new(space),
-        grain_inertia: 2.0,
-        phases: vec![
-            WrenchPhase {
-                contacts: vec![0],
-                nodes: 31,
-                duration: (0.1, 0.3),
-            },
-            WrenchPhase {
-                contacts: vec![],
-                nodes: 21,
-                duration: (0.05, 0.6),
-            },
-        ],
-        start_set: vec![(coordinate::PITCH, 0.0), (coordinate::HIP, 0.0)],
-        end_set: vec![(coordinate::PITCH, 0.0)],
-        distance: Some(distance),
-        maximum_dissipation: true,
-    })
+/// A CSV's columns by name.
+fn columns(path: &Path) -> std::collections::HashMap<String, Vec<f64>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let names: Vec<String> = lines
+        .next()
+        .unwrap()
+        .split(',')
+        .map(str::to_owned)
+        .collect();
+    let mut values = vec![Vec::new(); names.len()];
+    for line in lines {
+        for (i, cell) in line.split(',').enumerate() {
+            values[i].push(cell.parse().unwrap());
+        }
+    }
+    names.into_iter().zip(values).collect()
 }
 
 #[test]
 fn the_monopod_hops_forward_on_sand_and_its_plan_replays_in_the_mdp_simulator() {
-    let distance = 0.3;
-    let hop = monopod_hop(distance);
-    let plan = wrench_hop::plan(&hop, &quiet(), None, None).unwrap();
-    println!(
-        "{:?} after {} iterations, objective {}, set-up {:.2} s, solve {:.2} s",
-        plan.report.status,
-        plan.report.iterations,
-        plan.report.objective,
-        plan.setup_seconds,
-        plan.report.solve_seconds
+    let dir = TempDir::new("wrench-hop");
+    let out = dir.path().join("run");
+    let solve = loam(
+        manifest(),
+        &[
+            "solve",
+            &shipped("monopod_sand_hop.yaml"),
+            "--out",
+            out.to_str().unwrap(),
+        ],
     );
-    println!("relaxation: {:?} iterations", plan.relaxed_iterations);
-    assert!(
-        plan.report.converged,
-        "{:?}",
-        &plan.report.violations[..plan.report.violations.len().min(8)]
-    );
-    let l = hop.layout();
+    println!("{}", solve.stdout);
+    assert_eq!(solve.code(), 0, "{}", solve.dump());
+    let solution = read_json(&out.join("solution.json"));
+    assert_eq!(solution["converged"], true);
+    let distance = solution["problem"]["task"]["distance"].as_f64().unwrap();
+    let planned = solution["key_figures"]["distance_m"].as_f64().unwrap();
+    assert!((planned - distance).abs() < 1e-6, "planned {planned}");
 
-    // Every planned ground wrench lies in W(θ) (the H-form of the hull at that θ).
-    let ground = &plan.trajectory.phases[0];
+    // Every planned ground wrench lies in W(θ) (the H-form of the hull at that node's θ).
+    let space = sand();
+    let plan = columns(&out.join("trajectory.csv"));
     let mut worst: f64 = 0.0;
-    for (x, u) in ground.states.iter().zip(&ground.controls) {
-        let frame = hop.contact_frame(&x[..l.n_q], 0);
-        let (w, vertices) = hop.wrench(&frame, &u[l.lambda(0)..l.lambda(0) + l.m]);
-        if frame.depth >= 0.0 {
+    let mut in_sand = 0;
+    for i in 0..plan["t"].len() {
+        let (depth, tilt) = (plan["foot_depth"][i], plan["foot_tilt"][i]);
+        if plan["phase"][i] != 0.0 || depth >= 0.0 {
             continue;
         }
+        in_sand += 1;
+        let vertices = space.vertices(&depth, &tilt);
         let hull = HalfSpaces::of_wrench_space(&vertices).unwrap();
+        let w = [plan["foot_fx"][i], plan["foot_fz"][i], plan["foot_tau"][i]];
         let scale = vertices
             .iter()
             .flatten()
             .fold(0.0_f64, |m, c| m.max(c.abs()));
         worst = worst.max(-hull.slack(&w) / scale);
     }
-    println!("largest excess of a planned wrench over W: {worst:.1e} (relative)");
+    println!("{in_sand} nodes in the sand; largest excess over W: {worst:.1e} (relative)");
+    assert!(in_sand >= 20);
     assert!(worst <= 1e-7);
 
-    // The MDP replay of the inputs alone.
-    let samples = mdp_hop::replay(&hop, &plan.trajectory, 20).unwrap();
-    let mut stance_gap: f64 = 0.0;
-    for s in &samples {
-        if let Some((0, k)) = s.node {
-            let x = &ground.states[k];
-            for i in 0..l.n_q {
-                stance_gap = stance_gap.max((s.q[i] - x[i]).abs());
-            }
-        }
-    }
-    let end = samples.last().unwrap();
-    let planned = plan.trajectory.phases[1].states.last().unwrap();
-    println!(
-        "durations {:.3} / {:.3} s; end z {:.4} (plan {:.4}), leg {:.4} (plan {:.4}), foot depth {:.4}",
-        plan.trajectory.phases[0].duration,
-        plan.trajectory.phases[1].duration,
-        end.q[1],
-        planned[1],
-        end.q[coordinate::LEG],
-        planned[coordinate::LEG],
-        end.depths[0]
-    );
-    println!(
-        "ground nodes within {stance_gap:.1e}; end x {:.4} m (plan {:.4}), pitch {:.4} (plan {:.4})",
-        end.q[0], planned[0], end.q[coordinate::PITCH], planned[coordinate::PITCH]
-    );
+    // The MDP replay of the inputs alone (solution.json `replay`, replay.csv).
+    let replay = &solution["replay"];
+    let ground = replay["ground_difference"].as_f64().unwrap();
+    let travelled = replay["distance_m"].as_f64().unwrap();
+    println!("replay: ground nodes within {ground:.1e}, travelled {travelled} m");
     // The ground phase is the simulator's own step: the replay leaves it only by what IPOPT's
-    // tolerance leaves in the dissipation rows, grown by the explicit step (measured 7e-6 m).
-    assert!(
-        stance_gap < 1e-4,
-        "ground nodes {stance_gap} m from the plan"
-    );
+    // tolerance leaves in the dissipation rows, grown by the explicit step (measured 7e-6).
+    assert!(ground < 1e-4, "ground nodes {ground} from the plan");
     // The flight, trapezoidal in the plan, is replayed in 20 simulator steps per interval:
     // the distance travelled within 1 % (measured 0.07 %).
-    let travelled = end.q[0] - samples[0].q[0];
     assert!(
         (travelled - distance).abs() < 0.01 * distance,
         "travelled {travelled} m, planned {distance} m"
     );
-    // The replay's foot ends at the surface, where the plan touches down.
-    assert!(end.depths[0].abs() < 0.01, "foot at {} m", end.depths[0]);
+    // The replay's foot ends near the surface, where the plan touches down.
+    let end_depth = replay["end_depths_m"][0].as_f64().unwrap();
+    assert!(end_depth.abs() < 0.01, "foot at {end_depth} m");
+    let replayed = columns(&out.join("replay.csv"));
+    let end_x = *replayed["x"].last().unwrap();
+    assert!(
+        (end_x - travelled).abs() < 1e-9,
+        "replay.csv ends at x = {end_x}"
+    );
+
+    // `loam plot` draws it as a planar run, the replay dashed.
+    let plot = loam(manifest(), &["plot", out.to_str().unwrap()]);
+    assert_eq!(plot.code(), 0, "{}", plot.dump());
+    for figure in ["planar_run.png", "filmstrip.png"] {
+        assert!(out.join("plots").join(figure).is_file(), "{figure}");
+    }
+    // A wrench-space plan is not `loam simulate`'s: it says so, exit 2.
+    let simulate = loam(manifest(), &["simulate", out.to_str().unwrap()]);
+    assert_eq!(simulate.code(), 2, "{}", simulate.dump());
+    assert!(
+        simulate.stderr.contains("MDP simulator"),
+        "{}",
+        simulate.dump()
+    );
 }
 
 #[test]
-fn a_schedule_of_two_ground_phases_in_a_row_is_refused_with_the_reason() {
-    let mut hop = (*monopod_hop(0.3)).clone();
+fn a_schedule_of_two_ground_phases_in_a_row_is_refused_by_the_planner_too() {
+    let mut hop = WrenchHop::from_problem(&shipped_problem(), Arc::new(sand()));
+    hop.validate().unwrap();
     hop.phases[1].contacts = vec![0];
     let error = hop.validate().unwrap_err().to_string();
     assert!(error.contains("phases 0 and 1 are both ground"), "{error}");
@@ -142,4 +150,47 @@ fn a_schedule_of_two_ground_phases_in_a_row_is_refused_with_the_reason() {
     hop.phases[0].contacts.clear();
     let error = hop.validate().unwrap_err().to_string();
     assert!(error.contains("starts on the ground"), "{error}");
+}
+
+#[test]
+fn bad_wrench_space_problems_exit_2_with_their_field_and_write_nothing() {
+    let dir = TempDir::new("wrench-hop-bad");
+    let file = shipped("monopod_sand_hop.yaml");
+    let cases: [(&[&str], &str, &str); 5] = [
+        (
+            &["--set", "terrain.data=data/wrench_space/none.yaml"],
+            "terrain.data",
+            "none.yaml",
+        ),
+        (
+            &["--set", "schedule.1.contacts=[foot]"],
+            "schedule[1].contacts",
+            "a ground phase after a ground phase",
+        ),
+        (
+            &["--set", "task.objective=cost_of_transport"],
+            "task.objective",
+            "accepted `effort`",
+        ),
+        (
+            &["--set", "terrain.grain_inertia=-1"],
+            "terrain.grain_inertia",
+            ">= 0",
+        ),
+        (
+            &["--set", "transcription.scheme=hermite_simpson"],
+            "transcription.scheme",
+            "accepted `trapezoidal`",
+        ),
+    ];
+    for (overrides, field, words) in cases {
+        let out = dir.path().join("out");
+        let mut args = vec!["solve", file.as_str(), "--out", out.to_str().unwrap()];
+        args.extend_from_slice(overrides);
+        let run = loam(manifest(), &args);
+        assert_eq!(run.code(), 2, "{overrides:?}: {}", run.dump());
+        assert!(run.stderr.contains(field), "{field}: {}", run.dump());
+        assert!(run.stderr.contains(words), "{words}: {}", run.dump());
+        assert!(!out.exists(), "{overrides:?} wrote {}", out.display());
+    }
 }

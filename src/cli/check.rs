@@ -12,6 +12,29 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let problem = match args.problem.load_any()? {
         AnyProblem::Hopper(problem) => problem,
+        AnyProblem::Planar(problem)
+            if matches!(
+                problem.terrain,
+                loam::problem::planar::PlanarTerrainConfig::WrenchSpace(_)
+            ) =>
+        {
+            let hop = super::solve::wrench_hop(&args.problem.file, &problem)?;
+            let nlp = loam::transcription::Nlp::build(
+                &hop.ocp()?,
+                loam::transcription::Scheme::Trapezoidal,
+            )?;
+            println!(
+                "{}: ok ({}: {} on a wrench space of {} vertices, {} phases; {} variables, {} constraints)",
+                args.problem.file.display(),
+                problem.name(),
+                problem.robot.model_name(),
+                hop.space.n_directions(),
+                hop.phases.len(),
+                nlp.n_variables(),
+                nlp.n_constraints()
+            );
+            return Ok(0);
+        }
         AnyProblem::Planar(problem) => {
             let planner = std::rc::Rc::new(loam::planner::planar::PlanarPlanner::new(&problem));
             let nlp = loam::transcription::Nlp::build(&planner.ocp(), planner.scheme)?;

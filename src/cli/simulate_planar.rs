@@ -29,6 +29,15 @@ pub fn run(run_dir: &Path, quiet: bool) -> anyhow::Result<u8> {
             solution_path.display()
         ))
     })?;
+    if let loam::problem::planar::PlanarTerrainConfig::WrenchSpace(_) = &problem.terrain {
+        return Err(BadInput(format!(
+            "{}: a plan on a wrench space is replayed in the MDP simulator by `loam solve` \
+             itself (replay.csv in the same folder); `loam simulate` replays plans on rigid \
+             ground",
+            run_dir.display()
+        ))
+        .into());
+    }
     let robot = problem.robot.build(problem.gravity);
     let csv_path = run_dir.join("trajectory.csv");
     let csv = std::fs::read_to_string(&csv_path)

@@ -93,6 +93,9 @@ fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
         ))
         .into());
     }
+    if let loam::problem::planar::PlanarTerrainConfig::WrenchSpace(_) = &problem.terrain {
+        return run_wrench_hop(args, problem);
+    }
     let out = out_dir(args, problem.name())?;
     let (plan, log) = solve_logged(&out, args.quiet, planar::solver_options(problem), |s, p| {
         planar::plan(problem, s, p)
@@ -200,6 +203,83 @@ fn run_rail(args: &Args, problem: &loam::problem::Problem) -> anyhow::Result<u8>
             ),
             format!(
                 "MDP replay     apex rise {replayed} (the plan's command, solution.json `replay`)"
+            ),
+        ];
+        print_summary(
+            &plan.report,
+            plan.setup_seconds,
+            &plan.trajectory.phases,
+            &task,
+            &out.path,
+            &written,
+        );
+    }
+    Ok(if plan.report.converged { 0 } else { 1 })
+}
+
+/// A planar problem on `terrain: {model: wrench_space}`, its data loaded from the path the
+/// file names (relative to the file's folder); a data file that does not load is bad input.
+pub(super) fn wrench_hop(
+    file: &Path,
+    problem: &PlanarProblem,
+) -> anyhow::Result<std::sync::Arc<loam::planner::wrench_hop::WrenchHop>> {
+    use loam::problem::planar::PlanarTerrainConfig;
+    use loam::terrain::wrench_space::WrenchSpace;
+    let PlanarTerrainConfig::WrenchSpace(ground) = &problem.terrain else {
+        unreachable!("called for wrench-space problems only");
+    };
+    let data = ground.data.clone().unwrap_or_default();
+    let path = file.parent().unwrap_or(Path::new(".")).join(&data);
+    let space = WrenchSpace::load(&path)
+        .map_err(|e| super::BadInput(format!("{}: terrain.data: {e}", file.display())))?;
+    Ok(std::sync::Arc::new(
+        loam::planner::wrench_hop::WrenchHop::from_problem(problem, space.into()),
+    ))
+}
+
+/// A planar robot on a wrench space (`planner::wrench_hop`): plan, replay in the MDP
+/// simulator, write a planar run folder with `replay.csv`.
+fn run_wrench_hop(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
+    use loam::output::wrench_hop::{write_hop_run, HopReplayRecord};
+    use loam::planner::{planar, wrench_hop};
+    use loam::sim::mdp::hop as mdp_hop;
+    if args.warm_start.is_some() {
+        return Err(super::BadInput(format!(
+            "{}: terrain.model: --warm-start does not take wrench-space plans yet",
+            args.problem.file.display()
+        ))
+        .into());
+    }
+    let hop = wrench_hop(&args.problem.file, problem)?;
+    let out = out_dir(args, problem.name())?;
+    let (plan, log) = solve_logged(&out, args.quiet, planar::solver_options(problem), |s, p| {
+        wrench_hop::plan(&hop, s, None, p)
+    })?;
+    const SUBSTEPS: usize = 20;
+    let samples = mdp_hop::replay(&hop, &plan.trajectory, SUBSTEPS)?;
+    let provenance = Provenance::new(WarmStart::from(problem.initial_guess));
+    let written = write_hop_run(
+        &out.path,
+        problem,
+        &hop,
+        &plan,
+        &samples,
+        SUBSTEPS,
+        provenance,
+        Some(&log),
+    )?;
+    if !args.quiet {
+        let key = output::planar::key_figures_of(&hop.robot, &plan.trajectory);
+        let replay = HopReplayRecord::of(&hop, &plan, &samples, SUBSTEPS);
+        let task = [
+            format!("objective      {:.6e} (effort)", plan.report.objective),
+            format!(
+                "distance       {:.4} m, centre of mass rise {:.4} m, duration {:.3} s",
+                key.distance_m, key.com_rise_m, key.duration_s
+            ),
+            format!(
+                "MDP replay     distance {:.4} m, ground nodes within {:.1e} (open loop, replay.csv)",
+                replay.distance_m, replay.ground_difference
             ),
         ];
         print_summary(

@@ -20,6 +20,8 @@ pub mod rail;
 #[cfg(feature = "planner")]
 mod solution;
 #[cfg(feature = "planner")]
+pub mod wrench_hop;
+#[cfg(feature = "planner")]
 pub use provenance::{Provenance, WarmStart};
 #[cfg(feature = "planner")]
 pub use solution::{

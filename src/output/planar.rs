@@ -8,8 +8,10 @@ use serde::{Deserialize, Serialize};
 use super::identity::plan_id_of;
 use super::solution::commit_plan;
 use super::{OutputError, PlanWritten, Provenance, SolveRecord};
+use crate::model::planar::PlanarRobot;
 use crate::planner::planar::{centre_of_mass_velocity, PlanarPlan};
 use crate::problem::planar::PlanarProblem;
+use crate::transcription::Trajectory;
 
 /// The plan's key figures, which a replay is compared against.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -42,24 +44,39 @@ pub struct PlanarSolutionFile<'a> {
     pub phases: Vec<PlanarPhaseSummary>,
 }
 
+/// Each phase's name, feet, nodes and duration.
+pub fn phase_summaries(
+    trajectory: &Trajectory,
+    problem: &PlanarProblem,
+) -> Vec<PlanarPhaseSummary> {
+    trajectory
+        .phases
+        .iter()
+        .zip(&problem.schedule)
+        .map(|(p, spec)| PlanarPhaseSummary {
+            name: p.name.clone(),
+            contacts: spec.contacts.clone(),
+            nodes: spec.nodes,
+            duration_s: p.duration,
+        })
+        .collect()
+}
+
 /// The key figures of a plan's trajectory.
 pub fn key_figures(plan: &PlanarPlan) -> KeyFigures {
-    let robot = &plan.planner.robot;
-    let n_q = plan.planner.layout.n_q;
-    let first = &plan.trajectory.phases[0].states[0];
-    let last = plan
-        .trajectory
-        .phases
-        .last()
-        .unwrap()
-        .states
-        .last()
-        .unwrap();
+    key_figures_of(&plan.planner.robot, &plan.trajectory)
+}
+
+/// The key figures of a planar robot's trajectory (states (q, v) first at every node).
+pub fn key_figures_of(robot: &PlanarRobot, trajectory: &Trajectory) -> KeyFigures {
+    let n_q = robot.n_q();
+    let first = &trajectory.phases[0].states[0];
+    let last = trajectory.phases.last().unwrap().states.last().unwrap();
     KeyFigures {
         distance_m: last[0] - first[0],
         com_rise_m: robot.body.centre_of_mass(&last[..n_q])[1]
             - robot.body.centre_of_mass(&first[..n_q])[1],
-        duration_s: plan.trajectory.phases.iter().map(|p| p.duration).sum(),
+        duration_s: trajectory.phases.iter().map(|p| p.duration).sum(),
         com_vz_end: centre_of_mass_velocity(robot, &last[..n_q], &last[n_q..]),
     }
 }
@@ -108,18 +125,7 @@ pub fn write_planar_run(
             provenance,
         ),
         key_figures: key_figures(plan),
-        phases: plan
-            .trajectory
-            .phases
-            .iter()
-            .zip(&problem.schedule)
-            .map(|(p, spec)| PlanarPhaseSummary {
-                name: p.name.clone(),
-                contacts: spec.contacts.clone(),
-                nodes: spec.nodes,
-                duration_s: p.duration,
-            })
-            .collect(),
+        phases: phase_summaries(&plan.trajectory, problem),
     };
     let json = serde_json::to_string_pretty(&file).expect("solution serializes");
     commit_plan(dir, &plan_id, &json, &trajectory, ipopt_log)

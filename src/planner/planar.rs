@@ -108,7 +108,9 @@ fn to_bounded(row: Row<Sx>) -> Bounded {
 impl PlanarPlanner {
     pub fn new(problem: &PlanarProblem) -> PlanarPlanner {
         let robot = problem.robot.build(problem.gravity);
-        let PlanarTerrainConfig::Rigid(ground) = &problem.terrain;
+        let PlanarTerrainConfig::Rigid(ground) = &problem.terrain else {
+            panic!("a wrench-space problem is planned by planner::wrench_hop (see `plan`)");
+        };
         let phases = problem
             .schedule
             .iter()
@@ -743,6 +745,9 @@ pub fn plan(
     settings: &SolveSettings,
     on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
 ) -> Result<PlanarPlan, PlanError> {
+    if matches!(problem.terrain, PlanarTerrainConfig::WrenchSpace(_)) {
+        return Err(PlanError::WrenchSpace);
+    }
     let started = Instant::now();
     let planner = Rc::new(PlanarPlanner::new(problem));
     let mut nlp = Nlp::build(&planner.ocp(), planner.scheme)?;

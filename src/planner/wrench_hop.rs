@@ -26,7 +26,8 @@
 //! start      at rest: v = 0, a = 0 (static equilibrium on the sand's wrenches), base x = 0,
 //!            the feet of the first phase at the depth where the terrain carries the weight,
 //!            the coordinates the task sets
-//! end        the base x at the task's distance, the coordinates the task sets
+//! end        the base x at the task's distance, the coordinates the task sets or changes,
+//!            at rest if asked
 //! ```
 //!
 //! θ_c = (d, φ) is the contact's depth and tilt at the *start* of the step, as the simulator
@@ -47,6 +48,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::model::planar::PlanarRobot;
+use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
 use crate::scalar::Scalar;
 use crate::solver::{self, IterationInfo, SolveReport, SolveSettings};
 use crate::symbolic::Sx;
@@ -57,7 +59,7 @@ use crate::transcription::{
     Trajectory,
 };
 
-use super::planar::dynamics_rows;
+use super::planar::{dynamics_rows, phase_name};
 use super::PlanError;
 
 /// One phase of the schedule: the feet that may touch the sand (empty: a flight).
@@ -88,6 +90,10 @@ pub struct WrenchHop {
     pub start_set: Vec<(usize, f64)>,
     /// Coordinates fixed at the end, by index.
     pub end_set: Vec<(usize, f64)>,
+    /// Coordinates' change from start to end, by index.
+    pub end_change: Vec<(usize, f64)>,
+    /// Zero velocity at the end.
+    pub end_at_rest: bool,
     /// The base's x at the end [m] (the start is at x = 0).
     pub distance: Option<f64>,
     /// Impose maximum dissipation (the variational inequality). Without it any wrench in
@@ -143,6 +149,44 @@ fn dot<S: Scalar>(a: &[S], b: &[S]) -> S {
 }
 
 impl WrenchHop {
+    /// The plan a planar problem file on `terrain: {model: wrench_space}` asks for, with its
+    /// data already loaded (the problem is validated: names exist, the schedule alternates).
+    pub fn from_problem(problem: &PlanarProblem, space: Arc<WrenchSpace>) -> WrenchHop {
+        let robot = problem.robot.build(problem.gravity);
+        let grain_inertia = match &problem.terrain {
+            PlanarTerrainConfig::WrenchSpace(ground) => ground.grain_inertia,
+            PlanarTerrainConfig::Rigid(_) => 2.0,
+        };
+        let index = |name: &String| robot.coordinate(name).expect("validated coordinate name");
+        let set = |map: &std::collections::BTreeMap<String, f64>| {
+            map.iter().map(|(n, v)| (index(n), *v)).collect()
+        };
+        WrenchHop {
+            phases: problem
+                .schedule
+                .iter()
+                .map(|p| WrenchPhase {
+                    contacts: p
+                        .contacts
+                        .iter()
+                        .map(|c| robot.contact(c).expect("validated contact name"))
+                        .collect(),
+                    nodes: p.nodes,
+                    duration: (p.duration[0], p.duration[1]),
+                })
+                .collect(),
+            start_set: set(&problem.task.start.set),
+            end_set: set(&problem.task.end.set),
+            end_change: set(&problem.task.end.change),
+            end_at_rest: problem.task.end.at_rest,
+            distance: problem.task.distance,
+            grain_inertia,
+            maximum_dissipation: true,
+            space,
+            robot,
+        }
+    }
+
     pub fn layout(&self) -> WrenchLayout {
         WrenchLayout {
             n_q: self.robot.n_q(),
@@ -456,11 +500,14 @@ impl WrenchHop {
                 rows
             });
             phases.push(Phase {
-                name: if ground {
-                    format!("ground{p}")
-                } else {
-                    format!("flight{p}")
-                },
+                name: phase_name(
+                    p,
+                    &spec
+                        .contacts
+                        .iter()
+                        .map(|&c| self.robot.contacts[c].name.clone())
+                        .collect::<Vec<_>>(),
+                ),
                 nodes: spec.nodes,
                 duration: spec.duration,
                 dynamics: Box::new(move |x: &[Sx], u: &[Sx]| {
@@ -603,10 +650,42 @@ impl WrenchHop {
         if let Some(distance) = self.distance {
             end[0] = Some((distance, distance));
         }
+        if self.end_at_rest {
+            for i in 0..l.n_q {
+                end[l.n_q + i] = Some((0.0, 0.0));
+            }
+        }
+        let last = point(self.phases.len() - 1, Node::Last);
         point_bounds.push(PointBounds {
-            point: point(self.phases.len() - 1, Node::Last),
+            point: last,
             state_bounds: end,
         });
+        if !self.end_change.is_empty() {
+            let change = self.end_change.clone();
+            let names: Vec<String> = self
+                .robot
+                .coordinates
+                .iter()
+                .map(|c| c.name.clone())
+                .collect();
+            point_constraints.push(PointConstraint {
+                name: "end change".into(),
+                f: Box::new(move |pts: &[Vec<Sx>]| {
+                    change
+                        .iter()
+                        .map(|&(i, value)| {
+                            Bounded::equal(
+                                format!("{} change", names[i]),
+                                pts[1][i].clone() - pts[0][i].clone(),
+                                value,
+                            )
+                            .nominal(0.1)
+                        })
+                        .collect()
+                }),
+                instances: vec![vec![point(0, Node::First), last]],
+            });
+        }
 
         let (state_names, control_names) = self.names();
         let mut state_nominal: Vec<f64> =

@@ -141,6 +141,50 @@ impl Series {
     }
 }
 
+/// One curve of a further panel: per row of the plan, and of the replay where it has it.
+pub struct ExtraCurve {
+    pub name: String,
+    pub plan: Vec<f64>,
+    pub replay: Option<Vec<f64>>,
+}
+
+/// The wrench-space panels (each foot's depth, tilt, F_x, τ) of a table with the columns
+/// `<foot>_depth`, `_tilt`, `_fx`, `_tau` (an MDP run, a plan on a wrench space), with the
+/// replay's where `replay` has them; empty when `table` lacks them.
+fn wrench_panels(
+    feet: &[String],
+    table: &Table,
+    replay: Option<&Table>,
+) -> Result<Vec<(String, Vec<ExtraCurve>)>, PlotError> {
+    if !feet.iter().all(|f| table.has(&format!("{f}_depth"))) {
+        return Ok(Vec::new());
+    }
+    let mut extra = Vec::new();
+    for (what, label) in [
+        ("depth", "foot depth d [m]"),
+        ("tilt", "foot tilt φ [rad]"),
+        ("fx", "terrain F_x [N]"),
+        ("tau", "terrain τ [N m]"),
+    ] {
+        let curves = feet
+            .iter()
+            .map(|f| {
+                let name = format!("{f}_{what}");
+                Ok(ExtraCurve {
+                    name: f.clone(),
+                    plan: table.numbers(&name)?,
+                    replay: match replay {
+                        Some(r) if r.has(&name) => Some(r.numbers(&name)?),
+                        _ => None,
+                    },
+                })
+            })
+            .collect::<Result<Vec<_>, PlotError>>()?;
+        extra.push((label.to_string(), curves));
+    }
+    Ok(extra)
+}
+
 /// What a [`PlanarRun`] holds: a plan (collocation nodes), or a run of the MDP simulator.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum RunKind {
@@ -159,8 +203,11 @@ pub struct PlanarRun {
     pub kind: RunKind,
     /// The ground's angle \[rad\] (counter-clockwise +; 0 for plans, which are on flat ground).
     pub slope: f64,
-    /// Further panels against time (label, curves of (name, values per row of `plan`)).
-    pub extra: Vec<(String, Vec<(String, Vec<f64>)>)>,
+    /// Further panels against time: label, curves of (name, values per row of `plan`, values
+    /// per row of `replay` where it has the column).
+    pub extra: Vec<(String, Vec<ExtraCurve>)>,
+    /// What the replay's legend entry says.
+    pub replay_label: &'static str,
     pub robot: PlanarRobot,
     pub phases: Vec<Phase>,
     /// `key: value` texts from `key_figures`.
@@ -227,6 +274,22 @@ impl PlanarRun {
         } else {
             None
         };
+        // A plan on a wrench space: its feet's depth, tilt and wrench, and a replay that is
+        // the MDP simulator's.
+        let feet: Vec<String> = robot.contacts.iter().map(|c| c.name.clone()).collect();
+        let replay_table = replay
+            .is_some()
+            .then(|| Table::read(&replay_path))
+            .transpose()?;
+        let extra = wrench_panels(
+            &feet,
+            &Table::read(&dir.join("trajectory.csv"))?,
+            replay_table.as_ref(),
+        )?;
+        let on_wrench_space = matches!(
+            problem.terrain,
+            crate::problem::planar::PlanarTerrainConfig::WrenchSpace(_)
+        );
         Ok(PlanarRun {
             name: problem.name().to_string(),
             kind: RunKind::Plan {
@@ -236,7 +299,12 @@ impl PlanarRun {
                     .unwrap_or(false),
             },
             slope: 0.0,
-            extra: Vec::new(),
+            extra,
+            replay_label: if on_wrench_space {
+                "replay.csv (MDP simulator, open loop)"
+            } else {
+                "replay.csv (simulated)"
+            },
             robot,
             phases,
             key_figures,
@@ -297,19 +365,7 @@ impl PlanarRun {
             }
             plan.phase.push(phases.len() - 1);
         }
-        let mut extra = Vec::new();
-        for (what, label) in [
-            ("depth", "foot depth d [m]"),
-            ("tilt", "foot tilt φ [rad]"),
-            ("fx", "terrain F_x [N]"),
-            ("tau", "terrain τ [N m]"),
-        ] {
-            let curves = feet
-                .iter()
-                .map(|f| Ok((f.clone(), column(f, what)?)))
-                .collect::<Result<Vec<_>, PlotError>>()?;
-            extra.push((label.to_string(), curves));
-        }
+        let extra = wrench_panels(&feet, &table, None)?;
         let summary = json.get("summary");
         let number = |key: &str| summary.and_then(|s| s.get(key)).and_then(Value::as_f64);
         let mut key_figures = Vec::new();
@@ -337,6 +393,7 @@ impl PlanarRun {
             },
             slope: scenario.terrain.slope,
             extra,
+            replay_label: "replay.csv (simulated)",
             robot,
             phases,
             key_figures,
@@ -545,10 +602,14 @@ impl PlanarRun {
                 y_label: label.clone(),
                 curves: curves
                     .iter()
-                    .map(|(name, values)| Curve {
-                        label: name.clone(),
-                        plan: pairs(&self.plan.t, values),
-                        replay: None,
+                    .map(|curve| Curve {
+                        label: curve.name.clone(),
+                        plan: pairs(&self.plan.t, &curve.plan),
+                        replay: curve
+                            .replay
+                            .as_ref()
+                            .zip(self.replay.as_ref())
+                            .map(|(values, replay)| pairs(&replay.t, values)),
                     })
                     .collect(),
                 limits: Vec::new(),
@@ -765,7 +826,7 @@ impl Figure for RunFigure<'_> {
                         .with_marker(Marker::Circle, true),
                 );
                 sources.push(if run.replay.is_some() {
-                    LegendEntry::line("replay.csv (simulated)", GREY, Stroke::Dashed(9, 5), 2)
+                    LegendEntry::line(run.replay_label, GREY, Stroke::Dashed(9, 5), 2)
                 } else {
                     LegendEntry::note("(no replay.csv in this folder)")
                 });

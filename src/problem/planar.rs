@@ -4,7 +4,7 @@
 //!
 //! ```yaml
 //! robot: {model: monopod}            # planar_foot | monopod | quadruped, with their parameters
-//! terrain: {model: rigid, friction: 0.8}
+//! terrain: {model: rigid, friction: 0.8}  # or {model: wrench_space, data: FILE} (planner::wrench_hop)
 //! schedule:                           # phases: the feet on the ground, nodes, duration bounds
 //!   - {contacts: [foot], nodes: 21, duration: [0.05, 0.4]}
 //!   - {contacts: [], nodes: 21}
@@ -108,6 +108,41 @@ impl RobotConfig {
 pub enum PlanarTerrainConfig {
     /// Rigid ground at z = 0 with Coulomb friction.
     Rigid(RigidGroundConfig),
+    /// A data-driven wrench space under every foot (docs/WRENCH_SPACE.md): planned by
+    /// `planner::wrench_hop`, replayed by the MDP simulator.
+    WrenchSpace(WrenchSpaceGroundConfig),
+}
+
+impl PlanarTerrainConfig {
+    /// The name a problem file uses.
+    pub fn model_name(&self) -> &'static str {
+        match self {
+            PlanarTerrainConfig::Rigid(_) => "rigid",
+            PlanarTerrainConfig::WrenchSpace(_) => "wrench_space",
+        }
+    }
+}
+
+/// A wrench-space terrain under a planar robot's feet: flat ground at z = 0, the same data
+/// under every foot.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WrenchSpaceGroundConfig {
+    /// The wrench-space data file (docs/WRENCH_SPACE.md section 3.1), relative to the problem
+    /// file's folder. Required.
+    pub data: Option<String>,
+    /// M_g: the grains' inertia moving with each sole, as a multiple of diag(m, m, I) of the
+    /// foot's body \[-\]. Default 2 (the wrench-space paper's value, as in `loam mdp run`).
+    pub grain_inertia: f64,
+}
+
+impl Default for WrenchSpaceGroundConfig {
+    fn default() -> Self {
+        WrenchSpaceGroundConfig {
+            data: None,
+            grain_inertia: 2.0,
+        }
+    }
 }
 
 impl Default for PlanarTerrainConfig {
@@ -277,12 +312,23 @@ impl Schema for PlanarProblem {
                     .into(),
             );
         }
-        let PlanarTerrainConfig::Rigid(ground) = &self.terrain;
-        if !(ground.friction.is_finite() && ground.friction >= 0.0 && ground.friction <= 10.0) {
-            fail!(
-                "terrain.friction".into(),
-                format!("must be in [0, 10], got {}", ground.friction),
-            );
+        match &self.terrain {
+            PlanarTerrainConfig::Rigid(ground) => {
+                if !(ground.friction.is_finite()
+                    && ground.friction >= 0.0
+                    && ground.friction <= 10.0)
+                {
+                    fail!(
+                        "terrain.friction".into(),
+                        format!("must be in [0, 10], got {}", ground.friction),
+                    );
+                }
+            }
+            PlanarTerrainConfig::WrenchSpace(ground) => {
+                for (field, message) in self.wrench_space_violations(ground) {
+                    fail!(field, message);
+                }
+            }
         }
         if !bad.is_empty() {
             return Err(bad);
@@ -414,5 +460,80 @@ impl Schema for PlanarProblem {
 impl PlanarProblem {
     pub fn name(&self) -> &str {
         self.name.as_deref().unwrap_or("")
+    }
+
+    /// What a wrench-space problem asks that its planner (`planner::wrench_hop`) does not
+    /// do, by field.
+    fn wrench_space_violations(&self, ground: &WrenchSpaceGroundConfig) -> Vec<(String, String)> {
+        let mut bad: Vec<(String, String)> = Vec::new();
+        let mut fail = |field: &str, message: &str| bad.push((field.into(), message.into()));
+        if ground.data.as_deref().is_none_or(str::is_empty) {
+            fail(
+                "terrain.data",
+                "`model: wrench_space` needs its data file, e.g. \
+                 `data: data/wrench_space/rft_sand_monopod.yaml` (relative to this file)",
+            );
+        }
+        if !(ground.grain_inertia.is_finite() && ground.grain_inertia >= 0.0) {
+            fail(
+                "terrain.grain_inertia",
+                &format!("must be a finite number >= 0, got {}", ground.grain_inertia),
+            );
+        }
+        let why = "on a wrench space loam plans ground phases (the MDP step) and flights in \
+                   turn from rest in the sand to a distance";
+        if let Some(first) = self.schedule.first() {
+            if first.contacts.is_empty() {
+                fail("schedule[0].contacts", &format!("must list a foot: {why}"));
+            }
+        }
+        for p in 1..self.schedule.len() {
+            let ground_now = !self.schedule[p].contacts.is_empty();
+            let ground_before = !self.schedule[p - 1].contacts.is_empty();
+            if ground_now == ground_before {
+                fail(
+                    &format!("schedule[{p}].contacts"),
+                    &format!(
+                        "a {} after a {}: {why}, and the feet a ground phase lists may \
+                         touch the sand at any of its steps",
+                        if ground_now { "ground phase" } else { "flight" },
+                        if ground_now { "ground phase" } else { "flight" }
+                    ),
+                );
+            }
+        }
+        if self.task.apex_rise.is_some() {
+            fail(
+                "task.apex_rise",
+                &format!("not planned on a wrench space yet ({why})"),
+            );
+        }
+        if self.task.periodic {
+            fail(
+                "task.periodic",
+                &format!("not planned on a wrench space yet ({why})"),
+            );
+        }
+        if !self.task.start.at_rest {
+            fail("task.start.at_rest", &format!("must be true: {why}"));
+        }
+        if self.task.objective != Objective::Effort {
+            fail("task.objective", "on a wrench space: accepted `effort`");
+        }
+        if self.transcription.scheme != super::Scheme::Trapezoidal {
+            fail(
+                "transcription.scheme",
+                "on a wrench space the ground phases are the MDP step and the flights \
+                 trapezoidal: accepted `trapezoidal`",
+            );
+        }
+        if self.initial_guess != InitialGuess::Rest {
+            fail(
+                "initial_guess",
+                "on a wrench space: accepted `rest` (the robot at rest in the sand, then the \
+                 plan of the relaxation without maximum dissipation)",
+            );
+        }
+        bad
     }
 }

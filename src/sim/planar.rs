@@ -40,6 +40,11 @@ pub enum PlanarSimError {
     Singular { t: f64, mode: String },
     #[error("more than {0} contact events: the feet chatter")]
     Chatter(usize),
+    #[error(
+        "this replay is for rigid ground; a plan on a wrench space replays in the MDP \
+         simulator (sim::mdp::hop)"
+    )]
+    WrenchSpace,
 }
 
 /// One event the simulator found.
@@ -330,7 +335,9 @@ pub fn replay(
     sample_every: f64,
 ) -> Result<PlanarReplay, PlanarSimError> {
     let robot = problem.robot.build(problem.gravity);
-    let PlanarTerrainConfig::Rigid(ground) = &problem.terrain;
+    let PlanarTerrainConfig::Rigid(ground) = &problem.terrain else {
+        return Err(PlanarSimError::WrenchSpace);
+    };
     let n = robot.body.n_q();
     let q0 = &plan.x[0][..n];
     let m0 = robot.body.mass_matrix(q0);

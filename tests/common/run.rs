@@ -122,8 +122,8 @@ pub fn shipped_problems(planar: bool) -> Vec<std::path::PathBuf> {
             let text = std::fs::read_to_string(p).expect("problem file");
             loam::problem::is_planar(&text, &[]) == planar
         })
-        // The hopper on a rail over a wrench space has its own tests (tests/rail_planning.rs):
-        // its replay is the MDP simulator's, run by `loam solve` itself.
+        // Plans on a wrench space have their own tests (tests/rail_planning.rs,
+        // tests/wrench_hop.rs): their replay is the MDP simulator's, run by `loam solve`.
         .filter(|p| !is_rail(p))
         .collect();
     files.sort();

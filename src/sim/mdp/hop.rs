@@ -24,10 +24,14 @@ pub struct HopSample {
     pub node: Option<(usize, usize)>,
     pub q: Vec<f64>,
     pub v: Vec<f64>,
-    /// Each contact's wrench during the step that ends here (surface axes) and depth at the
-    /// step's start; zero for the first sample.
+    /// The inputs applied over the step that ends here (the plan's first for the first
+    /// sample).
+    pub inputs: Vec<f64>,
+    /// Each contact's wrench during the step that ends here (surface axes) and its depth and
+    /// tilt at the step's start; zero wrenches for the first sample.
     pub wrenches: Vec<[f64; 3]>,
     pub depths: Vec<f64>,
+    pub tilts: Vec<f64>,
     /// Set when a contact's (d, φ) lay outside the data and was clamped.
     pub clamped: bool,
 }
@@ -47,20 +51,29 @@ pub fn replay(
         node: Some((0, 0)),
         q: q.clone(),
         v: v.clone(),
+        inputs: plan.phases[0].controls[0][..l.n_inputs].to_vec(),
         wrenches: vec![[0.0; 3]; l.n_contacts],
-        depths: vec![0.0; l.n_contacts],
+        depths: (0..l.n_contacts)
+            .map(|c| hop.contact_frame(&q, c).depth)
+            .collect(),
+        tilts: (0..l.n_contacts)
+            .map(|c| hop.contact_frame(&q, c).tilt)
+            .collect(),
         clamped: false,
     }];
     let mut time = 0.0;
-    let record = |report: &StepReport, time: f64, node: Option<(usize, usize)>| HopSample {
-        time,
-        node,
-        q: report.q.clone(),
-        v: report.v.clone(),
-        wrenches: report.contacts.iter().map(|c| c.wrench).collect(),
-        depths: report.contacts.iter().map(|c| c.depth).collect(),
-        clamped: report.contacts.iter().any(|c| c.clamped.is_some()),
-    };
+    let record =
+        |report: &StepReport, u: &[f64], time: f64, node: Option<(usize, usize)>| HopSample {
+            time,
+            node,
+            q: report.q.clone(),
+            v: report.v.clone(),
+            inputs: u.to_vec(),
+            wrenches: report.contacts.iter().map(|c| c.wrench).collect(),
+            depths: report.contacts.iter().map(|c| c.depth).collect(),
+            tilts: report.contacts.iter().map(|c| c.tilt).collect(),
+            clamped: report.contacts.iter().any(|c| c.clamped.is_some()),
+        };
     for (p, (spec, phase)) in hop.phases.iter().zip(&plan.phases).enumerate() {
         let intervals = phase.states.len() - 1;
         let h = phase.duration / intervals as f64;
@@ -90,7 +103,7 @@ pub fn replay(
                 let report = sim.step(&q, &v, &u)?;
                 time += h / substeps as f64;
                 let node = (s + 1 == substeps).then_some((p, k + 1));
-                samples.push(record(&report, time, node));
+                samples.push(record(&report, &u, time, node));
                 q = report.q;
                 v = report.v;
             }

@@ -1,0 +1,217 @@
+//! A planar plan on a wrench space (`planner::wrench_hop`): `solution.json`, `trajectory.csv`
+//! and its open-loop replay in the MDP simulator, `replay.csv` with its record `replay.json`
+//! (`sim::mdp::hop`), laid out
+//! as a planar run folder so that `loam plot` draws it (the replay dashed).
+//!
+//! `trajectory.csv`: t, phase, node, the coordinates and their rates (`d_<name>`), the inputs,
+//! then per foot `<foot>_fx`, `<foot>_fz` \[N\] and `<foot>_tau` \[N m\] (the wrench B(θ)λ
+//! in the surface axes, torque about the torque point), `<foot>_depth` \[m\] (< 0 in the
+//! sand) and `<foot>_tilt` \[rad\]. The vertex weights and the auxiliary y stay in the NLP.
+//! `replay.csv`: t, the same state and input columns, and per foot the wrench, depth and
+//! tilt; the inputs and wrench are those of the step that starts at t (as a plan's node
+//! holds the controls of the interval it starts).
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::identity::plan_id_of;
+use super::planar::{key_figures_of, phase_summaries, KeyFigures, PlanarPhaseSummary};
+use super::solution::commit_plan;
+use super::{OutputError, PlanWritten, Provenance, SolveRecord};
+use crate::planner::wrench_hop::{WrenchHop, WrenchPlan};
+use crate::problem::planar::PlanarProblem;
+use crate::sim::mdp::hop::HopSample;
+
+/// The replay against the plan.
+#[derive(Clone, Debug, Serialize)]
+pub struct HopReplayRecord {
+    pub simulator: &'static str,
+    /// Simulator steps per plan interval in flights (ground phases: one, the plan's own).
+    pub flight_substeps: usize,
+    /// Base x at the end minus at the start \[m\] (the plan's: `key_figures.distance_m`).
+    pub distance_m: f64,
+    /// Centre of mass height at the end minus at the start \[m\].
+    pub com_rise_m: f64,
+    /// The largest difference of any coordinate from the plan at the ground phases' nodes
+    /// \[m or rad\].
+    pub ground_difference: f64,
+    /// Each foot's depth at the end \[m\] (the plan ends with them at the surface, 0).
+    pub end_depths_m: Vec<f64>,
+    /// Steps whose (d, φ) lay outside the data and were clamped.
+    pub clamped_steps: usize,
+}
+
+#[derive(Serialize)]
+struct HopSolutionFile<'a> {
+    problem: &'a PlanarProblem,
+    #[serde(flatten)]
+    solve: SolveRecord,
+    key_figures: KeyFigures,
+    scheme: &'static str,
+    /// Iterations of the relaxation (no maximum dissipation) the plan started from.
+    relaxation_iterations: Option<usize>,
+    phases: Vec<PlanarPhaseSummary>,
+    replay: HopReplayRecord,
+}
+
+fn state_and_input_names(hop: &WrenchHop) -> Vec<String> {
+    let coords = &hop.robot.coordinates;
+    let mut names: Vec<String> = coords.iter().map(|c| c.name.clone()).collect();
+    names.extend(coords.iter().map(|c| format!("d_{}", c.name)));
+    names.extend(hop.robot.inputs.iter().map(|i| i.name.clone()));
+    for c in &hop.robot.contacts {
+        for part in ["fx", "fz", "tau", "depth", "tilt"] {
+            names.push(format!("{}_{part}", c.name));
+        }
+    }
+    names
+}
+
+/// The plan's nodes with each foot's wrench, depth and tilt (see the module docs).
+pub fn trajectory_csv(hop: &WrenchHop, plan: &WrenchPlan) -> String {
+    let l = hop.layout();
+    let mut out = format!("t,phase,node,{}\n", state_and_input_names(hop).join(","));
+    let mut t0 = 0.0;
+    for (p, phase) in plan.trajectory.phases.iter().enumerate() {
+        for (k, (x, u)) in phase.states.iter().zip(&phase.controls).enumerate() {
+            out.push_str(&format!("{:.9},{p},{k}", t0 + phase.node_time(k)));
+            let mut row: Vec<f64> = x.clone();
+            row.extend(&u[..l.n_inputs]);
+            for c in 0..l.n_contacts {
+                let frame = hop.contact_frame(&x[..l.n_q], c);
+                let (w, _) = hop.wrench(&frame, &u[l.lambda(c)..l.lambda(c) + l.m]);
+                row.extend(w);
+                row.extend([frame.depth, frame.tilt]);
+            }
+            for v in row {
+                out.push_str(&format!(",{v:.9e}"));
+            }
+            out.push('\n');
+        }
+        t0 += phase.duration;
+    }
+    out
+}
+
+/// The replay's steps (see the module docs).
+pub fn replay_csv(hop: &WrenchHop, plan: &WrenchPlan, samples: &[HopSample]) -> String {
+    let l = hop.layout();
+    let mut out = format!("t,{}\n", state_and_input_names(hop).join(","));
+    for (i, s) in samples.iter().enumerate() {
+        let mut row: Vec<f64> = s.q.iter().chain(&s.v).copied().collect();
+        // What acts over the step that starts here (the last row: the plan's last inputs
+        // and no step).
+        match samples.get(i + 1) {
+            Some(next) => {
+                row.extend(&next.inputs);
+                for c in 0..l.n_contacts {
+                    row.extend(next.wrenches[c]);
+                    row.extend([next.depths[c], next.tilts[c]]);
+                }
+            }
+            None => {
+                let last = plan
+                    .trajectory
+                    .phases
+                    .last()
+                    .unwrap()
+                    .controls
+                    .last()
+                    .unwrap();
+                row.extend(&last[..l.n_inputs]);
+                for c in 0..l.n_contacts {
+                    let frame = hop.contact_frame(&s.q, c);
+                    row.extend([0.0, 0.0, 0.0, frame.depth, frame.tilt]);
+                }
+            }
+        }
+        out.push_str(&format!("{:.9}", s.time));
+        for v in row {
+            out.push_str(&format!(",{v:.9e}"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+impl HopReplayRecord {
+    pub fn of(
+        hop: &WrenchHop,
+        plan: &WrenchPlan,
+        samples: &[HopSample],
+        flight_substeps: usize,
+    ) -> Self {
+        let n_q = hop.robot.n_q();
+        let mut difference: f64 = 0.0;
+        for s in samples {
+            if let Some((p, k)) = s.node {
+                if hop.phases[p].is_ground() {
+                    let x = &plan.trajectory.phases[p].states[k];
+                    for i in 0..n_q {
+                        difference = difference.max((s.q[i] - x[i]).abs());
+                    }
+                }
+            }
+        }
+        let (first, last) = (&samples[0], samples.last().unwrap());
+        let com = |q: &[f64]| hop.robot.body.centre_of_mass(q)[1];
+        let end_depths_m = (0..hop.robot.contacts.len())
+            .map(|c| hop.contact_frame(&last.q, c).depth)
+            .collect();
+        HopReplayRecord {
+            simulator: "mdp, vertex form, active set, open loop",
+            flight_substeps,
+            distance_m: last.q[0] - first.q[0],
+            com_rise_m: com(&last.q) - com(&first.q),
+            ground_difference: difference,
+            end_depths_m,
+            clamped_steps: samples.iter().filter(|s| s.clamped).count(),
+        }
+    }
+}
+
+/// Writes `solution.json`, `trajectory.csv` and `replay.csv` into `dir` (archiving another
+/// plan's files and moving IPOPT's log in, as the other writers do).
+#[allow(clippy::too_many_arguments)]
+pub fn write_hop_run(
+    dir: &Path,
+    problem: &PlanarProblem,
+    hop: &WrenchHop,
+    plan: &WrenchPlan,
+    samples: &[HopSample],
+    flight_substeps: usize,
+    provenance: Provenance,
+    ipopt_log: Option<&Path>,
+) -> Result<PlanWritten, OutputError> {
+    let trajectory = trajectory_csv(hop, plan);
+    let plan_id = plan_id_of(problem, trajectory.as_bytes());
+    let file = HopSolutionFile {
+        problem,
+        solve: SolveRecord::new(
+            &plan.report,
+            plan.setup_seconds,
+            plan.n_variables,
+            plan.n_constraints,
+            plan_id.clone(),
+            provenance,
+        ),
+        key_figures: key_figures_of(&hop.robot, &plan.trajectory),
+        scheme: "ground: the MDP step (semi-implicit Euler); flight: trapezoidal",
+        relaxation_iterations: plan.relaxed_iterations,
+        phases: phase_summaries(&plan.trajectory, problem),
+        replay: HopReplayRecord::of(hop, plan, samples, flight_substeps),
+    };
+    let json = serde_json::to_string_pretty(&file).expect("solution serializes");
+    let written = commit_plan(dir, &plan_id, &json, &trajectory, ipopt_log)?;
+    // `replay.json` beside it names the plan it replays and the CSV's hash, as
+    // `loam simulate`'s replays do.
+    let csv = replay_csv(hop, plan, samples);
+    super::identity::write_derived(
+        &plan_id,
+        Some((&dir.join("replay.csv"), csv.as_bytes())),
+        &dir.join("replay.json"),
+        &file.replay,
+    )?;
+    Ok(written)
+}
