@@ -509,6 +509,38 @@ fn a_nan_wrench_is_refused_naming_node_and_direction() {
 }
 
 #[test]
+fn an_error_found_after_parsing_names_the_line_of_its_field() {
+    let mut data = small_data();
+    data.nodes[3].wrenches[5][1] = f64::NAN;
+    let text = data.to_yaml();
+    // The line of nodes[3].wrenches[5]: the sixth `- ` entry under the fourth node's
+    // `wrenches:`, as the YAML writer lays it out, found here by the bad number itself.
+    let line = text
+        .lines()
+        .position(|l| l.to_ascii_lowercase().contains(".nan"))
+        .expect("the NaN is written")
+        + 1;
+    assert_refused(
+        "nan-line",
+        &text,
+        &[&format!("bad.yaml:{line}:"), "nodes[3].wrenches[5]"],
+    );
+    let mut data = small_data();
+    data.nodes[1].tilt = -0.5;
+    let text = data.to_yaml();
+    let line = text
+        .lines()
+        .position(|l| l.contains("tilt: -0.5"))
+        .expect("the tilt is written")
+        + 1;
+    assert_refused(
+        "tilt-line",
+        &text,
+        &[&format!("bad.yaml:{line}:"), "nodes[1].tilt"],
+    );
+}
+
+#[test]
 fn a_degenerate_node_is_refused() {
     let mut data = small_data();
     for w in &mut data.nodes[2].wrenches {

@@ -9,9 +9,9 @@
 
 mod diagnose;
 mod error;
-mod field_path;
+pub(crate) mod field_path;
 mod fields;
-mod locate;
+pub(crate) mod locate;
 mod overrides;
 pub mod planar;
 mod presets;

@@ -173,6 +173,36 @@ impl WrenchSpaceError {
         }
     }
 
+    /// The same error with the line and column where `text` (the file's) writes its field,
+    /// or the nearest enclosing field it writes (`nodes[3]` for `nodes[3].wrenches[5]` in a
+    /// flow list); unchanged when the error has a line already or no field is found.
+    pub(crate) fn located_in(self, text: &str) -> Self {
+        use crate::problem::field_path::FieldPath;
+        use crate::problem::locate::locate;
+        let WrenchSpaceError::Invalid {
+            file,
+            line: None,
+            column: None,
+            field: Some(field),
+            message,
+        } = self
+        else {
+            return self;
+        };
+        let found = FieldPath::parse(&field).and_then(|path| {
+            (1..=path.0.len())
+                .rev()
+                .find_map(|n| locate(text, &FieldPath(path.0[..n].to_vec())))
+        });
+        WrenchSpaceError::Invalid {
+            file,
+            line: found.map(|l| l.line),
+            column: found.map(|l| l.column),
+            field: Some(field),
+            message,
+        }
+    }
+
     /// The same error, naming `path` as the file it came from.
     pub fn in_file(self, path: &Path) -> Self {
         match self {
@@ -209,7 +239,8 @@ impl WrenchSpaceData {
                 field: e.field,
                 message: e.message,
             })?;
-        data.validate().map_err(|e| e.in_file(path))?;
+        data.validate()
+            .map_err(|e| e.in_file(path).located_in(&text))?;
         Ok(data)
     }
 
