@@ -108,7 +108,7 @@ fn the_monopod_hops_forward_on_sand_and_its_plan_replays_in_the_mdp_simulator() 
     // tolerance leaves in the dissipation rows, grown by the explicit step (measured 7e-6).
     assert!(ground < 1e-4, "ground nodes {ground} from the plan");
     // The flight, trapezoidal in the plan, is replayed in 20 simulator steps per interval:
-    // the distance travelled within 1 % (measured 0.07 %).
+    // the distance travelled within 1 % (measured 0.05 %).
     assert!(
         (travelled - distance).abs() < 0.01 * distance,
         "travelled {travelled} m, planned {distance} m"
