@@ -388,7 +388,8 @@ impl WrenchHop {
         Some(low)
     }
 
-    /// The standing posture lowered to the rest depth.
+    /// The standing posture with the start's set coordinates, lowered so that the first
+    /// phase's feet are at the rest depth.
     pub fn rest_configuration(&self) -> Result<Vec<f64>, PlanError> {
         let depth = self.rest_depth().ok_or_else(|| {
             PlanError::Schedule(
@@ -396,9 +397,19 @@ impl WrenchHop {
             )
         })?;
         let mut q = self.robot.standing.clone();
-        q[1] += depth;
         for &(i, value) in &self.start_set {
             q[i] = value;
+        }
+        // The base moved up or down so that the first phase's feet sit at the rest depth on
+        // average (the start's set coordinates, a crouch say, move them from standing's z = 0).
+        let feet = &self.phases[0].contacts;
+        let mean = feet
+            .iter()
+            .map(|&c| self.contact_frame(&q, c).depth)
+            .sum::<f64>()
+            / feet.len().max(1) as f64;
+        if !self.start_set.iter().any(|&(i, _)| i == 1) {
+            q[1] += depth - mean;
         }
         Ok(q)
     }
