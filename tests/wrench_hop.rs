@@ -105,7 +105,7 @@ fn the_monopod_hops_forward_on_sand_and_its_plan_replays_in_the_mdp_simulator() 
     let travelled = replay["distance_m"].as_f64().unwrap();
     println!("replay: ground nodes within {ground:.1e}, travelled {travelled} m");
     // The ground phase is the simulator's own step: the replay leaves it only by what IPOPT's
-    // tolerance leaves in the dissipation rows, grown by the explicit step (measured 7e-6).
+    // tolerance leaves in the dissipation rows, grown by the explicit step (measured 6e-6).
     assert!(ground < 1e-4, "ground nodes {ground} from the plan");
     // The flight, trapezoidal in the plan, is replayed in 20 simulator steps per interval:
     // the distance travelled within 1 % (measured 0.05 %).

@@ -243,13 +243,7 @@ fn run_wrench_hop(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
     use loam::output::wrench_hop::{write_hop_run, HopReplayRecord};
     use loam::planner::{planar, wrench_hop};
     use loam::sim::mdp::hop as mdp_hop;
-    if args.warm_start.is_some() {
-        return Err(super::BadInput(format!(
-            "{}: terrain.model: --warm-start does not take wrench-space plans yet",
-            args.problem.file.display()
-        ))
-        .into());
-    }
+    // `run_planar` has refused --warm-start already.
     let hop = wrench_hop(&args.problem.file, problem)?;
     let out = out_dir(args, problem.name())?;
     let (plan, log) = solve_logged(&out, args.quiet, planar::solver_options(problem), |s, p| {
@@ -257,6 +251,7 @@ fn run_wrench_hop(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
     })?;
     const SUBSTEPS: usize = 20;
     let samples = mdp_hop::replay(&hop, &plan.trajectory, SUBSTEPS)?;
+    let replay = HopReplayRecord::of(&hop, &plan, &samples, SUBSTEPS);
     let provenance = Provenance::new(WarmStart::from(problem.initial_guess));
     let written = write_hop_run(
         &out.path,
@@ -264,13 +259,12 @@ fn run_wrench_hop(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
         &hop,
         &plan,
         &samples,
-        SUBSTEPS,
+        &replay,
         provenance,
         Some(&log),
     )?;
     if !args.quiet {
         let key = output::planar::key_figures_of(&hop.robot, &plan.trajectory);
-        let replay = HopReplayRecord::of(&hop, &plan, &samples, SUBSTEPS);
         let task = [
             format!("objective      {:.6e} (effort)", plan.report.objective),
             format!(

@@ -261,7 +261,8 @@ impl Multibody {
         chain
     }
 
-    fn point_jacobian_in<S: Scalar>(
+    /// [`point_jacobian`](Self::point_jacobian) from frames already computed at q.
+    pub fn point_jacobian_in<S: Scalar>(
         &self,
         frames: &[Frame<S>],
         body: usize,

@@ -52,13 +52,11 @@ struct HopSolutionFile<'a> {
     /// Iterations of the relaxation (no maximum dissipation) the plan started from.
     relaxation_iterations: Option<usize>,
     phases: Vec<PlanarPhaseSummary>,
-    replay: HopReplayRecord,
+    replay: &'a HopReplayRecord,
 }
 
 fn state_and_input_names(hop: &WrenchHop) -> Vec<String> {
-    let coords = &hop.robot.coordinates;
-    let mut names: Vec<String> = coords.iter().map(|c| c.name.clone()).collect();
-    names.extend(coords.iter().map(|c| format!("d_{}", c.name)));
+    let mut names = hop.robot.state_names();
     names.extend(hop.robot.inputs.iter().map(|i| i.name.clone()));
     for c in &hop.robot.contacts {
         for part in ["fx", "fz", "tau", "depth", "tilt"] {
@@ -180,7 +178,7 @@ pub fn write_hop_run(
     hop: &WrenchHop,
     plan: &WrenchPlan,
     samples: &[HopSample],
-    flight_substeps: usize,
+    replay: &HopReplayRecord,
     provenance: Provenance,
     ipopt_log: Option<&Path>,
 ) -> Result<PlanWritten, OutputError> {
@@ -200,7 +198,7 @@ pub fn write_hop_run(
         scheme: "ground: the MDP step (semi-implicit Euler); flight: trapezoidal",
         relaxation_iterations: plan.relaxed_iterations,
         phases: phase_summaries(&plan.trajectory, problem),
-        replay: HopReplayRecord::of(hop, plan, samples, flight_substeps),
+        replay,
     };
     let json = serde_json::to_string_pretty(&file).expect("solution serializes");
     let written = commit_plan(dir, &plan_id, &json, &trajectory, ipopt_log)?;
@@ -211,7 +209,7 @@ pub fn write_hop_run(
         &plan_id,
         Some((&dir.join("replay.csv"), csv.as_bytes())),
         &dir.join("replay.json"),
-        &file.replay,
+        replay,
     )?;
     Ok(written)
 }

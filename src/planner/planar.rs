@@ -151,13 +151,7 @@ impl PlanarPlanner {
     }
 
     pub fn state_names(&self) -> Vec<String> {
-        let q = self.robot.coordinates.iter().map(|c| c.name.clone());
-        let v = self
-            .robot
-            .coordinates
-            .iter()
-            .map(|c| format!("d_{}", c.name));
-        q.chain(v).collect()
+        self.robot.state_names()
     }
 
     pub fn control_names(&self) -> Vec<String> {
@@ -216,7 +210,7 @@ impl PlanarPlanner {
             for (i, input) in inputs.iter().enumerate() {
                 let term = match objective {
                     Objective::Effort => {
-                        let scale = input.limit.0.abs().max(input.limit.1.abs());
+                        let scale = input.scale();
                         (u[i].clone() / scale).square() * 0.5
                     }
                     Objective::TorqueSquared => u[i].square() * 0.5,
@@ -510,7 +504,7 @@ impl PlanarPlanner {
             .robot
             .inputs
             .iter()
-            .map(|i| i.limit.0.abs().max(i.limit.1.abs()).max(1e-3))
+            .map(|i| i.scale().max(1e-3))
             .collect();
         control_nominal.extend(std::iter::repeat_n(10.0, l.n_q));
         control_nominal.extend(std::iter::repeat_n(weight, 2 * WRENCH * l.n_contacts));

@@ -47,6 +47,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::model::multibody::Frame;
 use crate::model::planar::PlanarRobot;
 use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
 use crate::scalar::Scalar;
@@ -227,9 +228,23 @@ impl WrenchHop {
 
     /// Contact `c`'s depth, tilt and twist Jacobians at q.
     pub fn contact_frame<S: Scalar>(&self, q: &[S], c: usize) -> ContactFrame<S> {
+        self.frame_in(&self.robot.body.frames(q), c)
+    }
+
+    /// Every contact's frame at q, from one computation of the bodies' frames: CasADi does
+    /// not merge repeated subexpressions, so recomputing them per contact and per Jacobian
+    /// would enlarge every function IPOPT evaluates.
+    pub fn contact_frames<S: Scalar>(&self, q: &[S]) -> Vec<ContactFrame<S>> {
+        let frames = self.robot.body.frames(q);
+        (0..self.robot.contacts.len())
+            .map(|c| self.frame_in(&frames, c))
+            .collect()
+    }
+
+    /// Contact `c`'s frame from the bodies' frames at q.
+    fn frame_in<S: Scalar>(&self, frames: &[Frame<S>], c: usize) -> ContactFrame<S> {
         let body = &self.robot.body;
         let spec = &self.robot.contacts[c];
-        let frames = body.frames(q);
         let frame = &frames[spec.body];
         let centre = frame.transform(spec.point);
         let rate: Vec<S> = body
@@ -238,8 +253,8 @@ impl WrenchHop {
             .map(S::constant)
             .collect();
         let torque_local = [spec.point[0], spec.point[1] + self.space.torque_point()];
-        let [rx, rz] = body.point_jacobian(q, spec.body, torque_local);
-        let [cx, cz] = body.point_jacobian(q, spec.body, spec.point);
+        let [rx, rz] = body.point_jacobian_in(frames, spec.body, torque_local);
+        let [cx, cz] = body.point_jacobian_in(frames, spec.body, spec.point);
         ContactFrame {
             depth: centre[1].clone(),
             tilt: frame.angle.clone(),
@@ -271,8 +286,15 @@ impl WrenchHop {
         (w, vertices)
     }
 
-    /// M a + bias − B u − springs − Σ_c J_t,cᵀ w_c at one node, for the contacts `active`.
-    pub fn dynamics_residual<S: Scalar>(&self, x: &[S], u: &[S], active: &[usize]) -> Vec<S> {
+    /// M a + bias − B u − springs − Σ_c J_t,cᵀ w_c at one node, for the contacts `active`
+    /// with their frames at the node's q (`frames[c]` for contact c).
+    pub fn dynamics_residual<S: Scalar>(
+        &self,
+        x: &[S],
+        u: &[S],
+        active: &[usize],
+        frames: &[ContactFrame<S>],
+    ) -> Vec<S> {
         let l = self.layout();
         let (q, v) = x.split_at(l.n_q);
         let a = &u[l.accel()..l.accel() + l.n_q];
@@ -284,9 +306,9 @@ impl WrenchHop {
             .map(|i| dot(&m[i], a) + bias[i].clone() - f[i].clone())
             .collect();
         for &c in active {
-            let frame = self.contact_frame(q, c);
+            let frame = &frames[c];
             let lambda = &u[l.lambda(c)..l.lambda(c) + l.m];
-            let (w, _) = self.wrench(&frame, lambda);
+            let (w, _) = self.wrench(frame, lambda);
             for (i, ri) in r.iter_mut().enumerate() {
                 let g = (0..3).fold(S::zero(), |s, k| {
                     s + frame.twist_r[k][i].clone() * w[k].clone()
@@ -311,13 +333,13 @@ impl WrenchHop {
         let u = &now[l.n_x()..];
         let y = &u[l.aux()..l.aux() + l.n_q];
         let v_next = &next[l.n_q..l.n_x()];
-        let frames: Vec<ContactFrame<S>> =
-            active.iter().map(|&c| self.contact_frame(q, c)).collect();
+        let all = self.contact_frames(q);
+        let frames: Vec<&ContactFrame<S>> = active.iter().map(|&c| &all[c]).collect();
         // M y − Σ J_pᵀ M_g J_p v⁺ = 0.
         let m = self.robot.body.mass_matrix(q);
         let mut rows = Vec::new();
         let mut metric: Vec<S> = (0..l.n_q).map(|i| dot(&m[i], y)).collect();
-        for (frame, &c) in frames.iter().zip(active) {
+        for (&frame, &c) in frames.iter().zip(active) {
             let mg = self.grain_inertia(c);
             for k in 0..3 {
                 let speed = dot(&frame.twist_center[k], v_next) * mg[k];
@@ -336,7 +358,7 @@ impl WrenchHop {
         if !self.maximum_dissipation {
             return rows;
         }
-        for (frame, &c) in frames.iter().zip(active) {
+        for (&frame, &c) in frames.iter().zip(active) {
             let lambda = &u[l.lambda(c)..l.lambda(c) + l.m];
             let (w, vertices) = self.wrench(frame, lambda);
             let g: Vec<S> = (0..3).map(|k| dot(&frame.twist_r[k], &moved)).collect();
@@ -388,14 +410,19 @@ impl WrenchHop {
         Some(low)
     }
 
-    /// The standing posture with the start's set coordinates, lowered so that the first
-    /// phase's feet are at the rest depth.
-    pub fn rest_configuration(&self) -> Result<Vec<f64>, PlanError> {
-        let depth = self.rest_depth().ok_or_else(|| {
+    /// [`rest_depth`](Self::rest_depth), or why there is none.
+    fn start_depth(&self) -> Result<f64, PlanError> {
+        self.rest_depth().ok_or_else(|| {
             PlanError::Schedule(
                 "the terrain cannot carry the robot's weight within its data's depth range".into(),
             )
-        })?;
+        })
+    }
+
+    /// The standing posture with the start's set coordinates, lowered so that the first
+    /// phase's feet are at the rest depth.
+    pub fn rest_configuration(&self) -> Result<Vec<f64>, PlanError> {
+        let depth = self.start_depth()?;
         let mut q = self.robot.standing.clone();
         for &(i, value) in &self.start_set {
             q[i] = value;
@@ -416,8 +443,7 @@ impl WrenchHop {
 
     fn names(&self) -> (Vec<String>, Vec<String>) {
         let coords = &self.robot.coordinates;
-        let mut states: Vec<String> = coords.iter().map(|c| c.name.clone()).collect();
-        states.extend(coords.iter().map(|c| format!("d_{}", c.name)));
+        let states = self.robot.state_names();
         let mut controls: Vec<String> = self.robot.inputs.iter().map(|i| i.name.clone()).collect();
         controls.extend(coords.iter().map(|c| format!("dd_{}", c.name)));
         for c in &self.robot.contacts {
@@ -456,11 +482,14 @@ impl WrenchHop {
             let hop = Arc::clone(self);
             let active = spec.contacts.clone();
             let path = Box::new(move |x: &[Sx], u: &[Sx]| {
-                let mut rows =
-                    dynamics_rows(&hop.robot, hop.dynamics_residual(x, u, &active), weight);
                 let q = &x[..l.n_q];
-                // The bodies without a foot stay above the sand (their frame origins).
                 let frames = hop.robot.body.frames(q);
+                let contacts: Vec<ContactFrame<Sx>> = (0..l.n_contacts)
+                    .map(|c| hop.frame_in(&frames, c))
+                    .collect();
+                let residual = hop.dynamics_residual(x, u, &active, &contacts);
+                let mut rows = dynamics_rows(&hop.robot, residual, weight);
+                // The bodies without a foot stay above the sand (their frame origins).
                 for (b, body) in hop.robot.body.bodies.iter().enumerate() {
                     if hop.robot.contacts.iter().any(|c| c.body == b) {
                         continue;
@@ -474,8 +503,7 @@ impl WrenchHop {
                         .nominal(0.1),
                     );
                 }
-                for c in 0..l.n_contacts {
-                    let frame = hop.contact_frame(q, c);
+                for (c, frame) in contacts.into_iter().enumerate() {
                     let name = &hop.robot.contacts[c].name;
                     // Every foot keeps a tilt the data cover, in the air too: it lands with it.
                     rows.push(Bounded::between(
@@ -616,8 +644,7 @@ impl WrenchHop {
         }
 
         // The start: at rest on the sand.
-        self.rest_configuration()?;
-        let depth = self.rest_depth().expect("checked by rest_configuration");
+        let depth = self.start_depth()?;
         let mut start = vec![None; l.n_x() + l.n_u()];
         start[0] = Some((0.0, 0.0));
         for &(i, value) in &self.start_set {
@@ -702,12 +729,7 @@ impl WrenchHop {
         let mut state_nominal: Vec<f64> =
             self.robot.coordinates.iter().map(|c| c.nominal).collect();
         state_nominal.extend(self.robot.coordinates.iter().map(|c| c.nominal));
-        let mut control_nominal: Vec<f64> = self
-            .robot
-            .inputs
-            .iter()
-            .map(|i| i.limit.0.abs().max(i.limit.1.abs()))
-            .collect();
+        let mut control_nominal: Vec<f64> = self.robot.inputs.iter().map(|i| i.scale()).collect();
         control_nominal.extend(self.robot.coordinates.iter().map(|c| 10.0 * c.nominal));
         control_nominal.extend(vec![0.1; l.m * l.n_contacts]);
         control_nominal.extend(self.robot.coordinates.iter().map(|c| c.nominal));
@@ -725,12 +747,7 @@ impl WrenchHop {
 
     /// ½ Σ (u_i / u_max,i)², the effort of the planar planner.
     fn running_cost(&self) -> impl Fn(&[Sx], &[Sx]) -> Sx {
-        let scales: Vec<f64> = self
-            .robot
-            .inputs
-            .iter()
-            .map(|i| i.limit.0.abs().max(i.limit.1.abs()))
-            .collect();
+        let scales: Vec<f64> = self.robot.inputs.iter().map(|i| i.scale()).collect();
         move |_x: &[Sx], u: &[Sx]| {
             scales
                 .iter()
@@ -746,6 +763,7 @@ impl WrenchHop {
     pub fn rest_guess(&self) -> Result<Trajectory, PlanError> {
         let l = self.layout();
         let rest = self.rest_configuration()?;
+        let depth = self.start_depth()?;
         let total_nodes: usize = self.phases.iter().map(|p| p.nodes).sum();
         let distance = self.distance.unwrap_or(0.0);
         let mut seen = 0;
@@ -758,7 +776,7 @@ impl WrenchHop {
                 let mut q = rest.clone();
                 q[0] = distance * s;
                 if !spec.is_ground() {
-                    q[1] -= self.rest_depth().unwrap_or(0.0);
+                    q[1] -= depth;
                 }
                 let mut x = q.clone();
                 x.extend(vec![0.0; l.n_q]);

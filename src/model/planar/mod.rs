@@ -40,6 +40,13 @@ pub struct Input {
     pub limit: (f64, f64),
 }
 
+impl Input {
+    /// The larger magnitude of its bounds: the effort objective's scale.
+    pub fn scale(&self) -> f64 {
+        self.limit.0.abs().max(self.limit.1.abs())
+    }
+}
+
 /// A point (or a flat sole) that can touch the ground.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ContactPoint {
@@ -94,6 +101,13 @@ pub enum PlanarRobotError {
 impl PlanarRobot {
     pub fn n_q(&self) -> usize {
         self.body.n_q()
+    }
+
+    /// The state's names: the coordinates, then their rates `d_<name>`.
+    pub fn state_names(&self) -> Vec<String> {
+        let q = self.coordinates.iter().map(|c| c.name.clone());
+        let v = self.coordinates.iter().map(|c| format!("d_{}", c.name));
+        q.chain(v).collect()
     }
 
     /// Index of the contact called `name`.
