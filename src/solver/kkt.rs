@@ -21,7 +21,8 @@
 use std::ffi::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use super::ldl::{Factor, Ldl};
+use super::ldl::{block_ordering, kkt_pairs, Factor, Ldl, Refine};
+use super::multifrontal::Multifrontal;
 
 /// IPOPT's `ESymSolverStatus`.
 const SUCCESS: c_int = 0;
@@ -29,9 +30,10 @@ const SINGULAR: c_int = 1;
 const WRONG_INERTIA: c_int = 2;
 const FATAL_ERROR: c_int = 4;
 
-/// A pivot this small relative to the largest entry counts as zero and is regularised.
-const TINY: f64 = 1e-14;
-/// The size of a regularised pivot, relative to the largest entry.
+/// A pivot block whose determinant is within this many times its rounding error (relative
+/// to the terms it was computed from) counts as singular and is regularised.
+const TINY: f64 = 1e4 * f64::EPSILON;
+/// The size of a regularised pivot in the equilibrated matrix (largest entries about 1).
 const DELTA: f64 = 1e-9;
 /// A solve through regularised pivots is refined against the true matrix to this relative
 /// residual; one that stays above it means the matrix is singular.
@@ -71,10 +73,27 @@ pub struct KktSolver {
     pattern: Option<(usize, Vec<usize>, Vec<usize>)>,
     /// Rows before this index are the primal block (IPOPT tells with each inertia check).
     positive: usize,
-    ldl: Option<Ldl>,
+    factors: Option<Factors>,
     /// Inertia and regularisation of the latest factorisation.
     negative: usize,
     regularized: usize,
+}
+
+/// The factorisation behind the solver.
+enum Factors {
+    /// Static 2×2 pivots, no dynamic pivoting ([`Ldl`]).
+    Static(Ldl),
+    /// Threshold pivoting with delayed pivots ([`Multifrontal`]).
+    Multifrontal(Multifrontal),
+}
+
+impl Factors {
+    fn refine(&mut self) -> &mut dyn Refine {
+        match self {
+            Factors::Static(ldl) => ldl,
+            Factors::Multifrontal(f) => f,
+        }
+    }
 }
 
 /// What one factorisation told IPOPT.
@@ -95,7 +114,7 @@ impl KktSolver {
             rows.extend(std::iter::repeat_n(r, ia[r + 1] - ia[r]));
         }
         self.pattern = Some((dim, rows, ja.to_vec()));
-        self.ldl = None;
+        self.factors = None;
         self.positive = dim;
         Ok(())
     }
@@ -116,29 +135,63 @@ impl KktSolver {
         if check_inertia {
             self.positive = n.saturating_sub(expected_negative);
         }
-        if let (None, Some(_)) = (&self.ldl, values) {
-            // Ordered at the first factorisation, when IPOPT has said which rows are
-            // constraints. Measured on the hopper: marking also the variables whose diagonal
-            // is zero at the first iterate regularised more pivots (249 against 84 of 1481),
-            // since many entries vanish at the start point and not later.
-            let zero: Vec<bool> = (0..n).map(|i| i >= self.positive).collect();
-            match Ldl::analyse_with_zeros(n, rows, cols, &zero) {
-                Ok(ldl) => self.ldl = Some(ldl),
+        if let (None, Some(values)) = (&self.factors, values) {
+            // Paired and ordered at the first factorisation, when IPOPT has said which rows
+            // are constraints and the values tell which variables have no curvature.
+            let pairs = kkt_pairs(n, rows, cols, values, self.positive);
+            // Rows that would be zero pivots alone: the constraints, and the variables with a
+            // zero diagonal left without a partner. They wait for a neighbour.
+            let mut zero: Vec<bool> = (0..n).map(|i| i >= self.positive).collect();
+            let largest = values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+            for (k, (&r, &c)) in rows.iter().zip(cols).enumerate() {
+                if r == c && r < self.positive {
+                    zero[r] = values[k].abs() <= 1e-14 * largest;
+                }
+            }
+            let factors = if std::env::var_os("LOAM_KKT_STATIC").is_some() {
+                Ldl::analyse_pairs(n, rows, cols, &pairs, &zero).map(Factors::Static)
+            } else {
+                block_ordering(n, rows, cols, &pairs, &zero)
+                    .and_then(|(perm, _)| Multifrontal::analyse(n, rows, cols, perm))
+                    .map(|mut f| {
+                        if let Some(u) = std::env::var("LOAM_KKT_U").ok().and_then(|v| v.parse().ok()) {
+                            f.set_threshold(u);
+                        }
+                        Factors::Multifrontal(f)
+                    })
+            };
+            match factors {
+                Ok(factors) => self.factors = Some(factors),
                 Err(_) => return Outcome::Failed,
             }
         }
         let positive = self.positive;
-        let Some(ldl) = self.ldl.as_mut() else {
+        let Some(factors) = self.factors.as_mut() else {
             return Outcome::Failed;
         };
         if let Some(values) = values {
-            let scale = values.iter().fold(1.0_f64, |m, v| m.max(v.abs()));
-            match ldl.factor(values, positive, TINY * scale, DELTA * scale) {
+            let floor = std::env::var("LOAM_KKT_FLOOR").ok().and_then(|v| v.parse().ok()).unwrap_or(DELTA);
+            let outcome = match factors {
+                Factors::Static(ldl) => ldl.factor(values, positive, TINY, floor),
+                Factors::Multifrontal(f) => f.factor(values, positive, floor),
+            };
+            match outcome {
                 Factor::NotFinite => return Outcome::Failed,
                 Factor::Done {
                     negative,
                     regularized,
                 } => {
+                    if let Some(dir) = std::env::var_os("LOAM_KKT_DUMP") {
+                        static COUNT: std::sync::atomic::AtomicUsize =
+                            std::sync::atomic::AtomicUsize::new(0);
+                        let k = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let mut text = format!("{n} {positive} {negative} {regularized}\n");
+                        for ((r, c), v) in rows.iter().zip(cols).zip(values) {
+                            text += &format!("{r} {c} {v:e}\n");
+                        }
+                        let path = std::path::Path::new(&dir).join(format!("kkt{k:04}.txt"));
+                        std::fs::write(path, text).unwrap();
+                    }
                     self.negative = negative;
                     self.regularized = regularized;
                 }
@@ -150,10 +203,15 @@ impl KktSolver {
         // Only a fresh factorisation may be called singular: IPOPT cannot perturb the matrix
         // in the middle of its own iterative refinement (it aborts).
         let fresh = values.is_some();
+        if fresh && self.regularized > 0 && std::env::var_os("LOAM_KKT_SINGULAR").is_some() {
+            return Outcome::Singular;
+        }
         for b in rhs.chunks_mut(n) {
-            if self.regularized == 0 {
-                ldl.solve_factored(b);
-            } else if ldl.solve_refined(b, MAX_REFINEMENT) > REFINED && fresh {
+            let residual = factors.refine().solve_refined(b, MAX_REFINEMENT);
+            if std::env::var_os("LOAM_KKT_DEBUG").is_some() {
+                eprintln!("residual {residual:.3e} reg {}", self.regularized);
+            }
+            if residual > REFINED && fresh {
                 return Outcome::Singular;
             }
             if b.iter().any(|x| !x.is_finite()) {

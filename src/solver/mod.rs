@@ -4,6 +4,7 @@
 pub mod ipopt;
 pub mod kkt;
 pub mod ldl;
+pub mod multifrontal;
 
 use std::path::PathBuf;
 use std::time::Instant;
