@@ -158,7 +158,7 @@ unsafe extern "C" {
 // ---------------------------------------------------------------------------
 
 /// The value of IPOPT's `linear_solver` option that selects loam's own sparse LDLᵀ
-/// (`super::kkt`, `super::ldl`) instead of one of IPOPT's.
+/// (`super::kkt`, `super::multifrontal`) instead of one of IPOPT's.
 pub const LOAM_LINEAR_SOLVER: &str = "loam";
 
 /// Problem structure, fixed when the problem is created. Index style is C (0-based).

@@ -32,6 +32,8 @@ struct LoamLinearSolverCallbacks {
     int (*solve)(void* solver, bool new_matrix, const double* values, int nrhs, double* rhs,
                  bool check_negative, int expected_negative, int* negative);
     void (*destroy)(void* solver);
+    // Raises the pivot threshold; false when it is already at its largest.
+    bool (*increase_quality)(void* solver);
 };
 }
 
@@ -73,8 +75,9 @@ public:
 
     Index NumberOfNegEVals() const override { return negative_; }
 
-    // No pivot tolerance to raise: the factorisation has no pivoting (src/solver/ldl.rs).
-    bool IncreaseQuality() override { return false; }
+    // IPOPT asks for more accurate solves (a residual it cannot refine away): the
+    // factorisation raises its pivot threshold, as IPOPT's MUMPS interface raises pivtol.
+    bool IncreaseQuality() override { return callbacks_.increase_quality(solver_); }
 
     bool ProvidesInertia() const override { return true; }
 

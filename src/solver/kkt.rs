@@ -1,28 +1,28 @@
 //! IPOPT's linear solver `loam`: the callbacks `ipopt_shim.cc` calls for each KKT system,
-//! backed by the sparse LDLᵀ of [`super::ldl`].
+//! backed by the multifrontal LDLᵀ of [`super::multifrontal`].
 //!
 //! IPOPT hands over the pattern once per solve (upper triangle by rows, 0-based), then, each
 //! iteration, new values, a right-hand side or several, and the number of negative eigenvalues
 //! it expects (the number of constraint rows). The answer is the solution and the inertia, or
 //! "wrong inertia" (IPOPT then adds `δw I` to the primal block and asks again), or "singular"
-//! (IPOPT then adds `−δc I` to the constraint block).
+//! (IPOPT then adds `−δc I` to the constraint block). When IPOPT cannot refine a solution to
+//! its tolerance it asks for more quality, and the pivot threshold is raised as IPOPT's MUMPS
+//! interface raises its `mumps_pivtol` (from 1e-6 by u ← u^0.75 up to 0.1).
 //!
-//! **Status: experimental, not the default.** Without pivoting, the constraint rows and the
-//! variables with no curvature give zero pivots that must be regularised (84 of 1481 on the
-//! rigid hopper even with each constraint row ordered after one of its variables), and the
-//! inertia of the regularised factor misleads IPOPT's convexification: measured on every
-//! shipped problem (`loam solve P --set solver.linear_solver=loam`), none converges where
-//! MUMPS does (hopper_granular: restoration failed after 1352 iterations; hopper_rigid:
-//! 3000 iterations; the planar problems: restoration failed). Returning "singular" on a
-//! tiny pivot instead (IPOPT then regularises `δc`) failed too. What it needs is 2×2
-//! pivots (a matching of constraint rows to variables, compressed into the ordering) or
-//! threshold pivoting with delayed pivots, as MA27/MA57 and MUMPS do.
+//! The analysis (pairs, order, elimination tree, fronts) is made at the first factorisation,
+//! when IPOPT has said which rows are constraints and the values say which variables have no
+//! curvature; every later factorisation reuses it.
+//!
+//! **Status: an option, not the default** (`linear_solver: loam`). It converges on every
+//! shipped problem and every height of the 30–100 mm sweep on both terrains, to the same
+//! optima as MUMPS within 1e-4 except on problems with several local optima (the planar
+//! monopod: a worse one); docs/ARCHITECTURE.md, "Linear solvers", has the comparison.
 
 use std::ffi::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use super::ldl::{block_ordering, kkt_pairs, Factor, Ldl, Refine};
 use super::multifrontal::Multifrontal;
+use super::sparse::{block_ordering, kkt_pairs, Factor, Refine};
 
 /// IPOPT's `ESymSolverStatus`.
 const SUCCESS: c_int = 0;
@@ -30,15 +30,17 @@ const SINGULAR: c_int = 1;
 const WRONG_INERTIA: c_int = 2;
 const FATAL_ERROR: c_int = 4;
 
-/// A pivot block whose determinant is within this many times its rounding error (relative
-/// to the terms it was computed from) counts as singular and is regularised.
-const TINY: f64 = 1e4 * f64::EPSILON;
-/// The size of a regularised pivot in the equilibrated matrix (largest entries about 1).
-const DELTA: f64 = 1e-9;
-/// A solve through regularised pivots is refined against the true matrix to this relative
-/// residual; one that stays above it means the matrix is singular.
+/// The smallest pivot eigenvalue in the equilibrated matrix (largest entries about 1); a
+/// smaller one is raised to it and the solve refined against the true matrix.
+const FLOOR: f64 = 1e-9;
+/// A solve is refined against the true matrix to this relative residual; one that stays
+/// above it means the matrix is (numerically) singular.
 const REFINED: f64 = 1e-10;
 const MAX_REFINEMENT: usize = 10;
+/// The pivot threshold u of the first factorisation, and the largest IPOPT may raise it to
+/// (IPOPT's defaults for MUMPS: `mumps_pivtol` 1e-6, `mumps_pivtolmax` 0.1).
+const THRESHOLD: f64 = 1e-6;
+const MAX_THRESHOLD: f64 = 0.1;
 
 /// The function table handed to `loam_UseLinearSolver`.
 #[repr(C)]
@@ -56,6 +58,7 @@ pub struct Callbacks {
         *mut c_int,
     ) -> c_int,
     destroy: unsafe extern "C" fn(*mut c_void),
+    increase_quality: unsafe extern "C" fn(*mut c_void) -> bool,
 }
 
 pub static CALLBACKS: Callbacks = Callbacks {
@@ -63,6 +66,7 @@ pub static CALLBACKS: Callbacks = Callbacks {
     structure,
     solve,
     destroy,
+    increase_quality,
 };
 
 /// One KKT solver: the analysed pattern and the latest factors.
@@ -73,27 +77,12 @@ pub struct KktSolver {
     pattern: Option<(usize, Vec<usize>, Vec<usize>)>,
     /// Rows before this index are the primal block (IPOPT tells with each inertia check).
     positive: usize,
-    factors: Option<Factors>,
-    /// Inertia and regularisation of the latest factorisation.
+    factors: Option<Multifrontal>,
+    /// Inertia and perturbed pivots of the latest factorisation.
     negative: usize,
     regularized: usize,
-}
-
-/// The factorisation behind the solver.
-enum Factors {
-    /// Static 2×2 pivots, no dynamic pivoting ([`Ldl`]).
-    Static(Ldl),
-    /// Threshold pivoting with delayed pivots ([`Multifrontal`]).
-    Multifrontal(Multifrontal),
-}
-
-impl Factors {
-    fn refine(&mut self) -> &mut dyn Refine {
-        match self {
-            Factors::Static(ldl) => ldl,
-            Factors::Multifrontal(f) => f,
-        }
-    }
+    /// The pivot threshold, once IPOPT has asked for more quality.
+    threshold: Option<f64>,
 }
 
 /// What one factorisation told IPOPT.
@@ -136,11 +125,9 @@ impl KktSolver {
             self.positive = n.saturating_sub(expected_negative);
         }
         if let (None, Some(values)) = (&self.factors, values) {
-            // Paired and ordered at the first factorisation, when IPOPT has said which rows
-            // are constraints and the values tell which variables have no curvature.
             let pairs = kkt_pairs(n, rows, cols, values, self.positive);
             // Rows that would be zero pivots alone: the constraints, and the variables with a
-            // zero diagonal left without a partner. They wait for a neighbour.
+            // zero diagonal left without a partner. They wait for a neighbour in the order.
             let mut zero: Vec<bool> = (0..n).map(|i| i >= self.positive).collect();
             let largest = values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
             for (k, (&r, &c)) in rows.iter().zip(cols).enumerate() {
@@ -148,50 +135,25 @@ impl KktSolver {
                     zero[r] = values[k].abs() <= 1e-14 * largest;
                 }
             }
-            let factors = if std::env::var_os("LOAM_KKT_STATIC").is_some() {
-                Ldl::analyse_pairs(n, rows, cols, &pairs, &zero).map(Factors::Static)
-            } else {
-                block_ordering(n, rows, cols, &pairs, &zero)
-                    .and_then(|(perm, _)| Multifrontal::analyse(n, rows, cols, perm))
-                    .map(|mut f| {
-                        if let Some(u) = std::env::var("LOAM_KKT_U").ok().and_then(|v| v.parse().ok()) {
-                            f.set_threshold(u);
-                        }
-                        Factors::Multifrontal(f)
-                    })
-            };
-            match factors {
+            let analysed = block_ordering(n, rows, cols, &pairs, &zero)
+                .and_then(|(perm, _)| Multifrontal::analyse(n, rows, cols, perm));
+            match analysed {
                 Ok(factors) => self.factors = Some(factors),
                 Err(_) => return Outcome::Failed,
             }
         }
-        let positive = self.positive;
+        let threshold = self.threshold();
         let Some(factors) = self.factors.as_mut() else {
             return Outcome::Failed;
         };
         if let Some(values) = values {
-            let floor = std::env::var("LOAM_KKT_FLOOR").ok().and_then(|v| v.parse().ok()).unwrap_or(DELTA);
-            let outcome = match factors {
-                Factors::Static(ldl) => ldl.factor(values, positive, TINY, floor),
-                Factors::Multifrontal(f) => f.factor(values, positive, floor),
-            };
-            match outcome {
+            factors.set_threshold(threshold);
+            match factors.factor(values, self.positive, FLOOR) {
                 Factor::NotFinite => return Outcome::Failed,
                 Factor::Done {
                     negative,
                     regularized,
                 } => {
-                    if let Some(dir) = std::env::var_os("LOAM_KKT_DUMP") {
-                        static COUNT: std::sync::atomic::AtomicUsize =
-                            std::sync::atomic::AtomicUsize::new(0);
-                        let k = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let mut text = format!("{n} {positive} {negative} {regularized}\n");
-                        for ((r, c), v) in rows.iter().zip(cols).zip(values) {
-                            text += &format!("{r} {c} {v:e}\n");
-                        }
-                        let path = std::path::Path::new(&dir).join(format!("kkt{k:04}.txt"));
-                        std::fs::write(path, text).unwrap();
-                    }
                     self.negative = negative;
                     self.regularized = regularized;
                 }
@@ -203,15 +165,8 @@ impl KktSolver {
         // Only a fresh factorisation may be called singular: IPOPT cannot perturb the matrix
         // in the middle of its own iterative refinement (it aborts).
         let fresh = values.is_some();
-        if fresh && self.regularized > 0 && std::env::var_os("LOAM_KKT_SINGULAR").is_some() {
-            return Outcome::Singular;
-        }
         for b in rhs.chunks_mut(n) {
-            let residual = factors.refine().solve_refined(b, MAX_REFINEMENT);
-            if std::env::var_os("LOAM_KKT_DEBUG").is_some() {
-                eprintln!("residual {residual:.3e} reg {}", self.regularized);
-            }
-            if residual > REFINED && fresh {
+            if factors.solve_refined(b, MAX_REFINEMENT) > REFINED && fresh {
                 return Outcome::Singular;
             }
             if b.iter().any(|x| !x.is_finite()) {
@@ -223,6 +178,22 @@ impl KktSolver {
             }
         }
         Outcome::Solved
+    }
+
+    /// Raises the pivot threshold as IPOPT's MUMPS interface raises its pivtol (u ← u^0.75,
+    /// up to [`MAX_THRESHOLD`]); false when it is already there.
+    pub fn increase_quality(&mut self) -> bool {
+        let current = self.threshold();
+        let raised = current.powf(0.75).min(MAX_THRESHOLD);
+        if raised <= current {
+            return false;
+        }
+        self.threshold = Some(raised);
+        true
+    }
+
+    fn threshold(&self) -> f64 {
+        self.threshold.unwrap_or(THRESHOLD)
     }
 
     /// Negative pivots of the latest factorisation.
@@ -310,4 +281,15 @@ unsafe extern "C" fn destroy(solver: *mut c_void) {
         // SAFETY: the caller's contract.
         drop(unsafe { Box::from_raw(solver.cast::<KktSolver>()) });
     }
+}
+
+/// # Safety
+/// `solver` comes from `create`.
+unsafe extern "C" fn increase_quality(solver: *mut c_void) -> bool {
+    catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: the caller's contract.
+        let solver = unsafe { &mut *solver.cast::<KktSolver>() };
+        solver.increase_quality()
+    }))
+    .unwrap_or(false)
 }

@@ -3,8 +3,8 @@
 
 pub mod ipopt;
 pub mod kkt;
-pub mod ldl;
 pub mod multifrontal;
+pub mod sparse;
 
 use std::path::PathBuf;
 use std::time::Instant;

@@ -2,13 +2,14 @@
 //! pivots) for IPOPT's KKT systems, with their inertia: `linear_solver: loam`.
 //!
 //! The KKT matrix of an interior-point step is symmetric indefinite; a factorisation without
-//! pivoting ([`super::ldl`]) has to divide by whatever pivots the ordering gives it, and the
-//! small ones make its factors grow until the solves are useless. This is the classic
+//! pivoting has to divide by whatever pivots the ordering gives it, and the small ones make
+//! its factors grow until the solves are useless (see [`super::sparse`] for loam's earlier
+//! static-pivot factorisation and what it measured). This is the classic
 //! remedy of MA27/MA57 and MUMPS (Duff and Reid, "The multifrontal solution of indefinite
 //! sparse symmetric linear equations", ACM TOMS 9(3), 1983):
 //!
 //! - **Analysis** (once per solve): a fill-reducing order (AMD on the graph in which each
-//!   constraint row is kept next to a variable it constrains, [`super::ldl::block_ordering`]),
+//!   constraint row is kept next to a variable it constrains, [`super::sparse::block_ordering`]),
 //!   the elimination tree, the structure of L, and fundamental supernodes: runs of columns
 //!   with the same structure, each eliminated in one dense *front*.
 //! - **Factorisation** (each IPOPT iteration): the fronts in tree order. A front gathers its
@@ -20,17 +21,18 @@
 //!   of its entries are summed. A root front must eliminate everything and takes its best
 //!   pivot regardless.
 //! - The matrix is equilibrated first (Ruiz's symmetric scaling), and every pivot eigenvalue
-//!   smaller than a floor is raised to it ([`super::ldl::perturb`]); solves are refined
+//!   smaller than a floor is raised to it ([`super::sparse::perturb`]); solves are refined
 //!   iteratively against the unperturbed matrix.
 //!
 //! By Sylvester's law of inertia the eigenvalue signs of D's 1×1 and 2×2 blocks are the
 //! matrix's inertia, which IPOPT needs.
 
-use super::ldl::{block_inverse, equilibrate, perturb, Factor, Refine};
+use super::sparse::{block_inverse, equilibrate, perturb, Factor, Refine};
 
 const NONE: usize = usize::MAX;
 
-/// The default pivot threshold `u` (MA57's and MUMPS's default is 0.01).
+/// The default pivot threshold `u` (MA57's and MUMPS's own default; IPOPT starts MUMPS at
+/// 1e-6 and raises it when its solves are not accurate enough, as `kkt.rs` does).
 pub const THRESHOLD: f64 = 0.01;
 
 /// One eliminated pivot of a front: its position in the front and D's block inverse.
@@ -52,6 +54,7 @@ struct Front {
 
 /// A contribution block on its way to the parent front: its rows (the first `delayed` are
 /// columns the child could not eliminate) and its dense values (column-major, symmetric).
+#[derive(Clone, Debug)]
 struct Contribution {
     rows: Vec<usize>,
     delayed: usize,
@@ -76,9 +79,14 @@ pub struct Multifrontal {
     values: Vec<f64>,
     scale: Vec<f64>,
     threshold: f64,
+    /// One front per supernode (its buffers kept between factorisations).
     fronts: Vec<Front>,
     position: Vec<usize>,
     work: Vec<f64>,
+    /// The dense front being factorised, and spent contribution blocks to reuse.
+    scratch: Vec<f64>,
+    pool: Vec<Contribution>,
+    pending: Vec<Vec<Contribution>>,
 }
 
 impl Multifrontal {
@@ -163,15 +171,32 @@ impl Multifrontal {
             s.sort_unstable();
             structure[j] = s;
         }
-        // Fundamental supernodes: j + 1 joins j's when it is j's parent, j is its only
-        // child, and their structures nest.
+        // Relaxed supernodes (CHOLMOD's amalgamation rule): column j joins the supernode
+        // ending at j − 1 when it is that column's parent (so the supernode is a chain of the
+        // tree and its front's rows are its columns and the last column's structure) and the
+        // merged front stores few explicit zeros. Larger fronts mean fewer, denser
+        // eliminations, and above all that a constraint row and the variable it is ordered
+        // after are summed in one front, where a 2×2 pivot can take them together instead
+        // of delaying the variable.
         let mut first = vec![0];
+        let mut true_entries = if n > 0 { 1 + structure[0].len() } else { 0 };
         for j in 1..n {
+            let start = *first.last().expect("first holds 0");
+            let width = j + 1 - start;
+            let merged_true = true_entries + 1 + structure[j].len();
+            let dense = width * (width + 1) / 2 + width * structure[j].len();
+            let zeros = dense.saturating_sub(merged_true) as f64;
+            let dense = dense as f64;
             let joins = etree[j - 1] == j
-                && children[j].len() == 1
-                && structure[j - 1].len() == structure[j].len() + 1;
-            if !joins {
+                && (width <= 4
+                    || (width <= 16 && zeros <= 0.8 * dense)
+                    || (width <= 48 && zeros <= 0.1 * dense)
+                    || zeros <= 0.05 * dense);
+            if joins {
+                true_entries = merged_true;
+            } else {
                 first.push(j);
+                true_entries = 1 + structure[j].len();
             }
         }
         first.push(n);
@@ -206,9 +231,12 @@ impl Multifrontal {
             values: vec![0.0; rows.len()],
             scale: vec![1.0; n],
             threshold: THRESHOLD,
-            fronts: Vec::new(),
+            fronts: vec![Front::default(); supernodes],
             position: vec![NONE; n],
             work: vec![0.0; n],
+            scratch: Vec::new(),
+            pool: Vec::new(),
+            pending: (0..supernodes).map(|_| Vec::new()).collect(),
         })
     }
 
@@ -227,17 +255,27 @@ impl Multifrontal {
     /// expected positive; the rest are expected negative. Pivot eigenvalues below `floor` in
     /// magnitude (in the equilibrated matrix) are raised to it.
     pub fn factor(&mut self, values: &[f64], positive: usize, floor: f64) -> Factor {
-        assert_eq!(values.len(), self.values.len(), "one value per analysed entry");
+        assert_eq!(
+            values.len(),
+            self.values.len(),
+            "one value per analysed entry"
+        );
         self.values.copy_from_slice(values);
-        equilibrate(&self.rows, &self.cols, &self.values, &mut self.scale, &mut self.work);
+        equilibrate(
+            &self.rows,
+            &self.cols,
+            &self.values,
+            &mut self.scale,
+            &mut self.work,
+        );
         let supernodes = self.supernodes();
-        let mut pending: Vec<Vec<Contribution>> = (0..supernodes).map(|_| Vec::new()).collect();
-        let mut fronts = Vec::with_capacity(supernodes);
         let (mut negative, mut regularized) = (0, 0);
         for s in 0..supernodes {
-            let children = std::mem::take(&mut pending[s]);
+            let children = std::mem::take(&mut self.pending[s]);
+            let mut front = std::mem::take(&mut self.fronts[s]);
             // The front's rows: delayed columns, own columns, rows below.
-            let mut index: Vec<usize> = Vec::new();
+            let index = &mut front.rows;
+            index.clear();
             for c in &children {
                 index.extend_from_slice(&c.rows[..c.delayed]);
             }
@@ -248,32 +286,35 @@ impl Multifrontal {
             for (t, &g) in index.iter().enumerate() {
                 self.position[g] = t;
             }
-            let mut f = vec![0.0; m * m];
+            let f = &mut self.scratch;
+            f.clear();
+            f.resize(m * m, 0.0);
             for &(k, a, b) in &self.entries[s] {
                 let v = self.values[k] * self.scale[self.rows[k]] * self.scale[self.cols[k]];
                 let (i, j) = (self.position[a], self.position[b]);
-                f[i + j * m] += v;
-                if i != j {
-                    f[j + i * m] += v;
-                }
+                f[i.max(j) + i.min(j) * m] += v;
             }
-            for c in &children {
+            for c in children {
                 let cm = c.rows.len();
                 for (cj, &gj) in c.rows.iter().enumerate() {
                     let j = self.position[gj];
-                    for (ci, &gi) in c.rows.iter().enumerate() {
-                        f[self.position[gi] + j * m] += c.values[ci + cj * cm];
+                    for (&gi, &v) in c.rows[cj..]
+                        .iter()
+                        .zip(&c.values[cj + cj * cm..(cj + 1) * cm])
+                    {
+                        let i = self.position[gi];
+                        f[i.max(j) + i.min(j) * m] += v;
                     }
                 }
+                self.pool.push(c);
             }
-            drop(children);
             let root = self.parent[s] == NONE;
             let expected = |g: usize| if self.perm[g] < positive { 1.0 } else { -1.0 };
-            let mut front = Front::default();
+            front.pivots.clear();
             let mut k = 0;
             while k < summed {
-                let Some(pivot) = choose(&f, m, k, summed, self.threshold).or(if root {
-                    Some(Choice::Forced(largest_diagonal(&f, m, k, summed)))
+                let Some(pivot) = choose(f, m, k, summed, self.threshold).or(if root {
+                    Some(Choice::Forced(largest_diagonal(f, m, k, summed)))
                 } else {
                     None
                 }) else {
@@ -281,7 +322,7 @@ impl Multifrontal {
                 };
                 match pivot {
                     Choice::One(t) | Choice::Forced(t) => {
-                        swap(&mut f, m, &mut index, k, t);
+                        swap(f, m, index, k, t);
                         let mut block = [f[k + k * m], 0.0, 0.0];
                         let singular = block[0] == 0.0;
                         if perturb(&mut block, 1, singular, [expected(index[k]), 0.0], floor) {
@@ -289,7 +330,7 @@ impl Multifrontal {
                         }
                         let (neg, inverse) = block_inverse(&block, 1);
                         negative += neg;
-                        eliminate_one(&mut f, m, k, inverse[0]);
+                        eliminate_one(f, m, k, inverse[0]);
                         front.pivots.push(Pivot::One {
                             at: k,
                             inverse: inverse[0],
@@ -297,9 +338,9 @@ impl Multifrontal {
                         k += 1;
                     }
                     Choice::Two(t, r) => {
-                        swap(&mut f, m, &mut index, k, t);
+                        swap(f, m, index, k, t);
                         let r = if r == k { t } else { r };
-                        swap(&mut f, m, &mut index, k + 1, r);
+                        swap(f, m, index, k + 1, r);
                         let mut block = [f[k + k * m], f[k + 1 + k * m], f[k + 1 + (k + 1) * m]];
                         let singular = block[0] * block[2] == block[1] * block[1];
                         let signs = [expected(index[k]), expected(index[k + 1])];
@@ -308,7 +349,7 @@ impl Multifrontal {
                         }
                         let (neg, inverse) = block_inverse(&block, 2);
                         negative += neg;
-                        eliminate_two(&mut f, m, k, &inverse);
+                        eliminate_two(f, m, k, &inverse);
                         front.pivots.push(Pivot::Two { at: k, inverse });
                         k += 2;
                     }
@@ -316,26 +357,27 @@ impl Multifrontal {
             }
             if !root && k < m {
                 let rest = m - k;
-                let mut values = vec![0.0; rest * rest];
-                for j in 0..rest {
-                    values[j * rest..(j + 1) * rest]
-                        .copy_from_slice(&f[k + (k + j) * m..m + (k + j) * m]);
-                }
-                pending[self.parent[s]].push(Contribution {
-                    rows: index[k..].to_vec(),
-                    delayed: summed - k,
-                    values,
+                let mut c = self.pool.pop().unwrap_or(Contribution {
+                    rows: Vec::new(),
+                    delayed: 0,
+                    values: Vec::new(),
                 });
+                c.rows.clear();
+                c.rows.extend_from_slice(&index[k..]);
+                c.delayed = summed - k;
+                c.values.clear();
+                for j in k..m {
+                    // The lower triangle is what is kept up to date; above it, stale values.
+                    c.values.extend_from_slice(&f[k + j * m..(j + 1) * m]);
+                }
+                debug_assert_eq!(c.values.len(), rest * rest);
+                self.pending[self.parent[s]].push(c);
             }
             front.eliminated = k;
-            f.truncate(k * m);
-            front.l = f;
-            front.rows = index;
-            if front.eliminated > 0 {
-                fronts.push(front);
-            }
+            front.l.clear();
+            front.l.extend_from_slice(&f[..k * m]);
+            self.fronts[s] = front;
         }
-        self.fronts = fronts;
         if self.fronts.iter().flat_map(|f| &f.pivots).any(|p| match p {
             Pivot::One { inverse, .. } => !inverse.is_finite(),
             Pivot::Two { inverse, .. } => inverse.iter().any(|x| !x.is_finite()),
@@ -444,10 +486,14 @@ enum Choice {
 /// The first fully summed column (from `k`) that gives an acceptable 1×1 pivot, or a 2×2
 /// pivot with its largest fully summed entry; None when every column fails (delay them).
 fn choose(f: &[f64], m: usize, k: usize, summed: usize, u: f64) -> Option<Choice> {
+    // Entries of the symmetric front, of which the lower triangle is stored.
+    let at = |i: usize, j: usize| f[i.max(j) + i.min(j) * m];
     let column_max = |t: usize, skip: usize| {
-        (k..m)
-            .filter(|&i| i != t && i != skip)
-            .fold(0.0_f64, |a, i| a.max(f[i + t * m].abs()))
+        let above = (k..t).filter(|&i| i != skip).map(|i| f[t + i * m].abs());
+        let below = (t + 1..m)
+            .filter(|&i| i != skip)
+            .map(|i| f[i + t * m].abs());
+        above.chain(below).fold(0.0_f64, f64::max)
     };
     for t in k..summed {
         let d = f[t + t * m];
@@ -458,11 +504,11 @@ fn choose(f: &[f64], m: usize, k: usize, summed: usize, u: f64) -> Option<Choice
         // The partner: the largest fully summed off-diagonal entry of column t.
         let Some(r) = (k..summed)
             .filter(|&i| i != t)
-            .max_by(|&a, &b| f[a + t * m].abs().total_cmp(&f[b + t * m].abs()))
+            .max_by(|&a, &b| at(a, t).abs().total_cmp(&at(b, t).abs()))
         else {
             continue;
         };
-        let (a, b, c) = (d, f[r + t * m], f[r + r * m]);
+        let (a, b, c) = (d, at(r, t), f[r + r * m]);
         let det = a * c - b * b;
         if b == 0.0 || det == 0.0 || !det.is_finite() {
             continue;
@@ -482,22 +528,28 @@ fn largest_diagonal(f: &[f64], m: usize, k: usize, summed: usize) -> usize {
         .unwrap_or(k)
 }
 
-/// Swaps rows and columns `a` and `b` of the dense symmetric front.
+/// Swaps rows and columns `a` and `b` of the dense symmetric front, of which the lower
+/// triangle is stored (LAPACK's `dsyswapr`).
 fn swap(f: &mut [f64], m: usize, index: &mut [usize], a: usize, b: usize) {
     if a == b {
         return;
     }
+    let (a, b) = (a.min(b), a.max(b));
     index.swap(a, b);
-    for j in 0..m {
+    for j in 0..a {
         f.swap(a + j * m, b + j * m);
     }
-    for i in 0..m {
+    f.swap(a + a * m, b + b * m);
+    for i in a + 1..b {
+        f.swap(i + a * m, b + i * m);
+    }
+    for i in b + 1..m {
         f.swap(i + a * m, i + b * m);
     }
 }
 
-/// Eliminates the 1×1 pivot at `k` (inverse `inverse`): the trailing block loses
-/// l dᵀ... and column k becomes L's column.
+/// Eliminates the 1×1 pivot at `k` (inverse `inverse`) from the lower triangle: the
+/// trailing block loses c cᵀ / d, and column k becomes L's column c / d.
 fn eliminate_one(f: &mut [f64], m: usize, k: usize, inverse: f64) {
     for j in k + 1..m {
         let c = f[j + k * m] * inverse;
@@ -505,10 +557,10 @@ fn eliminate_one(f: &mut [f64], m: usize, k: usize, inverse: f64) {
             continue;
         }
         let (left, right) = f.split_at_mut(j * m);
-        let column_k = &left[k * m..k * m + m];
-        let column_j = &mut right[..m];
-        for i in k + 1..m {
-            column_j[i] -= column_k[i] * c;
+        let column_k = &left[k * m + j..k * m + m];
+        let column_j = &mut right[j..m];
+        for (x, &l) in column_j.iter_mut().zip(column_k) {
+            *x -= l * c;
         }
     }
     for i in k + 1..m {
@@ -516,7 +568,8 @@ fn eliminate_one(f: &mut [f64], m: usize, k: usize, inverse: f64) {
     }
 }
 
-/// Eliminates the 2×2 pivot at `k`, `k + 1` (inverse `[e00, e01, e11]`).
+/// Eliminates the 2×2 pivot at `k`, `k + 1` (inverse `[e00, e01, e11]`) from the lower
+/// triangle.
 fn eliminate_two(f: &mut [f64], m: usize, k: usize, inverse: &[f64; 3]) {
     for j in k + 2..m {
         let (x, y) = (f[j + k * m], f[j + (k + 1) * m]);
@@ -526,10 +579,11 @@ fn eliminate_two(f: &mut [f64], m: usize, k: usize, inverse: &[f64; 3]) {
             continue;
         }
         let (left, right) = f.split_at_mut(j * m);
-        let (column_k, column_k1) = (&left[k * m..k * m + m], &left[(k + 1) * m..(k + 2) * m]);
-        let column_j = &mut right[..m];
-        for i in k + 2..m {
-            column_j[i] -= column_k[i] * c0 + column_k1[i] * c1;
+        let column_k = &left[k * m + j..k * m + m];
+        let column_k1 = &left[(k + 1) * m + j..(k + 2) * m];
+        let column_j = &mut right[j..m];
+        for ((x, &l0), &l1) in column_j.iter_mut().zip(column_k).zip(column_k1) {
+            *x -= l0 * c0 + l1 * c1;
         }
     }
     for i in k + 2..m {
@@ -543,7 +597,7 @@ fn eliminate_two(f: &mut [f64], m: usize, k: usize, inverse: &[f64; 3]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::ldl::{block_ordering, kkt_pairs};
+    use crate::solver::sparse::{block_ordering, kkt_pairs};
 
     fn lower(a: &[Vec<f64>]) -> (Vec<usize>, Vec<usize>, Vec<f64>) {
         let (mut r, mut c, mut v) = (Vec::new(), Vec::new(), Vec::new());
