@@ -17,14 +17,20 @@ fn manifest() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Solves `problem` (a shipped file) with `linear_solver`, with extra `--set`s; returns
-/// solution.json.
-fn solve(problem: &str, linear_solver: &str, sets: &[&str]) -> serde_json::Value {
+fn problem_dir(problem: &str) -> std::path::PathBuf {
+    manifest().join("problems").join(problem)
+}
+
+/// Solves the problem `file` with `linear_solver` into a fresh folder; returns the folder's
+/// owner, the run folder and solution.json.
+fn solve_in(
+    file: std::path::PathBuf,
+    linear_solver: &str,
+) -> (TempDir, std::path::PathBuf, serde_json::Value) {
     let dir = TempDir::new("linear-solver");
     let out = dir.path().join("run");
-    let file = manifest().join("problems").join(problem);
     let choice = format!("solver.linear_solver={linear_solver}");
-    let mut args = vec![
+    let args = [
         "solve",
         file.to_str().unwrap(),
         "--out",
@@ -33,25 +39,30 @@ fn solve(problem: &str, linear_solver: &str, sets: &[&str]) -> serde_json::Value
         "--set",
         &choice,
     ];
-    for set in sets {
-        args.extend(["--set", set]);
-    }
     let run = loam(manifest(), &args);
     assert_eq!(
         run.status,
         Some(0),
-        "{problem} with {linear_solver}: {}",
+        "{} with {linear_solver}: {}",
+        file.display(),
         run.dump()
     );
-    read_json(&out.join("solution.json"))
+    let solution = read_json(&out.join("solution.json"));
+    (dir, out, solution)
+}
+
+/// Solves the shipped `problem` with `linear_solver`; returns solution.json.
+fn solve(problem: &str, linear_solver: &str) -> serde_json::Value {
+    solve_in(problem_dir(problem), linear_solver).2
 }
 
 fn objective(solution: &serde_json::Value) -> f64 {
     solution["objective"].as_f64().expect("objective")
 }
 
-/// Measured (this commit): granular 44 and 44 iterations, rigid 24 and 26, two hops 29 and
-/// 36, the planar foot 26 and 303 (a slightly better optimum, 0.00449450 against 0.00449453).
+/// Measured (loam's solver against MUMPS): granular 44 and 44 iterations, rigid 24 and 26,
+/// two hops 28 and 36, the planar foot 55 and 303 (a slightly better optimum, 0.00449450
+/// against 0.00449453).
 #[test]
 fn loams_linear_solver_reaches_mumpss_optima() {
     for problem in [
@@ -60,8 +71,8 @@ fn loams_linear_solver_reaches_mumpss_optima() {
         "hopper_two_hops.yaml",
         "planar_foot_step.yaml",
     ] {
-        let mumps = solve(problem, "mumps", &[]);
-        let ours = solve(problem, "loam", &[]);
+        let mumps = solve(problem, "mumps");
+        let ours = solve(problem, "loam");
         assert_eq!(ours["status"], "Solve_Succeeded", "{problem}");
         assert_eq!(ours["solver_options"]["linear_solver"], "loam", "{problem}");
         let (a, b) = (objective(&ours), objective(&mumps));
@@ -80,25 +91,9 @@ fn loams_linear_solver_reaches_mumpss_optima() {
 /// columns within 1e-5 (relative to each column's range) at every node.
 #[test]
 fn the_granular_plan_is_the_same_with_either_linear_solver() {
-    let dir = TempDir::new("linear-solver-plan");
     let mut tables = Vec::new();
     for linear_solver in ["mumps", "loam"] {
-        let out = dir.path().join(linear_solver);
-        let choice = format!("solver.linear_solver={linear_solver}");
-        let file = manifest().join("problems/hopper_granular.yaml");
-        let run = loam(
-            manifest(),
-            &[
-                "solve",
-                file.to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-                "-q",
-                "--set",
-                &choice,
-            ],
-        );
-        assert_eq!(run.status, Some(0), "{}", run.dump());
+        let (_dir, out, _) = solve_in(problem_dir("hopper_granular.yaml"), linear_solver);
         let text = std::fs::read_to_string(out.join("trajectory.csv")).unwrap();
         let rows: Vec<Vec<f64>> = text
             .lines()

@@ -102,8 +102,7 @@ pub fn check_options(options: &[(String, OptionValue)]) -> Result<(), IpoptError
         if *value == OptionValue::Str("custom".into()) {
             return Err(refuse(
                 value,
-                "`custom` names no solver object; loam's own sparse LDLᵀ is `loam` (experimental)"
-                    .into(),
+                "`custom` names no solver object; loam's own sparse LDLᵀ is `loam`".into(),
             ));
         }
     }

@@ -597,21 +597,7 @@ fn eliminate_two(f: &mut [f64], m: usize, k: usize, inverse: &[f64; 3]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::sparse::{block_ordering, kkt_pairs};
-
-    fn lower(a: &[Vec<f64>]) -> (Vec<usize>, Vec<usize>, Vec<f64>) {
-        let (mut r, mut c, mut v) = (Vec::new(), Vec::new(), Vec::new());
-        for i in 0..a.len() {
-            for j in 0..=i {
-                if a[i][j] != 0.0 || i == j {
-                    r.push(i);
-                    c.push(j);
-                    v.push(a[i][j]);
-                }
-            }
-        }
-        (r, c, v)
-    }
+    use crate::solver::sparse::{block_ordering, kkt_pairs, lower};
 
     struct Rng(u64);
     impl Rng {

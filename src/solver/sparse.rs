@@ -441,24 +441,26 @@ fn amd_order(adjacency: &[Vec<usize>], waiting: &[bool]) -> Result<Vec<usize>, S
     Ok(perm)
 }
 
+/// The lower triangle (diagonal always included) of a dense symmetric matrix `a[i][j]`, as
+/// the solver's tests give matrices to it.
+#[cfg(test)]
+pub(crate) fn lower(a: &[Vec<f64>]) -> (Vec<usize>, Vec<usize>, Vec<f64>) {
+    let (mut r, mut c, mut v) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..a.len() {
+        for j in 0..=i {
+            if a[i][j] != 0.0 || i == j {
+                r.push(i);
+                c.push(j);
+                v.push(a[i][j]);
+            }
+        }
+    }
+    (r, c, v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Lower triangle of a dense symmetric matrix, row-major `a[i][j]`.
-    fn lower(a: &[Vec<f64>]) -> (Vec<usize>, Vec<usize>, Vec<f64>) {
-        let (mut r, mut c, mut v) = (Vec::new(), Vec::new(), Vec::new());
-        for i in 0..a.len() {
-            for j in 0..=i {
-                if a[i][j] != 0.0 || i == j {
-                    r.push(i);
-                    c.push(j);
-                    v.push(a[i][j]);
-                }
-            }
-        }
-        (r, c, v)
-    }
 
     /// Constraints x_k − x_{k+1}/2 − h u_k = 0 (shaped like collocation defects) on three
     /// variables without curvature and three controls: every constraint is paired, with a

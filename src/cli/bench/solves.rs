@@ -40,7 +40,7 @@ impl Sample {
     }
 }
 
-const CONFIGS: [&str; 4] = ["loam", "previous", "baseline", "peer"];
+const CONFIGS: [&str; 5] = ["loam", "previous", "baseline", "peer", "loam-ldl"];
 
 /// The configurations loam itself runs.
 #[derive(Clone, Copy, PartialEq)]
@@ -51,6 +51,8 @@ enum Config {
     Previous,
     /// The paper's set-up.
     Baseline,
+    /// loam's defaults with loam's own linear solver (`linear_solver: loam`).
+    OwnLinearSolver,
 }
 
 pub fn run_solves(files: Vec<PathBuf>, repeat: usize) -> anyhow::Result<u8> {
@@ -86,13 +88,14 @@ pub fn run_solves(files: Vec<PathBuf>, repeat: usize) -> anyhow::Result<u8> {
         guesses.push(format!("{name} {}", guess.as_str().unwrap_or_default()));
         // Interleaved (loam, baseline, peer, loam, ...) so that all three see the same
         // machine state; the peer solves with the IPOPT options loam's own solve ran with.
-        let mut samples: [Vec<Sample>; 4] = Default::default();
+        let mut samples: [Vec<Sample>; 5] = Default::default();
         let (mut startup, mut peer_failed) = (Vec::new(), None);
         for _ in 0..args.repeat.max(1) {
             let (sample, options) = solve_loam(&problem, Config::Loam)?;
             samples[0].push(sample);
             samples[1].push(solve_loam(&problem, Config::Previous)?.0);
             samples[2].push(solve_loam(&problem, Config::Baseline)?.0);
+            samples[4].push(solve_loam(&problem, Config::OwnLinearSolver)?.0);
             if peer_failed.is_some() {
                 continue;
             }
@@ -117,6 +120,11 @@ pub fn run_solves(files: Vec<PathBuf>, repeat: usize) -> anyhow::Result<u8> {
             }
         }
         let total = |s: &[Sample]| median(s.iter().map(Sample::total).collect());
+        println!(
+            "{:<22} {} (median totals)",
+            "",
+            time_ratio("loam-ldl", total(&samples[4]), "loam", total(&samples[0]))
+        );
         for (other, k) in [("previous", 1), ("baseline", 2)] {
             println!(
                 "{:<22} {} (median totals)",
@@ -158,6 +166,8 @@ peer: bench/peer/hopper_casadi.py, the same NLP written by hand with CasADi's Py
   expressions, one casadi.nlpsol), solved by the same IPOPT with loam's options from the
   all-zero guess; set-up (building the NLP and the nlpsol object) and solve are timed inside
   its python3 process, whose start-up is shown apart.
+loam-ldl: loam's defaults with loam's own linear solver (linear_solver: loam, a multifrontal
+  LDLᵀ with threshold pivoting) in place of MUMPS.
 Times are set-up + solve = total; a ratio is loam's median total over the other's: above 1
 loam takes longer (is slower), below 1 it is faster. Iterations: median (range).",
         guesses.join(", ")
@@ -196,6 +206,11 @@ fn solve_loam(problem: &Problem, config: Config) -> anyhow::Result<(Sample, Opti
     };
     if config == Config::Previous {
         problem.initial_guess = InitialGuess::Ballistic;
+    }
+    if config == Config::OwnLinearSolver {
+        settings
+            .options
+            .push(("linear_solver".into(), OptionValue::Str("loam".into())));
     }
     if config == Config::Baseline {
         problem.initial_guess = InitialGuess::Zero;
