@@ -286,9 +286,14 @@ impl Multifrontal {
             for (t, &g) in index.iter().enumerate() {
                 self.position[g] = t;
             }
+            // Only the lower triangle is read: zero just that.
             let f = &mut self.scratch;
-            f.clear();
-            f.resize(m * m, 0.0);
+            if f.len() < m * m {
+                f.resize(m * m, 0.0);
+            }
+            for j in 0..m {
+                f[j + j * m..(j + 1) * m].fill(0.0);
+            }
             for &(k, a, b) in &self.entries[s] {
                 let v = self.values[k] * self.scale[self.rows[k]] * self.scale[self.cols[k]];
                 let (i, j) = (self.position[a], self.position[b]);
