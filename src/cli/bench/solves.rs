@@ -21,6 +21,10 @@ pub struct SweepArgs {
     /// Sweeps per configuration.
     #[arg(long, default_value_t = 3)]
     repeat: usize,
+    /// Overrides of every problem's fields, as for `loam solve`
+    /// (e.g. `--set solver.linear_solver=loam`).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    sets: Vec<String>,
 }
 
 /// One solve, timed from outside the solver as `loam solve` runs it (output aside).
@@ -322,7 +326,11 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<u8> {
         let problems: Option<Vec<Problem>> = axis
             .values
             .iter()
-            .map(|h| hopper_problem(&file, &[format!("task.apex_height={h}")]).transpose())
+            .map(|h| {
+                let mut overrides = args.sets.clone();
+                overrides.push(format!("task.apex_height={h}"));
+                hopper_problem(&file, &overrides).transpose()
+            })
             .collect::<Option<anyhow::Result<_>>>()
             .transpose()?;
         let Some(problems) = problems else {
