@@ -10,8 +10,9 @@
 //!
 //! - **Analysis** (once per solve): a fill-reducing order (AMD on the graph in which each
 //!   constraint row is kept next to a variable it constrains, [`super::sparse::block_ordering`]),
-//!   the elimination tree, the structure of L, and fundamental supernodes: runs of columns
-//!   with the same structure, each eliminated in one dense *front*.
+//!   the elimination tree, the structure of L, and relaxed supernodes: chains of columns
+//!   with (nearly) the same structure, each eliminated in one dense *front* (its lower
+//!   triangle stored).
 //! - **Factorisation** (each IPOPT iteration): the fronts in tree order. A front gathers its
 //!   columns' entries of the matrix and its children's contribution blocks (extend-add), then
 //!   eliminates its fully summed columns with Bunch–Kaufman-style pivots: a 1×1 pivot
@@ -23,6 +24,11 @@
 //! - The matrix is equilibrated first (Ruiz's symmetric scaling), and every pivot eigenvalue
 //!   smaller than a floor is raised to it ([`super::sparse::perturb`]); solves are refined
 //!   iteratively against the unperturbed matrix.
+//!
+//! Measured against MUMPS on every shipped problem and the height sweep: README, "Linear
+//! solvers". Left for later: the dense kernels are plain loops (no blocking, no BLAS), so on
+//! the larger planar problems a factorisation costs more than MUMPS's; the 2×2 partner is
+//! searched among the fully summed columns only.
 //!
 //! By Sylvester's law of inertia the eigenvalue signs of D's 1×1 and 2×2 blocks are the
 //! matrix's inertia, which IPOPT needs.
