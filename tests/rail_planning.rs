@@ -370,6 +370,27 @@ fn the_shipped_rail_problem_solves_and_replays() {
     assert_exit(&simulate, 2, &["wrench-space terrain", "replay"]);
 }
 
+/// `loam check` transcribes a rail problem without solving it, and refuses a bad one as
+/// `loam solve` does.
+#[test]
+fn check_transcribes_the_rail_problem() {
+    let ok = loam(manifest(), &["check", "problems/hopper_rail.yaml"]);
+    assert_exit(&ok, 0, &[]);
+    for needle in ["ok", "rail at 0.2 rad", "variables"] {
+        assert!(ok.stdout.contains(needle), "{needle}: {}", ok.dump());
+    }
+    let bad = loam(
+        manifest(),
+        &[
+            "check",
+            "problems/hopper_rail.yaml",
+            "--set",
+            "terrain.rail_angle=1.0",
+        ],
+    );
+    assert_exit(&bad, 2, &["terrain.rail_angle", "outside the data's tilts"]);
+}
+
 /// Bad rail problems exit 2 with the file, the field and what is accepted, and write nothing.
 #[test]
 fn bad_rail_problems_are_refused_with_their_field() {

@@ -127,25 +127,18 @@ fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
     Ok(if plan.report.converged { 0 } else { 1 })
 }
 
-/// The hopper on an inclined rail over a wrench-space terrain (`planner::rail`): plan,
-/// replay in the MDP simulator, write.
-fn run_rail(args: &Args, problem: &loam::problem::Problem) -> anyhow::Result<u8> {
+/// The rail hopper of a problem whose terrain is a wrench space: its data loaded and its
+/// rail angle checked against the data's tilts (bad input names the field).
+pub fn rail_jump(
+    file: &Path,
+    problem: &loam::problem::Problem,
+) -> anyhow::Result<loam::planner::rail::RailJump> {
     use loam::model::rail::RailWrenches;
-    use loam::output::rail::{write_rail_run, RailRecord};
-    use loam::planner::rail::{self, RailJump};
-    use loam::sim::mdp::{rail as mdp_rail, QpSolver};
+    use loam::planner::rail::RailJump;
     use loam::terrain::wrench_space::WrenchSpace;
-    let file = &args.problem.file;
     let bad = |field: &str, message: String| {
         super::BadInput(format!("{}: {field}: {message}", file.display()))
     };
-    if args.warm_start.is_some() {
-        return Err(bad(
-            "terrain.model",
-            "--warm-start does not take wrench-space plans yet".into(),
-        )
-        .into());
-    }
     let data = problem.terrain.data.clone().unwrap_or_default();
     let path = file.parent().unwrap_or(Path::new(".")).join(&data);
     let space = WrenchSpace::load(&path).map_err(|e| bad("terrain.data", e.to_string()))?;
@@ -162,7 +155,30 @@ fn run_rail(args: &Args, problem: &loam::problem::Problem) -> anyhow::Result<u8>
         )
         .into());
     }
-    let jump = RailJump::from_problem(problem, angle, RailWrenches::Data(space.into()))?;
+    Ok(RailJump::from_problem(
+        problem,
+        angle,
+        RailWrenches::Data(space.into()),
+    )?)
+}
+
+/// The hopper on an inclined rail over a wrench-space terrain (`planner::rail`): plan,
+/// replay in the MDP simulator, write.
+fn run_rail(args: &Args, problem: &loam::problem::Problem) -> anyhow::Result<u8> {
+    use loam::output::rail::{write_rail_run, RailRecord};
+    use loam::planner::rail;
+    use loam::sim::mdp::{rail as mdp_rail, QpSolver};
+    let file = &args.problem.file;
+    if args.warm_start.is_some() {
+        return Err(super::BadInput(format!(
+            "{}: terrain.model: --warm-start does not take wrench-space plans yet",
+            file.display()
+        ))
+        .into());
+    }
+    let jump = rail_jump(file, problem)?;
+    let angle = jump.rail.angle;
+    let data = problem.terrain.data.clone().unwrap_or_default();
     let out = out_dir(args, problem.name())?;
     let (plan, log) = solve_logged(
         &out,
