@@ -429,15 +429,18 @@ impl Refine for Multifrontal {
                     Pivot::One { at, .. } => {
                         let x = w[rows[at]];
                         if x != 0.0 {
-                            for i in at + 1..m {
-                                w[rows[i]] -= l[i + at * m] * x;
+                            let column = &l[at * m + at + 1..(at + 1) * m];
+                            for (&r, &li) in rows[at + 1..].iter().zip(column) {
+                                w[r] -= li * x;
                             }
                         }
                     }
                     Pivot::Two { at, .. } => {
                         let (x, y) = (w[rows[at]], w[rows[at + 1]]);
-                        for i in at + 2..m {
-                            w[rows[i]] -= l[i + at * m] * x + l[i + (at + 1) * m] * y;
+                        let first = &l[at * m + at + 2..(at + 1) * m];
+                        let second = &l[(at + 1) * m + at + 2..(at + 2) * m];
+                        for ((&r, &l0), &l1) in rows[at + 2..].iter().zip(first).zip(second) {
+                            w[r] -= l0 * x + l1 * y;
                         }
                     }
                 }
@@ -462,16 +465,19 @@ impl Refine for Multifrontal {
                 match *pivot {
                     Pivot::One { at, .. } => {
                         let mut x = w[rows[at]];
-                        for i in at + 1..m {
-                            x -= l[i + at * m] * w[rows[i]];
+                        let column = &l[at * m + at + 1..(at + 1) * m];
+                        for (&r, &li) in rows[at + 1..].iter().zip(column) {
+                            x -= li * w[r];
                         }
                         w[rows[at]] = x;
                     }
                     Pivot::Two { at, .. } => {
                         let (mut x, mut y) = (w[rows[at]], w[rows[at + 1]]);
-                        for i in at + 2..m {
-                            x -= l[i + at * m] * w[rows[i]];
-                            y -= l[i + (at + 1) * m] * w[rows[i]];
+                        let first = &l[at * m + at + 2..(at + 1) * m];
+                        let second = &l[(at + 1) * m + at + 2..(at + 2) * m];
+                        for ((&r, &l0), &l1) in rows[at + 2..].iter().zip(first).zip(second) {
+                            x -= l0 * w[r];
+                            y -= l1 * w[r];
                         }
                         w[rows[at]] = x;
                         w[rows[at + 1]] = y;

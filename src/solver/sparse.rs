@@ -234,11 +234,14 @@ pub fn equilibrate(
     scale.fill(1.0);
     for _ in 0..RUIZ_PASSES {
         largest.fill(0.0);
-        for k in 0..rows.len() {
-            let (i, j) = (rows[k], cols[k]);
-            let a = (values[k] * scale[i] * scale[j]).abs();
-            largest[i] = largest[i].max(a);
-            largest[j] = largest[j].max(a);
+        for ((&i, &j), &v) in rows.iter().zip(cols).zip(values) {
+            let a = (v * scale[i] * scale[j]).abs();
+            if a > largest[i] {
+                largest[i] = a;
+            }
+            if a > largest[j] {
+                largest[j] = a;
+            }
         }
         for (s, &m) in scale.iter_mut().zip(largest.iter()) {
             if m > 0.0 && m.is_finite() {
