@@ -300,3 +300,80 @@ unsafe extern "C" fn increase_quality(solver: *mut c_void) -> bool {
     }))
     .unwrap_or(false)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The upper triangle by rows (IPOPT's CSR, 0-based) of a dense symmetric matrix.
+    fn upper_csr(a: &[Vec<f64>]) -> (Vec<usize>, Vec<usize>, Vec<f64>) {
+        let (mut ia, mut ja, mut values) = (vec![0], Vec::new(), Vec::new());
+        for (i, row) in a.iter().enumerate() {
+            for (j, &v) in row.iter().enumerate().skip(i) {
+                if v != 0.0 || i == j {
+                    ja.push(j);
+                    values.push(v);
+                }
+            }
+            ia.push(ja.len());
+        }
+        (ia, ja, values)
+    }
+
+    /// IPOPT's protocol on a small KKT matrix (two variables, one constraint): the right
+    /// inertia solves the system; asking for another inertia is answered "wrong inertia", as
+    /// IPOPT needs to decide on convexifying; a later solve with the same factors reuses
+    /// them.
+    #[test]
+    fn answers_ipopts_inertia_checks_and_solves() {
+        // [2 0 1; 0 0 1; 1 1 0]: the second variable has no curvature.
+        let a = vec![
+            vec![2.0, 0.0, 1.0],
+            vec![0.0, 0.0, 1.0],
+            vec![1.0, 1.0, 0.0],
+        ];
+        let (ia, ja, values) = upper_csr(&a);
+        let mut solver = KktSolver::default();
+        solver.analyse(3, &ia, &ja).unwrap();
+        let mut rhs = vec![3.0, 1.0, 2.0];
+        assert_eq!(
+            solver.solve(Some(&values), &mut rhs, true, 1),
+            Outcome::Solved
+        );
+        assert_eq!(solver.negative(), 1);
+        // x = (1, 1, 1): 2 + 1 = 3, 1 = 1, 1 + 1 = 2.
+        for x in &rhs {
+            assert!((x - 1.0).abs() < 1e-14, "{rhs:?}");
+        }
+        let mut again = vec![3.0, 1.0, 2.0];
+        assert_eq!(solver.solve(None, &mut again, false, 1), Outcome::Solved);
+        assert_eq!(again, rhs);
+        let mut rhs = vec![3.0, 1.0, 2.0];
+        assert_eq!(
+            solver.solve(Some(&values), &mut rhs, true, 2),
+            Outcome::WrongInertia
+        );
+    }
+
+    /// IPOPT's requests for quality raise the pivot threshold as for MUMPS (1e-6 by
+    /// u ← u^0.75 to 0.1, then no more), but not after perturbed pivots.
+    #[test]
+    fn quality_requests_raise_the_threshold_to_its_cap() {
+        let mut solver = KktSolver::default();
+        let mut thresholds = vec![solver.threshold()];
+        while solver.increase_quality() {
+            thresholds.push(solver.threshold());
+        }
+        assert_eq!(thresholds[0], THRESHOLD);
+        assert!((thresholds[1] - 1e-6_f64.powf(0.75)).abs() < 1e-12);
+        assert_eq!(*thresholds.last().unwrap(), MAX_THRESHOLD);
+        assert!(thresholds.windows(2).all(|w| w[1] > w[0]));
+        assert_eq!(thresholds.len(), 8, "{thresholds:?}");
+        let mut perturbed = KktSolver {
+            regularized: 1,
+            ..KktSolver::default()
+        };
+        assert!(!perturbed.increase_quality());
+        assert_eq!(perturbed.threshold(), THRESHOLD);
+    }
+}
