@@ -16,13 +16,13 @@
 //! **Status: an option, not the default** (`linear_solver: loam`). It converges on every
 //! shipped problem and every height of the 30–100 mm sweep on both terrains, to the same
 //! optima as MUMPS within 1e-4 except on problems with several local optima (the planar
-//! monopod: a worse one); docs/ARCHITECTURE.md, "Linear solvers", has the comparison.
+//! monopod: a worse one); README, "Linear solvers", has the comparison.
 
 use std::ffi::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use super::multifrontal::Multifrontal;
-use super::sparse::{block_ordering, kkt_pairs, Factor, Refine};
+use super::multifrontal::{Factor, Multifrontal};
+use super::ordering::kkt_order;
 
 /// IPOPT's `ESymSolverStatus`.
 const SUCCESS: c_int = 0;
@@ -125,18 +125,8 @@ impl KktSolver {
             self.positive = n.saturating_sub(expected_negative);
         }
         if let (None, Some(values)) = (&self.factors, values) {
-            let pairs = kkt_pairs(n, rows, cols, values, self.positive);
-            // Rows that would be zero pivots alone: the constraints, and the variables with a
-            // zero diagonal left without a partner. They wait for a neighbour in the order.
-            let mut zero: Vec<bool> = (0..n).map(|i| i >= self.positive).collect();
-            let largest = values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
-            for (k, (&r, &c)) in rows.iter().zip(cols).enumerate() {
-                if r == c && r < self.positive {
-                    zero[r] = values[k].abs() <= 1e-14 * largest;
-                }
-            }
-            let analysed = block_ordering(n, rows, cols, &pairs, &zero)
-                .and_then(|(perm, _)| Multifrontal::analyse(n, rows, cols, perm));
+            let analysed = kkt_order(n, rows, cols, values, self.positive)
+                .and_then(|perm| Multifrontal::analyse(n, rows, cols, perm));
             match analysed {
                 Ok(factors) => self.factors = Some(factors),
                 Err(_) => return Outcome::Failed,
@@ -147,8 +137,7 @@ impl KktSolver {
             return Outcome::Failed;
         };
         if let Some(values) = values {
-            factors.set_threshold(threshold);
-            match factors.factor(values, self.positive, FLOOR) {
+            match factors.factor(values, self.positive, threshold, FLOOR) {
                 Factor::NotFinite => return Outcome::Failed,
                 Factor::Done {
                     negative,

@@ -4,7 +4,7 @@
 pub mod ipopt;
 pub mod kkt;
 pub mod multifrontal;
-pub mod sparse;
+pub mod ordering;
 
 use std::path::PathBuf;
 use std::time::Instant;

@@ -3,13 +3,13 @@
 //!
 //! The KKT matrix of an interior-point step is symmetric indefinite; a factorisation without
 //! pivoting has to divide by whatever pivots the ordering gives it, and the small ones make
-//! its factors grow until the solves are useless (see [`super::sparse`] for loam's earlier
+//! its factors grow until the solves are useless (see [`super::ordering`] for loam's earlier
 //! static-pivot factorisation and what it measured). This is the classic
 //! remedy of MA27/MA57 and MUMPS (Duff and Reid, "The multifrontal solution of indefinite
 //! sparse symmetric linear equations", ACM TOMS 9(3), 1983):
 //!
 //! - **Analysis** (once per solve): a fill-reducing order (AMD on the graph in which each
-//!   constraint row is kept next to a variable it constrains, [`super::sparse::block_ordering`]),
+//!   constraint row is kept next to a variable it constrains, [`super::ordering::kkt_order`]),
 //!   the elimination tree, the structure of L, and relaxed supernodes: chains of columns
 //!   with (nearly) the same structure, each eliminated in one dense *front* (its lower
 //!   triangle stored).
@@ -22,7 +22,7 @@
 //!   of its entries are summed. A root front must eliminate everything and takes its best
 //!   pivot regardless.
 //! - The matrix is equilibrated first (Ruiz's symmetric scaling), and every pivot eigenvalue
-//!   smaller than a floor is raised to it ([`super::sparse::perturb`]); solves are refined
+//!   smaller than a floor is raised to it ([`perturb`]); solves are refined
 //!   iteratively against the unperturbed matrix.
 //!
 //! Measured against MUMPS on every shipped problem and the height sweep: README, "Linear
@@ -33,13 +33,20 @@
 //! By Sylvester's law of inertia the eigenvalue signs of D's 1×1 and 2×2 blocks are the
 //! matrix's inertia, which IPOPT needs.
 
-use super::sparse::{block_inverse, equilibrate, perturb, Factor, Refine};
-
 const NONE: usize = usize::MAX;
+/// Passes of Ruiz's equilibration per factorisation (each O(nonzeros); the row maxima are
+/// within a few per cent of 1 after five).
+const RUIZ_PASSES: usize = 5;
 
-/// The default pivot threshold `u` (MA57's and MUMPS's own default; IPOPT starts MUMPS at
-/// 1e-6 and raises it when its solves are not accurate enough, as `kkt.rs` does).
-pub const THRESHOLD: f64 = 0.01;
+/// How a factorisation went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Factor {
+    /// Factorised; `negative` eigenvalues of D are negative, `regularized` pivot blocks had
+    /// an eigenvalue raised to the floor ([`perturb`]).
+    Done { negative: usize, regularized: usize },
+    /// A pivot was not finite (a NaN or infinite entry, or overflow).
+    NotFinite,
+}
 
 /// One eliminated pivot of a front: its position in the front and D's block inverse.
 #[derive(Clone, Copy, Debug)]
@@ -69,7 +76,6 @@ struct Contribution {
 
 #[derive(Clone, Debug)]
 pub struct Multifrontal {
-    n: usize,
     /// `perm[new] = old`.
     perm: Vec<usize>,
     /// Supernode s holds the columns `first[s]..first[s + 1]` (new numbering).
@@ -84,11 +90,16 @@ pub struct Multifrontal {
     cols: Vec<usize>,
     values: Vec<f64>,
     scale: Vec<f64>,
-    threshold: f64,
     /// One front per supernode (its buffers kept between factorisations).
     fronts: Vec<Front>,
     position: Vec<usize>,
     work: Vec<f64>,
+    /// The largest |entry| of the matrix last factorised, and the refinement's workspaces
+    /// (right-hand side, residual, the solution before a correction).
+    norm: f64,
+    rhs: Vec<f64>,
+    residual: Vec<f64>,
+    before: Vec<f64>,
     /// The dense front being factorised, and spent contribution blocks to reuse.
     scratch: Vec<f64>,
     pool: Vec<Contribution>,
@@ -226,7 +237,6 @@ impl Multifrontal {
             entries[supernode_of[a.min(b)]].push((k, a, b));
         }
         Ok(Multifrontal {
-            n,
             perm,
             first,
             parent,
@@ -236,19 +246,17 @@ impl Multifrontal {
             cols: cols.to_vec(),
             values: vec![0.0; rows.len()],
             scale: vec![1.0; n],
-            threshold: THRESHOLD,
             fronts: vec![Front::default(); supernodes],
             position: vec![NONE; n],
             work: vec![0.0; n],
+            norm: 0.0,
+            rhs: vec![0.0; n],
+            residual: vec![0.0; n],
+            before: vec![0.0; n],
             scratch: Vec::new(),
             pool: Vec::new(),
             pending: (0..supernodes).map(|_| Vec::new()).collect(),
         })
-    }
-
-    /// Sets the pivot threshold `u` (0 < u ≤ 0.5; larger is more stable and delays more).
-    pub fn set_threshold(&mut self, u: f64) {
-        self.threshold = u.clamp(1e-12, 0.5);
     }
 
     /// The number of supernodes (fronts) of the analysis.
@@ -258,15 +266,24 @@ impl Multifrontal {
 
     /// Factorises the matrix with these values (in the order of the analysed pattern).
     /// `positive` is the number of leading rows (original numbering) whose pivots are
-    /// expected positive; the rest are expected negative. Pivot eigenvalues below `floor` in
-    /// magnitude (in the equilibrated matrix) are raised to it.
-    pub fn factor(&mut self, values: &[f64], positive: usize, floor: f64) -> Factor {
+    /// expected positive; the rest are expected negative. `threshold` is the pivot test's u
+    /// (0 < u ≤ 0.5; larger is more stable and delays more pivots). Pivot eigenvalues below
+    /// `floor` in magnitude (in the equilibrated matrix) are raised to it.
+    pub fn factor(
+        &mut self,
+        values: &[f64],
+        positive: usize,
+        threshold: f64,
+        floor: f64,
+    ) -> Factor {
         assert_eq!(
             values.len(),
             self.values.len(),
             "one value per analysed entry"
         );
         self.values.copy_from_slice(values);
+        self.norm = values.iter().fold(0.0, |m, v| m.max(v.abs()));
+        let threshold = threshold.clamp(1e-12, 0.5);
         equilibrate(
             &self.rows,
             &self.cols,
@@ -324,7 +341,7 @@ impl Multifrontal {
             front.pivots.clear();
             let mut k = 0;
             while k < summed {
-                let Some(pivot) = choose(f, m, k, summed, self.threshold).or(if root {
+                let Some(pivot) = choose(f, m, k, summed, threshold).or(if root {
                     Some(Choice::Forced(largest_diagonal(f, m, k, summed)))
                 } else {
                     None
@@ -407,17 +424,63 @@ impl Multifrontal {
     }
 }
 
-impl Refine for Multifrontal {
-    fn dim(&self) -> usize {
-        self.n
+impl Multifrontal {
+    /// Solves A x = b (x holds b on entry) with the factors, refining against the
+    /// unperturbed A until the residual is at round-off level, stops falling (by half or more
+    /// per step), or `max_steps` corrections were made. Returns the final relative residual
+    /// ‖b − A x‖∞ / (‖A‖ ‖x‖∞ + ‖b‖∞).
+    pub fn solve_refined(&mut self, x: &mut [f64], max_steps: usize) -> f64 {
+        let mut b = std::mem::take(&mut self.rhs);
+        let mut r = std::mem::take(&mut self.residual);
+        let mut before = std::mem::take(&mut self.before);
+        b.copy_from_slice(x);
+        self.solve_factored(x);
+        before.copy_from_slice(x);
+        let mut ratio = f64::INFINITY;
+        for step in 0..=max_steps {
+            self.multiply(x, &mut r);
+            for (ri, bi) in r.iter_mut().zip(&b) {
+                *ri = bi - *ri;
+            }
+            let scale = self.norm * inf_norm(x) + inf_norm(&b);
+            let new = if scale > 0.0 {
+                inf_norm(&r) / scale
+            } else {
+                0.0
+            };
+            if step > 0 && !(new < ratio) {
+                // The last correction did not help: keep the solution before it.
+                x.copy_from_slice(&before);
+                break;
+            }
+            let stalled = step > 0 && new > 0.5 * ratio;
+            ratio = new;
+            if ratio <= 1e-15 || stalled || step == max_steps || !ratio.is_finite() {
+                break;
+            }
+            before.copy_from_slice(x);
+            self.solve_factored(&mut r);
+            for (xi, dx) in x.iter_mut().zip(&r) {
+                *xi += dx;
+            }
+        }
+        (self.rhs, self.residual, self.before) = (b, r, before);
+        ratio
     }
 
-    fn pattern(&self) -> (&[usize], &[usize], &[f64]) {
-        (&self.rows, &self.cols, &self.values)
+    /// y = A x with the values last factorised (unperturbed by any pivot floor).
+    fn multiply(&self, x: &[f64], y: &mut [f64]) {
+        y.fill(0.0);
+        for ((&i, &j), &a) in self.rows.iter().zip(&self.cols).zip(&self.values) {
+            y[i] += a * x[j];
+            if i != j {
+                y[j] += a * x[i];
+            }
+        }
     }
 
     /// Solves with the factors: `x` holds b on entry and the solution on exit.
-    fn solve_factored(&mut self, x: &mut [f64]) {
+    pub fn solve_factored(&mut self, x: &mut [f64]) {
         let w = &mut self.work;
         for (wi, &old) in w.iter_mut().zip(&self.perm) {
             *wi = x[old] * self.scale[old];
@@ -489,6 +552,115 @@ impl Refine for Multifrontal {
             x[old] = w[new] * self.scale[old];
         }
     }
+}
+
+/// Symmetric equilibration (Ruiz, "A scaling algorithm to equilibrate both rows and columns
+/// norms in matrices", RAL-TR-2001-034) of the matrix given by one triangle: `scale` such
+/// that S A S has every row's largest entry near 1, so that pivot tests and floors see rows
+/// of comparable size. A row with no nonzero entry keeps scale 1. `largest` is workspace.
+fn equilibrate(
+    rows: &[usize],
+    cols: &[usize],
+    values: &[f64],
+    scale: &mut [f64],
+    largest: &mut [f64],
+) {
+    scale.fill(1.0);
+    for _ in 0..RUIZ_PASSES {
+        largest.fill(0.0);
+        for ((&i, &j), &v) in rows.iter().zip(cols).zip(values) {
+            let a = (v * scale[i] * scale[j]).abs();
+            if a > largest[i] {
+                largest[i] = a;
+            }
+            if a > largest[j] {
+                largest[j] = a;
+            }
+        }
+        for (s, &m) in scale.iter_mut().zip(largest.iter()) {
+            if m > 0.0 && m.is_finite() {
+                *s /= m.sqrt();
+            }
+        }
+    }
+}
+
+/// Static pivot perturbation of a symmetric pivot block `[d00, d01, d11]` of `size` 1 or 2:
+/// every eigenvalue smaller than `floor` in magnitude is raised to `floor`, keeping its sign;
+/// an eigenvalue that is numerically zero (`singular`: the block's determinant is within its
+/// rounding error) takes the sign the block's rows expect (`signs`: +1 primal, −1 constraint).
+/// Small pivots are what make a factorisation without dynamic pivoting grow (its multipliers
+/// are divided by them); a floor bounds that growth, and iterative refinement against the
+/// unperturbed matrix recovers the accuracy (the strategy of PARDISO's and SuperLU_DIST's
+/// static pivoting). Returns whether the block changed.
+fn perturb(block: &mut [f64; 3], size: usize, singular: bool, signs: [f64; 2], floor: f64) -> bool {
+    if size == 1 {
+        let d = block[0];
+        let raised = if singular {
+            signs[0] * floor
+        } else if d.abs() < floor {
+            d.signum() * floor
+        } else {
+            return false;
+        };
+        block[0] = raised;
+        return true;
+    }
+    // Eigen-decomposition by one Jacobi rotation: [c −s; s c] diag(λ) [c −s; s c]ᵀ.
+    let [a, b, c] = *block;
+    let theta = 0.5 * (2.0 * b).atan2(a - c);
+    let (sn, cs) = theta.sin_cos();
+    let mut lambda = [
+        a * cs * cs + 2.0 * b * sn * cs + c * sn * sn,
+        a * sn * sn - 2.0 * b * sn * cs + c * cs * cs,
+    ];
+    let small = usize::from(lambda[1].abs() < lambda[0].abs());
+    let mut changed = false;
+    if singular {
+        // The larger eigenvalue keeps its sign; the zero one takes the sign the block still
+        // needs to have the inertia its rows expect.
+        let big = lambda[1 - small];
+        let expected_negative = signs.iter().filter(|&&s| s < 0.0).count();
+        let left = expected_negative.saturating_sub(usize::from(big < 0.0));
+        lambda[small] = if left > 0 { -floor } else { floor };
+        changed = true;
+    }
+    for l in &mut lambda {
+        if l.abs() < floor {
+            *l = if *l < 0.0 { -floor } else { floor };
+            changed = true;
+        }
+    }
+    if changed {
+        *block = [
+            lambda[0] * cs * cs + lambda[1] * sn * sn,
+            (lambda[0] - lambda[1]) * sn * cs,
+            lambda[0] * sn * sn + lambda[1] * cs * cs,
+        ];
+    }
+    changed
+}
+
+/// The number of negative eigenvalues of a symmetric pivot block `[d00, d01, d11]` of
+/// `size` 1 or 2, and its inverse in the same layout (not finite when it is singular).
+fn block_inverse(b: &[f64; 3], size: usize) -> (usize, [f64; 3]) {
+    if size == 1 {
+        return (usize::from(b[0] < 0.0), [1.0 / b[0], 0.0, 0.0]);
+    }
+    let det = b[0] * b[2] - b[1] * b[1];
+    // det < 0: eigenvalues of opposite signs; det > 0: both of the diagonal's sign.
+    let negative = if det < 0.0 {
+        1
+    } else if b[0] < 0.0 || (b[0] == 0.0 && b[2] < 0.0) {
+        2
+    } else {
+        0
+    };
+    (negative, [b[2] / det, -b[1] / det, b[0] / det])
+}
+
+fn inf_norm(v: &[f64]) -> f64 {
+    v.iter().fold(0.0, |m, x| m.max(x.abs()))
 }
 
 /// A pivot choice among a front's fully summed columns `k..summed`.
@@ -614,7 +786,7 @@ fn eliminate_two(f: &mut [f64], m: usize, k: usize, inverse: &[f64; 3]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::sparse::{block_ordering, kkt_pairs, lower};
+    use crate::solver::ordering::{kkt_order, lower};
 
     struct Rng(u64);
     impl Rng {
@@ -679,12 +851,10 @@ mod tests {
             let perm = if trial % 4 == 0 {
                 (0..n).collect()
             } else {
-                let pairs = kkt_pairs(n, &r, &c, &v, n - m);
-                let zero: Vec<bool> = (0..n).map(|i| i >= n - m).collect();
-                block_ordering(n, &r, &c, &pairs, &zero).unwrap().0
+                kkt_order(n, &r, &c, &v, n - m).unwrap()
             };
             let mut lu = Multifrontal::analyse(n, &r, &c, perm).unwrap();
-            let outcome = lu.factor(&v, n - m, 1e-14);
+            let outcome = lu.factor(&v, n - m, 0.01, 1e-14);
             let expected = eigen.iter().filter(|&&e| e < 0.0).count();
             assert_eq!(
                 outcome,
@@ -736,7 +906,7 @@ mod tests {
             .filter(|&&e| e < 0.0)
             .count();
         assert_eq!(
-            lu.factor(&v, 3, 1e-14),
+            lu.factor(&v, 3, 0.01, 1e-14),
             Factor::Done {
                 negative: expected,
                 regularized: 0
@@ -746,5 +916,38 @@ mod tests {
         let mut x = b.clone();
         let residual = lu.solve_refined(&mut x, 3);
         assert!(residual < 1e-15, "{residual}");
+    }
+
+    /// The pivot blocks' inertia, and their perturbation: small eigenvalues raised to the
+    /// floor with their sign, a zero one given the sign its rows expect.
+    #[test]
+    fn pivot_blocks_count_and_perturb_their_eigenvalues() {
+        assert_eq!(block_inverse(&[2.0, 0.0, 0.0], 1).0, 0);
+        assert_eq!(block_inverse(&[-2.0, 0.0, 0.0], 1).0, 1);
+        assert_eq!(block_inverse(&[0.0, 1.0, 0.0], 2).0, 1);
+        assert_eq!(block_inverse(&[-3.0, 1.0, -1.0], 2).0, 2);
+        assert_eq!(block_inverse(&[3.0, 1.0, 1.0], 2).0, 0);
+        let (_, inverse) = block_inverse(&[2.0, 1.0, 3.0], 2);
+        // [2 1; 1 3]⁻¹ = [3 −1; −1 2] / 5
+        for (x, y) in inverse.iter().zip([0.6, -0.2, 0.4]) {
+            assert!((x - y).abs() < 1e-15);
+        }
+        let mut block = [1e-20, 0.0, 0.0];
+        assert!(perturb(&mut block, 1, false, [-1.0, 0.0], 1e-9));
+        assert_eq!(block[0], 1e-9, "a small pivot keeps its sign");
+        let mut block = [0.0, 0.0, 0.0];
+        assert!(perturb(&mut block, 1, true, [-1.0, 0.0], 1e-9));
+        assert_eq!(block[0], -1e-9, "a zero pivot takes the expected sign");
+        // [1 1; 1 1] is singular (eigenvalues 2 and 0); a primal and a constraint row expect
+        // one eigenvalue of each sign.
+        let mut block = [1.0, 1.0, 1.0];
+        assert!(perturb(&mut block, 2, true, [1.0, -1.0], 1e-9));
+        assert_eq!(block_inverse(&block, 2).0, 1);
+        let mut block = [4.0, 1.0, -2.0];
+        assert!(
+            !perturb(&mut block, 2, false, [1.0, -1.0], 1e-9),
+            "left alone"
+        );
+        assert_eq!(block, [4.0, 1.0, -2.0]);
     }
 }

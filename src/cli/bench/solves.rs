@@ -90,8 +90,9 @@ pub fn run_solves(files: Vec<PathBuf>, repeat: usize) -> anyhow::Result<u8> {
         };
         let guess = serde_json::to_value(problem.initial_guess)?;
         guesses.push(format!("{name} {}", guess.as_str().unwrap_or_default()));
-        // Interleaved (loam, baseline, peer, loam, ...) so that all three see the same
-        // machine state; the peer solves with the IPOPT options loam's own solve ran with.
+        // Interleaved (loam, previous, baseline, loam-ldl, peer, loam, ...) so that all
+        // five see the same machine state; the peer solves with the IPOPT options loam's own
+        // solve ran with.
         let mut samples: [Vec<Sample>; 5] = Default::default();
         let (mut startup, mut peer_failed) = (Vec::new(), None);
         for _ in 0..args.repeat.max(1) {
