@@ -47,6 +47,7 @@ POUR_SPEED = 0.3  # [m/s] scale of the poured grains' random velocities (loam's)
 BEDS = {
     "shipped": {"container_radius": 0.11},  # problems/beds/poppy_bed.yaml
     "small": {"container_radius": 0.06},  # 12 cm across
+    "large": {"container_radius": 0.24},  # problems/beds/poppy_bed_large.yaml: ~66k grains
 }
 
 DISC = {

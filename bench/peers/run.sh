@@ -6,16 +6,18 @@
 # intrusion: for each peer and bed, pour (loam's cloud for the seed), settle, push the disc in;
 #   writes <peer>_<bed>_seed<s>.{bed.json,force.csv} and summary.jsonl under $OUT, and the
 #   settled shipped bed of LIGGGHTS's first seed as shipped_bed.grains.txt (the speed bed).
-# speed: time each peer on the settled shipped bed at rest ($OUT/shipped_bed.grains.txt, settled
-#   first with LIGGGHTS if missing); prints one JSON line per measurement on stdout, with the
-#   machine's 1-minute load average when the run started (other users' work slows it).
+# speed: time each peer on each settled bed of SPEED_BEDS at rest ($OUT/<bed>_bed.grains.txt,
+#   settled first with LIGGGHTS if missing); prints one JSON line per measurement on stdout,
+#   with the bed and the machine's 1-minute load average when the run started (other users'
+#   work slows it).
 # A peer that is not installed is skipped with "skipped: <peer> not installed" (exit 0).
 #
 # Environment (defaults in brackets):
 #   OUT [results/dem/peers]   where results go        WORK [a temporary folder]  restarts, logs
 #   LIGGGHTS_BEDS [small shipped]  LIGGGHTS_SEEDS [1 2]
 #   YADE_BEDS [small]              YADE_SEEDS [1]
-#   SPEED_STEPS [2000]             NICE [nice]  (set NICE= to run at normal priority)
+#   SPEED_BEDS [shipped large]     SPEED_STEPS [2000]  YADE_SPEED_BEDS [shipped]
+#   NICE [nice]  (set NICE= to run at normal priority)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -75,7 +77,7 @@ d = json.load(sys.stdin)
 d.update(peer="liggghts", seed=int(sys.argv[1]), settled=sys.argv[2] == "yes", settle_time_s=float(sys.argv[3]))
 print(json.dumps(d))' "$seed" "$settled" "$settle_time" >"$out/$name.bed.json"
     if [ "$bed" = shipped ] && [ "$seed" = "${liggghts_seeds%% *}" ]; then
-        save_speed_bed "$work/$name.grains"
+        save_speed_bed "$work/$name.grains" shipped
     fi
     common disc-stl "$work/disc.stl"
     say "liggghts: intrusion into $bed bed, seed $seed (surface $surface m)"
@@ -98,10 +100,10 @@ summarise() {
     common summary-line "$out/$1.bed.json" "$out/$1.force.csv" >>"$out/summary.jsonl"
 }
 
-# The bed the speed runs time: settled grains as "x y z r" lines.
+# The beds the speed runs time: settled grains as "x y z r" lines. save_speed_bed DUMP BED
 save_speed_bed() {
-    awk 'BEGIN {print "# x y z r: the shipped bed settled by LIGGGHTS (bench/peers/run.sh)"}
-         f {print $1, $2, $3, $4} /^ITEM: ATOMS/ {f = 1}' "$1" >"$out/shipped_bed.grains.txt"
+    awk -v bed="$2" 'BEGIN {print "# x y z r: the " bed " bed settled by LIGGGHTS (bench/peers/run.sh)"}
+         f {print $1, $2, $3, $4} /^ITEM: ATOMS/ {f = 1}' "$1" >"$out/$2_bed.grains.txt"
 }
 
 # study PEER BEDS SEEDS: the intrusion study of one peer.
@@ -122,13 +124,17 @@ fi
 
 if [ "$what" = all ] || [ "$what" = speed ]; then
     steps=${SPEED_STEPS:-2000}
-    grains=$out/shipped_bed.grains.txt
-    if [ ! -f "$grains" ] && [ $have_liggghts = 1 ]; then
-        liggghts_settle shipped 1
-        save_speed_bed "$work/liggghts_shipped_seed1.grains"
-    fi
-    if [ -f "$grains" ]; then
-        common grains-data shipped "$grains" "$work/speed.data"
+    for bed in ${SPEED_BEDS-shipped large}; do
+        grains=$out/${bed}_bed.grains.txt
+        if [ ! -f "$grains" ] && [ $have_liggghts = 1 ]; then
+            liggghts_settle "$bed" 1
+            save_speed_bed "$work/liggghts_${bed}_seed1.grains" "$bed"
+        fi
+        if [ ! -f "$grains" ]; then
+            echo "skipped: speed on the $bed bed (no settled bed and no liggghts to settle one)"
+            continue
+        fi
+        common grains-data "$bed" "$grains" "$work/speed.data"
         if [ $have_liggghts = 1 ]; then
             for np in 1 2; do
                 launcher=()
@@ -138,23 +144,22 @@ if [ "$what" = all ] || [ "$what" = speed ]; then
                 fi
                 load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo null)
                 (cd "$work" && $nice_cmd "${launcher[@]}" liggghts -in "$here/liggghts/speed.in" \
-                    -var dir "$here/liggghts" -var R "$(radius_of shipped)" -var data speed.data \
+                    -var dir "$here/liggghts" -var R "$(radius_of "$bed")" -var data speed.data \
                     -var steps "$steps" -log "speed_np$np.log" >/dev/null)
                 version=$(head -1 "$work/speed_np$np.log" | sed -E 's/.*Version ([^,]*),.*/\1/')
-                awk -v np="$np" -v version="$version" -v steps="$steps" -v load="$load" '
+                awk -v np="$np" -v version="$version" -v steps="$steps" -v load="$load" -v bed="$bed" '
                     /^Loop time of/ && $9 == steps {
-                        printf "{\"peer\": \"liggghts\", \"version\": \"%s\", \"processes\": %d, \"grains\": %d, \"steps\": %d, \"wall_s\": %s, \"particle_steps_per_s\": %.6g, \"load_avg_1min\": %s}\n",
-                            version, np, $12, steps, $4, $12 * steps / $4, load }' "$work/speed_np$np.log" | tail -1
+                        printf "{\"peer\": \"liggghts\", \"version\": \"%s\", \"bed\": \"%s\", \"processes\": %d, \"grains\": %d, \"steps\": %d, \"wall_s\": %s, \"particle_steps_per_s\": %.6g, \"load_avg_1min\": %s}\n",
+                            version, bed, np, $12, steps, $4, $12 * steps / $4, load }' "$work/speed_np$np.log" | tail -1
             done
         fi
-        if [ $have_yade = 1 ]; then
+        # YADE is about 40 times slower: by default it times the shipped bed only.
+        if [ $have_yade = 1 ] && [[ " ${YADE_SPEED_BEDS-shipped} " == *" $bed "* ]]; then
             cp "$grains" "$work/speed.grains"
             for threads in 1 2; do
-                (cd "$work" && $nice_cmd yade -n -j"$threads" -x "$here/yade/bed.py" speed shipped 0 \
+                (cd "$work" && $nice_cmd yade -n -j"$threads" -x "$here/yade/bed.py" speed "$bed" 0 \
                     "$work/speed" "$steps" 2>&1) | sed -n 's/^PEER_SPEED //p'
             done
         fi
-    else
-        echo "skipped: speed (no settled shipped bed and no liggghts to settle one)"
-    fi
+    done
 fi

@@ -369,6 +369,7 @@ pub fn bench(args: BenchDemArgs) -> anyhow::Result<u8> {
                 .map_err(classify)?,
         ));
     }
+    let mut bed_rates = Vec::new();
     for path in &args.bed {
         let checkpoint = bed::Checkpoint::load(path).map_err(classify)?;
         let p = checkpoint.scene.step_params();
@@ -386,6 +387,7 @@ pub fn bench(args: BenchDemArgs) -> anyhow::Result<u8> {
             p.law.name(),
             p.time_step
         );
+        bed_rates.push((checkpoint.grains.len(), row.particle_steps_per_second));
         rows.push((format!("{}", checkpoint.grains.len()), row));
     }
     for (size, row) in rows {
@@ -415,22 +417,30 @@ pub fn bench(args: BenchDemArgs) -> anyhow::Result<u8> {
          second; percentages: {phases}"
     );
     if args.peers {
-        // The peers time the shipped bed; compare with a `--bed` row of the same bed.
-        let grains = args
-            .bed
-            .first()
-            .and_then(|p| bed::Checkpoint::load(p).ok())
-            .map_or(13_977, |c| c.grains.len());
-        let speeds = super::bench::dem_peers::run_peer_speed(grains);
+        // The peers time their own settling of the shipped and large beds; each is compared
+        // with the `--bed` row of the same grain count (within 2 %), if there is one.
+        let hints: Vec<usize> = bed_rates.iter().map(|(grains, _)| *grains).collect();
+        let speeds = super::bench::dem_peers::run_peer_speed(&hints);
         for s in &speeds {
             let workers = match (s.processes, s.threads) {
                 (Some(p), _) => format!("{p} process{}", if p == 1 { "" } else { "es" }),
                 (_, Some(t)) => format!("{t} thread{}", if t == 1 { "" } else { "s" }),
                 _ => String::new(),
             };
+            let versus = bed_rates
+                .iter()
+                .find(|(grains, _)| grains.abs_diff(s.grains) * 50 <= s.grains)
+                .map_or(String::new(), |(_, rate)| {
+                    let ratio = rate / s.particle_steps_per_s;
+                    format!(
+                        "; loam {ratio:.2}x its speed ({})",
+                        if ratio >= 1.0 { "loam faster" } else { "loam slower" }
+                    )
+                });
             println!(
-                "peer {:<9} {:>7} grains {:>16.3e} particle-steps/s  ({}, {workers}, {} steps in {:.1} s)",
+                "peer {:<9} {:<8} {:>7} grains {:>16.3e} particle-steps/s  ({}, {workers}, {} steps in {:.1} s{versus})",
                 s.peer,
+                s.bed.as_deref().unwrap_or("shipped"),
                 s.grains,
                 s.particle_steps_per_s,
                 s.version.as_deref().unwrap_or("version unknown"),

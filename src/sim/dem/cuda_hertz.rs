@@ -619,6 +619,8 @@ impl HertzDeviceBed {
                 g_star,
                 damping,
                 rolling,
+                // The kernel's law_of computes √(4 G*/E*) from these the same way.
+                tangential: _,
             } = law.constants();
             self.params.e_star = e_star;
             self.params.g_star = g_star;

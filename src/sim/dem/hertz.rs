@@ -17,15 +17,27 @@
 //!    b; a pair keeps its tangential spring from the previous list.
 //! 3. **Pair forces**, for every listed pair at once: the law's force when the spheres
 //!    overlap, nothing (and the spring cleared) when they do not.
-//! 4. **Gather** per grain, in a fixed order (its pairs as a, then as b, then walls, then
-//!    bodies): Fᵢ = mᵢ g + Σ contact forces, Tᵢ = Σ contact torques. Walls (floor, sides) and
+//! 4. **Gather** per grain, in a fixed order (its pairs as a, summed by the pair loop, then
+//!    as b, then walls, then bodies): Fᵢ = mᵢ g + Σ contact forces, Tᵢ = Σ contact torques
+//!    (the CUDA twin adds the pairs as a one by one onto mᵢ g: the sums differ by round-off). Walls (floor, sides) and
 //!    bodies are evaluated here, each with a spring per grain. A body's surface is its SDF in
 //!    its own frame: ψ = f(Rᵀ(x − X)) − r, normal R ∇f.
-//! 5. **Kick.** vᵢ ← vᵢ + (Δt/2) Fᵢ/mᵢ, ωᵢ ← ωᵢ + (Δt/2) Tᵢ/Iᵢ; a dynamic body's kick with
+//! 5. **Kick** (a grain's right after its gather). vᵢ ← vᵢ + (Δt/2) Fᵢ/mᵢ,
+//!    ωᵢ ← ωᵢ + (Δt/2) Tᵢ/Iᵢ; a dynamic body's kick with
 //!    F = −Σ (grain forces from it) + M g + F_ext and the torque about its origin.
 //!
 //! Every loop writes only its own element and sums run in a fixed order: a step is
 //! bit-for-bit repeatable for any thread count.
+//!
+//! # Speed
+//!
+//! At upload the grains are put in the order of a Morton curve through their cells (and put
+//! back in the caller's order on the way out), so that a grain's partners are mostly a few
+//! cache lines from it: 6 % faster on the shipped 14k-grain bed, 14-30 % on a 66k one. Grains
+//! of a bed at rest or a replay move little, so the order is not refreshed. The pair loop
+//! sums grain a's share of its pairs on the spot and leaves only b's share in `pair_out`; the
+//! closing kick rides on the gather, and the displacement test on the opening kick, so a step
+//! is three parallel passes.
 
 use std::time::Instant;
 
@@ -77,10 +89,11 @@ struct Packed {
     w: Vec3,
 }
 
+/// What a pair leaves for its grain b (a's share is summed in the pair loop itself): the
+/// force on a, which b feels negated, and the torque on b.
 #[derive(Clone, Copy, Debug, Default)]
 struct PairOut {
     force: Vec3,
-    torque_a: Vec3,
     torque_b: Vec3,
 }
 
@@ -94,6 +107,11 @@ struct BodyContact {
 
 #[derive(Default)]
 pub struct HertzCpu {
+    /// The grains in the step's own order: sorted along a Morton curve of their cells at
+    /// upload, so that a grain's neighbours lie near it in memory. `order[k]` is the caller's
+    /// index of grain k; every array below is in the step's order, and what leaves the step
+    /// (grains, grain forces) is put back in the caller's.
+    order: Vec<u32>,
     grains: GrainState,
     mass: Vec<f64>,
     inverse_inertia: Vec<f64>,
@@ -123,6 +141,8 @@ pub struct HertzCpu {
     pair_b: Vec<u32>,
     pair_spring: Vec<Vec3>,
     pair_out: Vec<PairOut>,
+    /// Each grain's sum over its pairs as a (force, torque), written by the pair loop.
+    pair_sum: Vec<(Vec3, Vec3)>,
     /// Pairs in which grain i is b: partner_list[partner_start[i]..partner_start[i + 1]].
     partner_start: Vec<u32>,
     partner_list: Vec<u32>,
@@ -199,19 +219,35 @@ impl HertzCpu {
         params: &StepParams,
     ) -> Result<(), DemError> {
         let n = grains.len();
-        self.grains = grains.clone();
-        if self.grains.angular_velocity.is_empty() {
-            self.grains.angular_velocity = vec![[0.0; 3]; n];
+        self.max_radius = grains.radius.iter().cloned().fold(0.0, f64::max);
+        if self.max_radius == 0.0 {
+            self.max_radius = 1.0;
         }
-        self.mass = grains
+        self.skin = SKIN * self.max_radius;
+        self.order = morton_order(&grains.position, 2.0 * self.max_radius + self.skin);
+        let order = &self.order;
+        self.grains = GrainState {
+            position: sort(order, &grains.position),
+            velocity: sort(order, &grains.velocity),
+            radius: sort(order, &grains.radius),
+            inverse_mass: sort(order, &grains.inverse_mass),
+            angular_velocity: if grains.angular_velocity.is_empty() {
+                vec![[0.0; 3]; n]
+            } else {
+                sort(order, &grains.angular_velocity)
+            },
+        };
+        self.mass = self
+            .grains
             .inverse_mass
             .iter()
             .map(|w| if *w > 0.0 { 1.0 / w } else { 0.0 })
             .collect();
-        self.inverse_inertia = grains
+        self.inverse_inertia = self
+            .grains
             .inverse_mass
             .iter()
-            .zip(&grains.radius)
+            .zip(&self.grains.radius)
             .map(|(w, r)| w / (0.4 * r * r))
             .collect();
         self.container = Some(container.clone());
@@ -219,17 +255,13 @@ impl HertzCpu {
         self.bodies = bodies.to_vec();
         self.body_reach = bodies.iter().map(bounding_radius).collect();
         self.set_params(params)?;
-        self.max_radius = grains.radius.iter().cloned().fold(0.0, f64::max);
-        if self.max_radius == 0.0 {
-            self.max_radius = 1.0;
-        }
-        self.skin = SKIN * self.max_radius;
         self.reference.clear();
         self.pair_start = vec![0; n + 1];
         self.pair_b.clear();
         self.pair_spring.clear();
         self.pair_out.clear();
-        self.wall_spring = vec![[0.0; 3]; n * self.walls];
+        // At least one slot per grain, so that the gather can walk it in chunks of `walls`.
+        self.wall_spring = vec![[0.0; 3]; n * self.walls.max(1)];
         self.body_spring = vec![[0.0; 3]; n * bodies.len()];
         self.body_contact = vec![BodyContact::default(); n * bodies.len()];
         self.body_force = vec![[0.0; 3]; bodies.len()];
@@ -237,6 +269,7 @@ impl HertzCpu {
         self.forces = vec![BodyForce::default(); bodies.len()];
         self.force = vec![[0.0; 3]; n];
         self.torque = vec![[0.0; 3]; n];
+        self.pair_sum = vec![([0.0; 3], [0.0; 3]); n];
         self.pack = (0..n)
             .map(|i| Packed {
                 x: self.grains.position[i],
@@ -280,8 +313,25 @@ impl HertzCpu {
         Ok(())
     }
 
+    /// The grains, in the caller's order.
     pub fn grains(&self) -> GrainState {
-        self.grains.clone()
+        let g = &self.grains;
+        GrainState {
+            position: self.unsort(&g.position),
+            velocity: self.unsort(&g.velocity),
+            radius: self.unsort(&g.radius),
+            inverse_mass: self.unsort(&g.inverse_mass),
+            angular_velocity: self.unsort(&g.angular_velocity),
+        }
+    }
+
+    /// `values` (one per grain, in the step's order) in the caller's order.
+    fn unsort<T: Copy + Default>(&self, values: &[T]) -> Vec<T> {
+        let mut out = vec![T::default(); values.len()];
+        for (k, &i) in self.order.iter().enumerate() {
+            out[i as usize] = values[k];
+        }
+        out
     }
 
     pub fn bodies(&self) -> Vec<BodyState> {
@@ -305,10 +355,10 @@ impl HertzCpu {
         self.builds
     }
 
-    /// The force and torque on each grain from the last step (gravity included): what the
-    /// closing kick applied.
-    pub fn grain_forces(&self) -> (&[Vec3], &[Vec3]) {
-        (&self.force, &self.torque)
+    /// The force and torque on each grain from the last step (gravity included), in the
+    /// caller's order: what the closing kick applied.
+    pub fn grain_forces(&self) -> (Vec<Vec3>, Vec<Vec3>) {
+        (self.unsort(&self.force), self.unsort(&self.torque))
     }
 
     pub fn step(&mut self, steps: usize) -> Result<(), DemError> {
@@ -323,13 +373,14 @@ impl HertzCpu {
         let dt = params.time_step;
         let t0 = Instant::now();
 
-        // 1. Kick and drift.
+        // 1. Kick and drift, and how far the grains have moved since the last list build.
         let half = 0.5 * dt;
-        {
+        let moved = {
             let force = &self.force;
             let torque = &self.torque;
             let mass = &self.mass;
             let inverse_inertia = &self.inverse_inertia;
+            let reference = &self.reference;
             self.grains
                 .position
                 .par_iter_mut()
@@ -338,7 +389,7 @@ impl HertzCpu {
                 .zip(self.pack.par_iter_mut())
                 .enumerate()
                 .with_min_len(GRAIN_CHUNK)
-                .for_each(|(i, (((x, v), w), pack))| {
+                .map(|(i, (((x, v), w), pack))| {
                     let (dv, dw) =
                         grain_half_kick(force[i], torque[i], mass[i], inverse_inertia[i], half);
                     *v = add(*v, dv);
@@ -347,8 +398,17 @@ impl HertzCpu {
                     pack.w = add(*w, dw);
                     *x = add(*x, scale(*v, dt));
                     pack.x = *x;
-                });
-        }
+                    let d = sub(*x, reference[i]);
+                    let d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+                    // A NaN would vanish in the max: report it as infinitely far.
+                    if d2 >= 0.0 {
+                        d2
+                    } else {
+                        f64::INFINITY
+                    }
+                })
+                .reduce(|| 0.0, f64::max)
+        };
         let g = params.gravity;
         for (k, body) in self.bodies.iter_mut().enumerate() {
             let (dv, dw) = body_half_kick(body, self.body_force[k], self.body_torque[k], g, half);
@@ -364,17 +424,6 @@ impl HertzCpu {
 
         // 2. Neighbour list.
         let skin = self.skin;
-        let moved = self
-            .grains
-            .position
-            .par_iter()
-            .zip(self.reference.par_iter())
-            .with_min_len(GRAIN_CHUNK)
-            .map(|(x, r)| {
-                let d = sub(*x, *r);
-                d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
-            })
-            .reduce(|| 0.0, f64::max);
         if !(moved < 0.25 * skin * skin) {
             if !moved.is_finite() {
                 return Err(DemError::Unphysical(EXPLODED.into()));
@@ -408,35 +457,34 @@ impl HertzCpu {
             let friction = params.friction;
             let out = &mut self.pair_out;
             let springs = &mut self.pair_spring;
+            let sums = &mut self.pair_sum;
             // Chunks of whole grains: split the pair arrays at grain boundaries.
-            let mut bounds = Vec::with_capacity(n / GRAIN_CHUNK + 2);
-            let mut a = 0;
-            while a < n {
-                bounds.push(a);
-                a += GRAIN_CHUNK;
-            }
-            bounds.push(n);
-            let mut out_chunks = Vec::with_capacity(bounds.len());
-            let mut spring_chunks = Vec::with_capacity(bounds.len());
-            let (mut out_rest, mut spring_rest) = (&mut out[..], &mut springs[..]);
-            for w in bounds.windows(2) {
-                let len = (pair_start[w[1]] - pair_start[w[0]]) as usize;
+            let mut chunks = Vec::with_capacity(n / GRAIN_CHUNK + 2);
+            let (mut out_rest, mut spring_rest, mut sum_rest) =
+                (&mut out[..], &mut springs[..], &mut sums[..]);
+            let mut first = 0;
+            while first < n {
+                let last = (first + GRAIN_CHUNK).min(n);
+                let len = (pair_start[last] - pair_start[first]) as usize;
                 let (o, or) = out_rest.split_at_mut(len);
                 let (s, sr) = spring_rest.split_at_mut(len);
-                out_chunks.push((w[0], w[1], o));
-                spring_chunks.push(s);
+                let (m, mr) = sum_rest.split_at_mut(last - first);
+                chunks.push((first, o, s, m));
                 out_rest = or;
                 spring_rest = sr;
+                sum_rest = mr;
+                first = last;
             }
-            self.touching = out_chunks
+            self.touching = chunks
                 .into_par_iter()
-                .zip(spring_chunks.into_par_iter())
-                .map(|((first, last, out), springs)| {
+                .map(|(first, out, springs, sums)| {
                     let mut touching = 0usize;
                     let base = pair_start[first] as usize;
-                    for a in first..last {
+                    for (k, sum) in sums.iter_mut().enumerate() {
+                        let a = first + k;
                         let pa = &pack[a];
                         let (xa, ra) = (pa.x, pa.r);
+                        let (mut force, mut torque) = ([0.0; 3], [0.0; 3]);
                         for p in pair_start[a] as usize..pair_start[a + 1] as usize {
                             let pb = &pack[pair_b[p] as usize];
                             let rb = pb.r;
@@ -472,12 +520,14 @@ impl HertzCpu {
                             };
                             let f = hertz_mindlin(&law, &c, dt, &mut springs[slot]);
                             touching += 1;
+                            force = add(force, f.force);
+                            torque = add(torque, f.torque_a);
                             out[slot] = PairOut {
                                 force: f.force,
-                                torque_a: f.torque_a,
                                 torque_b: f.torque_b,
                             };
                         }
+                        *sum = (force, torque);
                     }
                     touching
                 })
@@ -490,7 +540,7 @@ impl HertzCpu {
             let g = params.gravity;
             let pack = &self.pack;
             let predicted_body = &self.predicted_body;
-            let pair_start = &self.pair_start;
+            let pair_sum = &self.pair_sum;
             let pair_out = &self.pair_out;
             let partner_start = &self.partner_start;
             let partner_list = &self.partner_list;
@@ -506,11 +556,6 @@ impl HertzCpu {
             let wall_spring = &mut self.wall_spring;
             let body_spring = &mut self.body_spring;
             let body_contact = &mut self.body_contact;
-            let mut wall_chunks: Vec<&mut [Vec3]> = if walls > 0 {
-                wall_spring.chunks_mut(walls).collect()
-            } else {
-                (0..n).map(|_| &mut [][..]).collect()
-            };
             let mut body_spring_rows: Vec<&mut [Vec3]> = body_spring.chunks_mut(n.max(1)).collect();
             let mut body_contact_rows: Vec<&mut [BodyContact]> =
                 body_contact.chunks_mut(n.max(1)).collect();
@@ -578,20 +623,22 @@ impl HertzCpu {
             } else {
                 Vec::new()
             };
+            // With `kick`, each grain's closing half-kick follows its gather in the same pass.
+            let half = 0.5 * dt;
+            let mass = &self.mass;
+            let inverse_inertia = &self.inverse_inertia;
             self.force
                 .par_iter_mut()
                 .zip(self.torque.par_iter_mut())
-                .zip(wall_chunks.par_iter_mut())
+                .zip(wall_spring.par_chunks_mut(walls.max(1)))
+                .zip(self.grains.velocity.par_iter_mut())
+                .zip(self.grains.angular_velocity.par_iter_mut())
                 .enumerate()
                 .with_min_len(GRAIN_CHUNK)
-                .for_each(|(i, ((f, t), wall_springs))| {
+                .for_each(|(i, ((((f, t), wall_springs), velocity), spin))| {
                     let Packed { x, r, v, m, w } = pack[i];
-                    let mut force = scale(g, m);
-                    let mut torque = [0.0; 3];
-                    for o in &pair_out[pair_start[i] as usize..pair_start[i + 1] as usize] {
-                        force = add(force, o.force);
-                        torque = add(torque, o.torque_a);
-                    }
+                    let mut force = add(scale(g, m), pair_sum[i].0);
+                    let mut torque = pair_sum[i].1;
                     for &p in
                         &partner_list[partner_start[i] as usize..partner_start[i + 1] as usize]
                     {
@@ -600,7 +647,7 @@ impl HertzCpu {
                         torque = add(torque, o.torque_b);
                     }
                     if let Some(container) = container {
-                        for (wall, spring) in wall_springs.iter_mut().enumerate() {
+                        for (wall, spring) in wall_springs[..walls].iter_mut().enumerate() {
                             if !container.may_touch(wall, x, r) {
                                 *spring = [0.0; 3];
                                 continue;
@@ -636,6 +683,12 @@ impl HertzCpu {
                     }
                     *f = force;
                     *t = torque;
+                    if kick {
+                        let (dv, dw) =
+                            grain_half_kick(force, torque, mass[i], inverse_inertia[i], half);
+                        *velocity = add(*velocity, dv);
+                        *spin = add(*spin, dw);
+                    }
                 });
         }
 
@@ -669,25 +722,9 @@ impl HertzCpu {
         }
         let t2 = Instant::now();
 
-        // 5. The closing kick.
+        // 5. The bodies' closing kick (the grains' came with their gather).
         if kick {
             let half = 0.5 * dt;
-            let force = &self.force;
-            let torque = &self.torque;
-            let mass = &self.mass;
-            let inverse_inertia = &self.inverse_inertia;
-            self.grains
-                .velocity
-                .par_iter_mut()
-                .zip(self.grains.angular_velocity.par_iter_mut())
-                .enumerate()
-                .with_min_len(GRAIN_CHUNK)
-                .for_each(|(i, (v, w))| {
-                    let (dv, dw) =
-                        grain_half_kick(force[i], torque[i], mass[i], inverse_inertia[i], half);
-                    *v = add(*v, dv);
-                    *w = add(*w, dw);
-                });
             let g = params.gravity;
             for (k, body) in self.bodies.iter_mut().enumerate() {
                 let (dv, dw) =
@@ -832,9 +869,38 @@ impl HertzCpu {
     }
 }
 
-/// The half-kick (Δv, Δω) of a body over Δt/2 = `half`: gravity, its external force and
-/// torque and the grains' `force` and `torque` of the last step. Zero for a kinematic body; a
-/// `Dynamic` body keeps its orientation, so its Δω is zero.
+/// `values` (one per grain, in the caller's order) in the step's `order`.
+fn sort<T: Copy>(order: &[u32], values: &[T]) -> Vec<T> {
+    order.iter().map(|&i| values[i as usize]).collect()
+}
+
+/// The grains' indices sorted along a Morton (Z-order) curve of the cells of size `h` their
+/// positions fall in: grains close in space end up close in the order. Ties keep the caller's
+/// order, so the result depends on the positions alone.
+fn morton_order(position: &[Vec3], h: f64) -> Vec<u32> {
+    let low = position.iter().fold([f64::INFINITY; 3], |m, x| {
+        [m[0].min(x[0]), m[1].min(x[1]), m[2].min(x[2])]
+    });
+    let key = |x: &Vec3| {
+        let mut key = 0u64;
+        for axis in 0..3 {
+            // 21 bits per axis; a bed wider than 2²¹ cells only loses locality.
+            let c = (((x[axis] - low[axis]) / h).max(0.0) as u64).min((1 << 21) - 1);
+            for bit in 0..21 {
+                key |= ((c >> bit) & 1) << (3 * bit + axis);
+            }
+        }
+        key
+    };
+    let mut order: Vec<(u64, u32)> = position
+        .iter()
+        .enumerate()
+        .map(|(i, x)| (if x.iter().all(|v| v.is_finite()) { key(x) } else { u64::MAX }, i as u32))
+        .collect();
+    order.sort_unstable();
+    order.into_iter().map(|(_, i)| i).collect()
+}
+
 /// A grain's half-kick (Δv, Δω) over `half` from its force and torque; none for a pinned
 /// grain (mass 0). The opening kick, the predicted velocities and the closing kick all use it.
 #[inline(always)]
@@ -855,6 +921,9 @@ fn grain_half_kick(
     }
 }
 
+/// The half-kick (Δv, Δω) of a body over Δt/2 = `half`: gravity, its external force and
+/// torque and the grains' `force` and `torque` of the last step. Zero for a kinematic body; a
+/// `Dynamic` body keeps its orientation, so its Δω is zero.
 fn body_half_kick(body: &Body, force: Vec3, torque: Vec3, g: Vec3, half: f64) -> (Vec3, Vec3) {
     let s = &body.state;
     if !body.motion.is_dynamic() {

@@ -174,11 +174,13 @@ impl HertzMindlin {
 
     /// The precomputed constants a step uses.
     pub fn constants(&self) -> LawConstants {
+        let (e_star, g_star) = (self.effective_modulus(), self.effective_shear_modulus());
         LawConstants {
-            e_star: self.effective_modulus(),
-            g_star: self.effective_shear_modulus(),
+            e_star,
+            g_star,
             damping: damping_for_restitution(self.restitution),
             rolling: self.rolling_friction,
+            tangential: tangential_damping_ratio(e_star, g_star),
         }
     }
 }
@@ -239,6 +241,11 @@ pub fn damping_for_restitution(restitution: f64) -> f64 {
     0.5 * (lo + hi)
 }
 
+/// γ_t / γ_n = √(S_t / S_n) = √(4 G*/E*) (the CUDA twin computes it the same way).
+pub fn tangential_damping_ratio(e_star: f64, g_star: f64) -> f64 {
+    (4.0 * g_star / e_star).sqrt()
+}
+
 /// What [`hertz_mindlin`] needs of the material, computed once per step.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LawConstants {
@@ -247,6 +254,8 @@ pub struct LawConstants {
     /// −2 √(5/6) β (≥ 0).
     pub damping: f64,
     pub rolling: f64,
+    /// √(4 G*/E*) = γ_t / γ_n.
+    pub tangential: f64,
 }
 
 /// One contact as the law sees it.
@@ -296,7 +305,7 @@ pub fn cross(a: Vec3, b: Vec3) -> Vec3 {
 
 /// The Hertz-Mindlin force of one contact over a step of `dt`, updating its tangential
 /// spring `history` (see the module docs for every formula).
-#[inline]
+#[inline(always)]
 pub fn hertz_mindlin(
     law: &LawConstants,
     c: &ContactInput,
@@ -309,7 +318,8 @@ pub fn hertz_mindlin(
     let s_t = 8.0 * law.g_star * root;
     let k_n = (2.0 / 3.0) * s_n;
     let gamma_n = law.damping * (s_n * c.mass).sqrt();
-    let gamma_t = law.damping * (s_t * c.mass).sqrt();
+    // γ_t = D √(S_t m*) = γ_n √(S_t / S_n), and S_t / S_n = 4 G*/E* is the material's.
+    let gamma_t = gamma_n * law.tangential;
 
     // Contact-point relative velocity.
     let wa = cross(c.spin_a, n);
@@ -329,11 +339,22 @@ pub fn hertz_mindlin(
     if old > 0.0 {
         let xn = dot(xi, n);
         xi = [xi[0] - xn * n[0], xi[1] - xn * n[1], xi[2] - xn * n[2]];
-        let new = dot(xi, xi);
-        if new > 0.0 {
-            let s = (old / new).sqrt();
-            xi = [xi[0] * s, xi[1] * s, xi[2] * s];
-        }
+        // The length is restored by s = √(|ξ|² / |ξ − (ξ·n) n|²) = 1 / √(1 − e), e = (ξ·n)²/|ξ|².
+        // A contact frame turns little in a step: for e ≤ 1e-8, s = 1 + e/2 to round-off
+        // (the next term, 3e²/8, is below 4e-17), one division instead of a division and a
+        // root on the step's longest chain.
+        let xn2 = xn * xn;
+        let s = if xn2 <= 1e-8 * old {
+            1.0 + 0.5 * xn2 / old
+        } else {
+            let new = dot(xi, xi);
+            if new > 0.0 {
+                (old / new).sqrt()
+            } else {
+                1.0
+            }
+        };
+        xi = [xi[0] * s, xi[1] * s, xi[2] * s];
     }
     xi = [
         xi[0] + u_t[0] * dt,
@@ -351,7 +372,8 @@ pub fn hertz_mindlin(
         let s = if ft2 > 0.0 { limit / ft2.sqrt() } else { 0.0 };
         f_t = [f_t[0] * s, f_t[1] * s, f_t[2] * s];
         if s_t > 0.0 {
-            xi = [-f_t[0] / s_t, -f_t[1] / s_t, -f_t[2] / s_t];
+            let k = -1.0 / s_t;
+            xi = [f_t[0] * k, f_t[1] * k, f_t[2] * k];
         }
     }
     *history = xi;
@@ -393,5 +415,112 @@ pub fn hertz_mindlin(
         torque_a,
         torque_b,
         normal: f_n,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The law as written in the module docs, without the step's shortcuts (the spring's
+    /// length restored by √(|ξ|²/|ξ'|²) always, γ_t = D √(S_t m*)): the shortcuts must agree
+    /// with it to round-off on contacts that turn, slide and spin.
+    fn reference(law: &LawConstants, c: &ContactInput, dt: f64, history: &mut Vec3) -> Vec3 {
+        let n = c.normal;
+        let root = (c.radius * c.overlap).sqrt();
+        let (s_n, s_t) = (2.0 * law.e_star * root, 8.0 * law.g_star * root);
+        let gamma_n = law.damping * (s_n * c.mass).sqrt();
+        let gamma_t = law.damping * (s_t * c.mass).sqrt();
+        let wa = cross(c.spin_a, n);
+        let wb = cross(c.spin_b, n);
+        let u: Vec3 = std::array::from_fn(|i| {
+            c.velocity_a[i] - c.velocity_b[i] - c.lever_a * wa[i] - c.lever_b * wb[i]
+        });
+        let u_n = dot(u, n);
+        let u_t: Vec3 = std::array::from_fn(|i| u[i] - u_n * n[i]);
+        let f_n = ((2.0 / 3.0) * s_n * c.overlap - gamma_n * u_n).max(0.0);
+        let old = dot(*history, *history);
+        let xn = dot(*history, n);
+        let mut xi: Vec3 = std::array::from_fn(|i| history[i] - xn * n[i]);
+        let new = dot(xi, xi);
+        if old > 0.0 && new > 0.0 {
+            xi = xi.map(|v| v * (old / new).sqrt());
+        }
+        xi = std::array::from_fn(|i| xi[i] + u_t[i] * dt);
+        let mut f_t: Vec3 = std::array::from_fn(|i| -s_t * xi[i] - gamma_t * u_t[i]);
+        let limit = c.friction * f_n;
+        let ft = dot(f_t, f_t).sqrt();
+        if ft > limit {
+            f_t = f_t.map(|v| v * limit / ft);
+            xi = f_t.map(|v| -v / s_t);
+        }
+        *history = xi;
+        std::array::from_fn(|i| f_n * n[i] + f_t[i])
+    }
+
+    #[test]
+    fn the_steps_shortcuts_agree_with_the_written_law() {
+        let law = HertzMindlin {
+            youngs_modulus: 1e7,
+            poisson_ratio: 0.3,
+            restitution: 0.5,
+            rolling_friction: 0.0,
+        }
+        .constants();
+        let mut state = 0x2545F4914F6CDD1Du64;
+        let mut uniform = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        let (mut turned, mut slid) = (0, 0);
+        for case in 0..2000 {
+            let raw: Vec3 = [uniform(), uniform(), uniform()];
+            let norm = dot(raw, raw).sqrt();
+            let normal = raw.map(|v| v / norm);
+            // Springs from nearly in-plane (the shortcut) to far out of it (the root).
+            let tilt = if case % 2 == 0 { 1e-6 } else { 0.5 };
+            let t = cross(normal, [0.3, -0.7, 0.2]);
+            let spring: Vec3 =
+                std::array::from_fn(|i| 1e-5 * (t[i] + tilt * uniform() * normal[i]));
+            let c = ContactInput {
+                normal,
+                overlap: 1e-5 * (1.0 + uniform()),
+                radius: 1.5e-3,
+                mass: 1e-4,
+                lever_a: 3e-3,
+                lever_b: 3e-3,
+                velocity_a: [uniform() * 0.01, uniform() * 0.01, uniform() * 0.01],
+                velocity_b: [0.0; 3],
+                spin_a: [uniform(), uniform(), uniform()],
+                spin_b: [uniform(), 0.0, 0.0],
+                friction: 0.5,
+            };
+            let (mut fast, mut slow) = (spring, spring);
+            let out = hertz_mindlin(&law, &c, 2e-5, &mut fast);
+            let expected = reference(&law, &c, 2e-5, &mut slow);
+            let scale = dot(expected, expected).sqrt();
+            for i in 0..3 {
+                assert!(
+                    (out.force[i] - expected[i]).abs() <= 1e-13 * scale,
+                    "case {case}: force {:?} against {expected:?}",
+                    out.force
+                );
+                assert!(
+                    (fast[i] - slow[i]).abs() <= 1e-13 * dot(slow, slow).sqrt(),
+                    "case {case}: spring {fast:?} against {slow:?}"
+                );
+            }
+            let xn = dot(spring, normal);
+            turned += usize::from(xn * xn <= 1e-8 * dot(spring, spring));
+            slid += usize::from(dot(out.force, out.force) > 0.0 && out.normal > 0.0 && {
+                let ft: Vec3 = std::array::from_fn(|i| out.force[i] - out.normal * normal[i]);
+                dot(ft, ft).sqrt() >= 0.5 * out.normal * (1.0 - 1e-12)
+            });
+        }
+        // Both branches of the spring's rescale and the Coulomb limit were exercised.
+        assert!(turned > 500 && turned < 1500, "{turned} springs took the shortcut");
+        assert!(slid > 100, "{slid} contacts slid");
     }
 }

@@ -228,6 +228,7 @@ struct LawConstants {
     real g_star;
     real damping;
     real rolling;
+    real tangential;   // sqrt(4 G*/E*) = gamma_t / gamma_n
 };
 
 struct ContactInput {
@@ -257,6 +258,7 @@ __device__ __forceinline__ LawConstants law_of(const HmParams &p) {
     law.g_star = p.g_star;
     law.damping = p.damping;
     law.rolling = p.rolling;
+    law.tangential = sqrt(4.0 * p.g_star / p.e_star);   // law.rs tangential_damping_ratio
     return law;
 }
 
@@ -270,7 +272,7 @@ __device__ ContactOutput hertz_mindlin(const LawConstants &law, const ContactInp
     real s_t = 8.0 * law.g_star * root;
     real k_n = (2.0 / 3.0) * s_n;
     real gamma_n = law.damping * sqrt(s_n * c.mass);
-    real gamma_t = law.damping * sqrt(s_t * c.mass);
+    real gamma_t = gamma_n * law.tangential;
 
     // Contact-point relative velocity.
     Vec3 wa = cross(c.spin_a, n);
@@ -288,11 +290,16 @@ __device__ ContactOutput hertz_mindlin(const LawConstants &law, const ContactInp
     if (old > 0.0) {
         real xn = dot(xi, n);
         xi = vec3(xi[0] - xn * n[0], xi[1] - xn * n[1], xi[2] - xn * n[2]);
-        real new_ = dot(xi, xi);   // law.rs's `new` (a C++ keyword)
-        if (new_ > 0.0) {
-            real s = sqrt(old / new_);
-            xi = vec3(xi[0] * s, xi[1] * s, xi[2] * s);
+        // s = 1 + e/2 to round-off for e = xn²/old ≤ 1e-8 (law.rs).
+        real xn2 = xn * xn;
+        real s;
+        if (xn2 <= 1e-8 * old) {
+            s = 1.0 + 0.5 * xn2 / old;
+        } else {
+            real new_ = dot(xi, xi);   // law.rs's `new` (a C++ keyword)
+            s = new_ > 0.0 ? sqrt(old / new_) : 1.0;
         }
+        xi = vec3(xi[0] * s, xi[1] * s, xi[2] * s);
     }
     xi = vec3(xi[0] + u_t[0] * dt,
               xi[1] + u_t[1] * dt,
@@ -306,7 +313,8 @@ __device__ ContactOutput hertz_mindlin(const LawConstants &law, const ContactInp
         real s = ft2 > 0.0 ? limit / sqrt(ft2) : 0.0;
         f_t = vec3(f_t[0] * s, f_t[1] * s, f_t[2] * s);
         if (s_t > 0.0) {
-            xi = vec3(-f_t[0] / s_t, -f_t[1] / s_t, -f_t[2] / s_t);
+            real k = -1.0 / s_t;
+            xi = vec3(f_t[0] * k, f_t[1] * k, f_t[2] * k);
         }
     }
     history = xi;
