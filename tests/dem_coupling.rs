@@ -107,7 +107,7 @@ fn the_bed_resists_a_slowly_pressed_disc_more_the_deeper_it_goes() {
         .filter(|s| s.depth > 0.0)
         .map(|s| (s.depth, s.force[2]))
         .collect();
-    assert!(forces.len() >= 3, "{forces:?}"); eprintln!("forces {forces:?}");
+    assert!(forces.len() >= 3, "{forces:?}");
     // Soft grains slip and re-jam under the disc, so the force fluctuates by a few newtons
     // about its trend: the trend (a least-squares slope) rises, and the deeper half of the
     // rows carries at least a quarter more than the shallower half. Over beds poured with

@@ -406,7 +406,8 @@ pub fn bench(args: BenchDemArgs) -> anyhow::Result<u8> {
     }
     let phases = match args.law {
         LawKind::HertzMindlin => {
-            "kick-drift and neighbour list, pair forces, gather (walls, bodies), closing kick"
+            "kick-drift and neighbour list, pair forces, gather with the grains' closing kick \
+             (walls, bodies), the bodies' closing kick"
         }
         LawKind::ProjectedJacobi => {
             "broadphase, narrowphase, velocity solver, position correction + integration"
@@ -434,7 +435,11 @@ pub fn bench(args: BenchDemArgs) -> anyhow::Result<u8> {
                     let ratio = rate / s.particle_steps_per_s;
                     format!(
                         "; loam {ratio:.2}x its speed ({})",
-                        if ratio >= 1.0 { "loam faster" } else { "loam slower" }
+                        if ratio >= 1.0 {
+                            "loam faster"
+                        } else {
+                            "loam slower"
+                        }
                     )
                 });
             println!(

@@ -892,11 +892,9 @@ fn morton_order(position: &[Vec3], h: f64) -> Vec<u32> {
         }
         key
     };
-    let mut order: Vec<(u64, u32)> = position
-        .iter()
-        .enumerate()
-        .map(|(i, x)| (if x.iter().all(|v| v.is_finite()) { key(x) } else { u64::MAX }, i as u32))
-        .collect();
+    // A position that is not finite gets some key (NaN clamps to cell 0, ±∞ to an end): the
+    // step then reports it as an explosion.
+    let mut order: Vec<(u64, u32)> = position.iter().zip(0..).map(|(x, i)| (key(x), i)).collect();
     order.sort_unstable();
     order.into_iter().map(|(_, i)| i).collect()
 }

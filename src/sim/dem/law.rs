@@ -514,13 +514,18 @@ mod tests {
             }
             let xn = dot(spring, normal);
             turned += usize::from(xn * xn <= 1e-8 * dot(spring, spring));
-            slid += usize::from(dot(out.force, out.force) > 0.0 && out.normal > 0.0 && {
-                let ft: Vec3 = std::array::from_fn(|i| out.force[i] - out.normal * normal[i]);
-                dot(ft, ft).sqrt() >= 0.5 * out.normal * (1.0 - 1e-12)
-            });
+            // Sliding: the tangential force sits on the Coulomb limit μ |F_n| (μ = 0.5).
+            let tangential: Vec3 = std::array::from_fn(|i| out.force[i] - out.normal * normal[i]);
+            slid += usize::from(
+                out.normal > 0.0
+                    && dot(tangential, tangential).sqrt() >= 0.5 * out.normal * (1.0 - 1e-12),
+            );
         }
         // Both branches of the spring's rescale and the Coulomb limit were exercised.
-        assert!(turned > 500 && turned < 1500, "{turned} springs took the shortcut");
+        assert!(
+            turned > 500 && turned < 1500,
+            "{turned} springs took the shortcut"
+        );
         assert!(slid > 100, "{slid} contacts slid");
     }
 }
