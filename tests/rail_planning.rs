@@ -62,8 +62,15 @@ fn rail_plan(jump: &RailJump, start: Option<&Trajectory>) -> RailPlan {
 }
 
 /// The reduced-order replay (adaptive integration with events, MODEL.md section 2's stick
-/// law) of a command from `initial` on `terrain`: the apex rise [m].
-fn reduced_apex(robot: &Hopper, terrain: &Terrain, command: &Command, initial: &[f64]) -> f64 {
+/// law) of a command from `initial` on `terrain`: the apex rise [m], and the rod's height at
+/// `times`.
+fn reduced_replay(
+    robot: &Hopper,
+    terrain: &Terrain,
+    command: &Command,
+    initial: &[f64],
+    times: &[f64],
+) -> (f64, Vec<f64>) {
     let sim = Simulator {
         robot,
         terrain,
@@ -71,14 +78,27 @@ fn reduced_apex(robot: &Hopper, terrain: &Terrain, command: &Command, initial: &
         settings: reduced::Settings::default(),
     };
     let x0: [f64; state::COUNT] = initial.try_into().unwrap();
-    sim.run(x0, &[]).unwrap().apex_rise().expect("an apex")
+    let run = sim.run(x0, times).unwrap();
+    let rod = times
+        .iter()
+        .map(|&t| {
+            let s = run
+                .samples
+                .iter()
+                .min_by(|a, b| (a.t - t).abs().total_cmp(&(b.t - t).abs()))
+                .unwrap();
+            assert!((s.t - t).abs() < 1e-12, "a sample at {t}");
+            s.x[state::Z_R]
+        })
+        .collect();
+    (run.apex_rise().expect("an apex"), rod)
 }
 
 /// P1: at α = 0 a wrench space whose pure-down capacity is F_hyd(d) is the 1-D granular
 /// model without added mass (c_g = 0), whose force law the reduced-order simulator integrates
 /// in continuous time with events and the bed's stick law (0 ≤ load ≤ F_hyd holds the foot).
-/// The rail plan (the MDP step in stance) replayed there reaches its planned apex closer as
-/// the nodes double (31, 61, 121), within 1 mm from 61 nodes on.
+/// The rail plan (the MDP step in stance) replayed there reaches its planned apex within 1 mm
+/// at 31 nodes, and closer at 61 and 121.
 ///
 /// The specification compares with the 1-D granular *plan* at c_g = 0; that plan does not
 /// exist: IPOPT reports the 1-D NLP infeasible at c_g = 0 (its stance applies F_hyd whenever
@@ -87,7 +107,7 @@ fn reduced_apex(robot: &Hopper, terrain: &Terrain, command: &Command, initial: &
 /// 1-D law exactly is the reference instead.
 #[test]
 fn p1_at_zero_angle_the_rail_plan_replays_in_the_1d_granular_simulator() {
-    let mut gaps = Vec::new();
+    let (mut gaps, mut stance_gaps) = (Vec::new(), Vec::new());
     let mut previous: Option<Trajectory> = None;
     for nodes in [31, 61, 121] {
         let problem = granular(nodes);
@@ -99,27 +119,47 @@ fn p1_at_zero_angle_the_rail_plan_replays_in_the_1d_granular_simulator() {
         let guess = previous.as_ref().map(|t| resampled(t, nodes));
         let plan = rail_plan(&jump, guess.as_ref());
         previous = Some(plan.trajectory.clone());
-        let start = &plan.trajectory.phases[0].states[0];
+        let stance = &plan.trajectory.phases[0];
+        let start = &stance.states[0];
         let command = mdp_rail::command_of(&plan.trajectory);
-        let apex = reduced_apex(&robot, &terrain, &command, start);
+        let times: Vec<f64> = (0..nodes).map(|k| stance.node_time(k)).collect();
+        let (apex, rod) = reduced_replay(&robot, &terrain, &command, start, &times);
+        let stance_gap = rod
+            .iter()
+            .zip(&stance.states)
+            .map(|(z, x)| (z - x[state::Z_R]).abs())
+            .fold(0.0, f64::max);
         let rest = robot.rest_state(&terrain, start[state::Z_D]);
         println!(
-            "N = {nodes}: rail plan {} iterations, objective {:.6e}, apex {:.3} mm; \
-             reduced-order replay apex {:.3} mm; rest foot {:.4} mm (1-D model {:.4} mm)",
+            "N = {nodes}: rail plan {} iterations, objective {:.6e}, stance {:.1} ms, apex \
+             {:.3} mm; reduced-order replay apex {:.3} mm, rod within {:.3} mm of the plan's \
+             stance nodes; rest foot {:.4} mm (1-D model {:.4} mm)",
             plan.report.iterations,
             plan.report.objective,
+            stance.duration * 1e3,
             plan.apex_rise * 1e3,
             apex * 1e3,
+            stance_gap * 1e3,
             start[state::Z_F] * 1e3,
             rest[state::Z_F] * 1e3,
         );
         assert!((start[state::Z_F] - rest[state::Z_F]).abs() < 1e-9);
         gaps.push((apex - plan.apex_rise).abs());
+        stance_gaps.push(stance_gap);
     }
-    // The spec's 1 mm at 31 nodes is not met (1.96 mm: the stance is first order, and its
-    // steps must stay below the stable 3.7 ms); 61 nodes meet it, and the gap falls with N.
-    assert!(gaps[1] < 1e-3, "gap at 61 nodes {:.3} mm", gaps[1] * 1e3);
-    assert!(gaps[1] < gaps[0] && gaps[2] < gaps[1], "gaps {gaps:?}");
+    // The stance is first order: the rod's path within the stance halves its distance to the
+    // continuous-time replay with every doubling (2.9, 1.4, 0.7 mm measured).
+    assert!(
+        stance_gaps[1] < 0.6 * stance_gaps[0] && stance_gaps[2] < 0.6 * stance_gaps[1],
+        "stance gaps {stance_gaps:?}"
+    );
+    // The spec's 1 mm at 31 nodes (0.33 mm measured); finer grids closer still. Beyond 61
+    // nodes the apex gap is at the level of the plans' own differences (each grid's optimum
+    // is another plan; 0.01 and 0.07 mm), so it is bounded rather than required to fall at
+    // every doubling.
+    assert!(gaps[0] < 1e-3, "gap at 31 nodes {:.3} mm", gaps[0] * 1e3);
+    assert!(gaps[1] < gaps[0] && gaps[2] < gaps[0], "gaps {gaps:?}");
+    assert!(gaps[1] < 2e-4 && gaps[2] < 2e-4, "gaps {gaps:?}");
 }
 
 /// `trajectory` on `nodes` nodes per phase, by linear interpolation in time.
