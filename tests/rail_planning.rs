@@ -387,9 +387,13 @@ fn the_shipped_rail_problem_solves_and_replays() {
     assert_eq!(solution["rail"]["angle_rad"], 0.2);
     let csv = std::fs::read_to_string(out.join("trajectory.csv")).unwrap();
     let header = csv.lines().next().unwrap();
+    let weights: Vec<String> = (1..=26).map(|i| format!("lambda_{i}")).collect();
     assert_eq!(
         header,
-        "t,phase,node,z_m,v_m,z_r,v_r,z_f,v_f,e,z_d,u,G,F_x,F_z,tau"
+        format!(
+            "t,phase,node,z_m,v_m,z_r,v_r,z_f,v_f,e,z_d,u,G,F_x,F_z,tau,{}",
+            weights.join(",")
+        )
     );
     assert_eq!(csv.lines().count(), 1 + 31 + 31);
 
@@ -405,7 +409,70 @@ fn the_shipped_rail_problem_solves_and_replays() {
     assert_exit(&plot, 0, &[]);
     assert!(out.join("plots/rail_run.png").is_file());
 
-    // The later commands do not read rail plans yet, and say so.
+    // The plan starts the same jump on a steeper rail (P5 from the command line): from the
+    // rest guess that takes 699 iterations (12.9 s on this 2-core machine), from the 0.2 rad
+    // plan 158.
+    let steeper = dir.path().join("steeper");
+    let warm = loam(
+        manifest(),
+        &[
+            "solve",
+            "problems/hopper_rail.yaml",
+            "--set",
+            "terrain.rail_angle=0.4",
+            "--warm-start",
+            out.to_str().unwrap(),
+            "--out",
+            steeper.to_str().unwrap(),
+            "-q",
+        ],
+    );
+    assert_exit(&warm, 0, &[]);
+    let warmed = read_json(&steeper.join("solution.json"));
+    assert_eq!(warmed["converged"], true);
+    assert_eq!(warmed["rail"]["angle_rad"], 0.4);
+    let source = &warmed["provenance"]["warm_start"];
+    assert_eq!(source["kind"], "plan", "{warmed}");
+    assert_eq!(source["plan_id"], solution["plan_id"]);
+    let iterations = warmed["iterations"].as_u64().unwrap();
+    assert!(
+        iterations < 400,
+        "{iterations} iterations from the warm start"
+    );
+    assert!((warmed["apex_rise_m"].as_f64().unwrap() - 0.06).abs() < 1e-6);
+
+    // Starts that cannot start it are refused, and nothing is written.
+    let refused = dir.path().join("refused");
+    for (set, from, expected) in [
+        (
+            "phases.0.nodes=21",
+            out.to_str().unwrap(),
+            &["31 stance and 31 flight nodes", "21 and 31"][..],
+        ),
+        (
+            "name=x",
+            "results/hopper_granular",
+            &["not a plan of the hopper on a rail"][..],
+        ),
+    ] {
+        let run = loam(
+            manifest(),
+            &[
+                "solve",
+                "problems/hopper_rail.yaml",
+                "--set",
+                set,
+                "--warm-start",
+                from,
+                "--out",
+                refused.to_str().unwrap(),
+            ],
+        );
+        assert_exit(&run, 2, expected);
+        assert!(!refused.exists());
+    }
+
+    // The reduced-order simulator does not read rail plans, and says so.
     let simulate = loam(manifest(), &["simulate", out.to_str().unwrap()]);
     assert_exit(&simulate, 2, &["wrench-space terrain", "replay"]);
 }

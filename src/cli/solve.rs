@@ -162,6 +162,41 @@ pub fn rail_jump(
     )?)
 }
 
+/// The rail plan in `dir` as the start of `jump`: its node counts and vertex count must be
+/// the problem's (exit 2 with what differs). Its nodes are used as they are (another angle's
+/// rest depth differs by a fraction of a millimetre; IPOPT moves them).
+fn rail_start(
+    dir: &Path,
+    jump: &loam::planner::rail::RailJump,
+) -> anyhow::Result<loam::output::rail::SavedRailPlan> {
+    let refuse = |why: String| -> anyhow::Error {
+        super::BadInput(format!("--warm-start {}: {why}", dir.display())).into()
+    };
+    let saved = loam::output::rail::read_rail_plan(dir).map_err(|e| refuse(e.to_string()))?;
+    let nodes: Vec<usize> = saved
+        .trajectory
+        .phases
+        .iter()
+        .map(|p| p.states.len())
+        .collect();
+    let wanted = [jump.stance.0, jump.flight.0];
+    if nodes != wanted {
+        return Err(refuse(format!(
+            "the plan has {} stance and {} flight nodes, the problem {} and {} (node counts \
+             must match; set them with --set phases.N.nodes=...)",
+            nodes[0], nodes[1], wanted[0], wanted[1]
+        )));
+    }
+    let weights = saved.trajectory.phases[0].controls[0].len() - 1;
+    if weights != jump.rail.n_vertices() {
+        return Err(refuse(format!(
+            "the plan's wrench space has {weights} vertices, this problem's {}",
+            jump.rail.n_vertices()
+        )));
+    }
+    Ok(saved)
+}
+
 /// The hopper on an inclined rail over a wrench-space terrain (`planner::rail`): plan,
 /// replay in the MDP simulator, write.
 fn run_rail(args: &Args, problem: &loam::problem::Problem) -> anyhow::Result<u8> {
@@ -169,23 +204,23 @@ fn run_rail(args: &Args, problem: &loam::problem::Problem) -> anyhow::Result<u8>
     use loam::planner::rail;
     use loam::sim::mdp::{rail as mdp_rail, QpSolver};
     let file = &args.problem.file;
-    if args.warm_start.is_some() {
-        return Err(super::BadInput(format!(
-            "{}: terrain.model: --warm-start does not take wrench-space plans yet",
-            file.display()
-        ))
-        .into());
-    }
     let jump = rail_jump(file, problem)?;
+    let start = match &args.warm_start {
+        Some(dir) => Some(rail_start(dir, &jump)?),
+        None => None,
+    };
     let angle = jump.rail.angle;
     let data = problem.terrain.data.clone().unwrap_or_default();
     let out = out_dir(args, problem.name())?;
-    let (plan, log) = solve_logged(
+    let ((plan, warm), log) = solve_logged(
         &out,
         args.quiet,
         planner::solver_options(problem),
-        |s, p| rail::plan(&jump, s, None, p),
+        |s, p| rail::plan_from(&jump, s, start.as_ref().map(|s| &s.trajectory), p),
     )?;
+    if start.is_some() && !warm && !args.quiet {
+        eprintln!("the warm start did not converge; solved again from the problem's initial_guess");
+    }
     const SUBSTEPS: usize = 20;
     let replay = mdp_rail::replay(&jump.rail, &plan.trajectory, SUBSTEPS, QpSolver::ActiveSet)?;
     let rail_record = RailRecord {
@@ -195,7 +230,14 @@ fn run_rail(args: &Args, problem: &loam::problem::Problem) -> anyhow::Result<u8>
         stable_step_s: jump.rail.stable_step(),
         stance_max_s: jump.stance.1 .1,
     };
-    let provenance = Provenance::new(WarmStart::from(problem.initial_guess));
+    let source = match (&start, &args.warm_start) {
+        (Some(start), Some(dir)) if warm => WarmStart::Plan {
+            plan_id: start.plan_id.clone(),
+            dir: dir.display().to_string(),
+        },
+        _ => WarmStart::from(problem.initial_guess),
+    };
+    let provenance = Provenance::new(source);
     let written = write_rail_run(
         &out.path,
         problem,

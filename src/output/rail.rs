@@ -70,7 +70,12 @@ pub fn trajectory_csv(plan: &RailPlan) -> String {
         out.push(',');
         out.push_str(name);
     }
-    out.push_str(",u,G,F_x,F_z,tau\n");
+    out.push_str(",u,G,F_x,F_z,tau");
+    for name in &plan.jump.control_names()[1..] {
+        out.push(',');
+        out.push_str(name);
+    }
+    out.push('\n');
     let mut t0 = 0.0;
     for phase in &plan.trajectory.phases {
         for (k, (x, u)) in phase.states.iter().zip(&phase.controls).enumerate() {
@@ -81,7 +86,7 @@ pub fn trajectory_csv(plan: &RailPlan) -> String {
                 t0 + phase.node_time(k),
                 phase.name
             ));
-            for v in x.iter().chain([&u[0], &g]).chain(&w) {
+            for v in x.iter().chain([&u[0], &g]).chain(&w).chain(&u[1..]) {
                 out.push_str(&format!(",{v:.9e}"));
             }
             out.push('\n');
@@ -174,4 +179,134 @@ impl RailReplayRecord {
             clamped_steps: replay.clamped_steps,
         }
     }
+}
+
+/// A rail plan read back from its folder as the start of another (`loam solve --warm-start`):
+/// its identity and its nodes (states, and controls u and the vertex weights λ).
+#[derive(Clone, Debug)]
+pub struct SavedRailPlan {
+    pub plan_id: String,
+    pub problem: Problem,
+    pub trajectory: crate::transcription::Trajectory,
+}
+
+/// Reads the rail plan in `dir` (its `solution.json` and `trajectory.csv`, checked to be one
+/// plan). A folder of another kind of plan, or one written before the plan's vertex weights
+/// were kept, is refused with the reason.
+pub fn read_rail_plan(dir: &Path) -> Result<SavedRailPlan, crate::output::run::RunError> {
+    use crate::output::run::RunError;
+    use crate::transcription::{PhaseTrajectory, Trajectory};
+    if !dir.is_dir() {
+        return Err(RunError::Missing(dir.to_path_buf()));
+    }
+    let solution_path = dir.join("solution.json");
+    let trajectory_path = dir.join("trajectory.csv");
+    let not_loam = |path: &Path, reason: String| RunError::NotALoamResult {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let text = std::fs::read_to_string(&solution_path)
+        .map_err(|e| not_loam(dir, format!("cannot read solution.json ({e})")))?;
+    let json: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| not_loam(&solution_path, format!("not JSON: {e}")))?;
+    if json.get("rail").is_none() {
+        return Err(not_loam(
+            &solution_path,
+            "not a plan of the hopper on a rail (no `rail` key); the problem on a wrench space \
+             starts from a rail plan"
+                .into(),
+        ));
+    }
+    let bytes = std::fs::read(&trajectory_path).map_err(|e| {
+        not_loam(
+            &trajectory_path,
+            format!("cannot read the plan's nodes ({e})"),
+        )
+    })?;
+    let plan_id =
+        super::identity::verify_plan_files(&solution_path, &json, &trajectory_path, &bytes)?;
+    let problem_text = serde_json::to_string(&json["problem"]).expect("JSON re-serializes");
+    let problem = crate::problem::parse(&problem_text, &solution_path, &[]).map_err(|e| {
+        RunError::Problem {
+            path: solution_path.clone(),
+            source: Box::new(e),
+        }
+    })?;
+    let csv = |line: usize, message: String| RunError::Csv {
+        path: trajectory_path.clone(),
+        line,
+        message,
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+    // t, phase, node, the states, u, G, F_x, F_z, tau, then λ₁…λ_m.
+    let first_lambda = 3 + state::COUNT + 5;
+    if header.len() <= first_lambda || !header[first_lambda].starts_with("lambda_") {
+        return Err(csv(
+            1,
+            "no vertex weights (lambda_1, ...): written by a loam that did not keep them; \
+             solve it again to start from it"
+                .into(),
+        ));
+    }
+    let durations = json["phases"].as_array().cloned().unwrap_or_default();
+    let mut phases: Vec<PhaseTrajectory> = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let fields: Vec<&str> = line.split(',').collect();
+        if fields.len() != header.len() {
+            return Err(csv(
+                i + 2,
+                format!("{} fields, the header has {}", fields.len(), header.len()),
+            ));
+        }
+        let number = |j: usize| {
+            fields[j].trim().parse::<f64>().map_err(|_| {
+                csv(
+                    i + 2,
+                    format!("{} = `{}` is not a number", header[j], fields[j]),
+                )
+            })
+        };
+        let x = (3..3 + state::COUNT)
+            .map(number)
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut u = vec![number(3 + state::COUNT)?];
+        for j in first_lambda..header.len() {
+            u.push(number(j)?);
+        }
+        if phases.last().is_none_or(|p| p.name != fields[1]) {
+            let duration = durations
+                .get(phases.len())
+                .and_then(|p| p["duration_s"].as_f64())
+                .ok_or_else(|| {
+                    not_loam(
+                        &solution_path,
+                        format!("no duration for the plan's phase {}", phases.len() + 1),
+                    )
+                })?;
+            phases.push(PhaseTrajectory {
+                name: fields[1].to_string(),
+                duration,
+                states: Vec::new(),
+                controls: Vec::new(),
+                mid_states: Vec::new(),
+                mid_controls: Vec::new(),
+            });
+        }
+        let phase = phases.last_mut().expect("pushed above");
+        phase.states.push(x);
+        phase.controls.push(u);
+    }
+    if phases.len() != 2 || phases.iter().any(|p| p.states.len() < 2) {
+        return Err(csv(
+            1,
+            "a rail plan has a stance and a flight of at least two nodes each".into(),
+        ));
+    }
+    Ok(SavedRailPlan {
+        plan_id,
+        problem,
+        trajectory: Trajectory { phases },
+    })
 }

@@ -107,9 +107,9 @@ pub fn read_plan(dir: &Path) -> Result<SavedPlan, RunError> {
     if problem.terrain.model == problem::TerrainModel::WrenchSpace {
         return Err(not_loam(
             &solution_path,
-            "a plan on a wrench-space terrain (the hopper on a rail): `loam simulate`, `plot`, \
-             `sweep` and warm starts do not read these yet; its MDP replay is in this file \
-             (`replay`)"
+            "a plan on a wrench-space terrain (the hopper on a rail): `loam simulate` and \
+             `sweep` do not read these yet (its MDP replay is in this file, `replay`); it can \
+             start another rail problem (`loam solve FILE --warm-start DIR`)"
                 .into(),
         ));
     }

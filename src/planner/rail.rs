@@ -296,6 +296,31 @@ pub fn plan(
     })
 }
 
+/// [`plan`] from another rail plan's nodes (`loam solve --warm-start`; node and vertex counts
+/// checked by the caller), and whether that start gave the plan: a start that does not
+/// converge is solved again from the rest guess, as the hopper's warm starts are. Unlike
+/// the hopper's, no multipliers are carried over: P5 measured 139 and 186 iterations from
+/// the previous angle's nodes alone (docs/WRENCH_SPACE.md).
+pub fn plan_from(
+    jump: &RailJump,
+    settings: &SolveSettings,
+    start: Option<&Trajectory>,
+    mut on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
+) -> Result<(RailPlan, bool), PlanError> {
+    let Some(start) = start else {
+        return Ok((plan(jump, settings, None, on_iteration)?, false));
+    };
+    // A reborrow, with the trait object's lifetime shortened to it.
+    let first_try = on_iteration
+        .as_mut()
+        .map(|f| &mut **f as &mut dyn FnMut(&IterationInfo) -> bool);
+    let warm = plan(jump, settings, Some(start), first_try)?;
+    if warm.report.converged || warm.report.status == solver::IpoptStatus::UserRequestedStop {
+        return Ok((warm, true));
+    }
+    Ok((plan(jump, settings, None, on_iteration)?, false))
+}
+
 impl RailJump {
     /// The hopper problem's robot, phases and task on a rail at `angle` over `wrenches`.
     pub fn from_problem(
