@@ -186,7 +186,6 @@ impl RailReplayRecord {
 #[derive(Clone, Debug)]
 pub struct SavedRailPlan {
     pub plan_id: String,
-    pub problem: Problem,
     pub trajectory: crate::transcription::Trajectory,
 }
 
@@ -225,13 +224,6 @@ pub fn read_rail_plan(dir: &Path) -> Result<SavedRailPlan, crate::output::run::R
     })?;
     let plan_id =
         super::identity::verify_plan_files(&solution_path, &json, &trajectory_path, &bytes)?;
-    let problem_text = serde_json::to_string(&json["problem"]).expect("JSON re-serializes");
-    let problem = crate::problem::parse(&problem_text, &solution_path, &[]).map_err(|e| {
-        RunError::Problem {
-            path: solution_path.clone(),
-            source: Box::new(e),
-        }
-    })?;
     let csv = |line: usize, message: String| RunError::Csv {
         path: trajectory_path.clone(),
         line,
@@ -306,7 +298,6 @@ pub fn read_rail_plan(dir: &Path) -> Result<SavedRailPlan, crate::output::run::R
     }
     Ok(SavedRailPlan {
         plan_id,
-        problem,
         trajectory: Trajectory { phases },
     })
 }
