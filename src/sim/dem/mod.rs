@@ -47,6 +47,7 @@ pub mod hopper;
 pub mod intrude;
 pub mod law;
 pub mod mesh;
+pub mod planar;
 pub mod render;
 pub mod scene;
 pub mod sdf;

@@ -1,0 +1,457 @@
+//! A planar robot of `model::planar` two-way coupled to a DEM bed: its plan replayed on
+//! simulated grains (`loam simulate RUN_DIR --backend dem-cpu --bed CHECKPOINT` for a planar
+//! robot's run).
+//!
+//! **Feet.** Every contact of the robot is a kinematic box in the bed, fixed to its body: the
+//! sole (the contact's flat sole of half width w, or a point foot drawn as a sole of half width
+//! [`PlanarDemSettings::point_foot_half_width`]) is the box's bottom face, `sole_thickness`
+//! thick, and the box reaches `depth / 2` either side of the robot's plane. Planar conventions
+//! are those of [`super::drag`]: the motion is in the world's x–z plane, a body angle φ turns
+//! the box about −y, a planar angular velocity ω is (0, −ω, 0) and a planar torque is −τ_y.
+//!
+//! **Each grain step Δt**, from the robot's state (q, v):
+//! 1. every foot box is set at its body's pose and twist (J(q) v);
+//! 2. the backend advances the grains one step against the moving boxes and returns each
+//!    box's force and torque (about its centre);
+//! 3. the robot advances by semi-implicit Euler, v⁺ = v + Δt M(q)⁻¹ (B u + springs − h(q, v)
+//!    + Σ Jᵢᵀ wᵢ), q⁺ = q + Δt v⁺, with wᵢ the grains' wrench on foot i, through the robot's
+//!    own multibody equations (`model::multibody`): no equation of the robot is written here.
+//!
+//! **Inputs** are the rigid-ground replay's (`sim::planar`): the plan's inputs, linear between
+//! nodes, plus the same joint servo tracking the plan's state (8 Hz, gains from M at the start),
+//! clamped at the robot's limits. A robot with actuated base coordinates (the planar foot)
+//! therefore tracks the plan's absolute pose, as the wrench-space paper's PID-driven foot does;
+//! a legged robot's servo holds its joints and its base goes where the grains let it.
+//!
+//! **Settling.** The robot starts at the plan's first state lifted so that its lowest sole is
+//! a grain radius above the surface, and tracks the plan's first state for `settle_time`
+//! before the plan's clock starts, so that it comes down until the grains carry what its
+//! inputs do not. The plan's path is centred in the container along x.
+//!
+//! Choices: kinematic boxes driven by the robot's state (not dynamic bodies) keep one
+//! integrator for the whole robot; the explicit coupling is stable while the robot's bodies are
+//! far heavier than a grain (the step is the grains' own). Feet are boxes because the robot
+//! descriptions give soles, not solid shapes.
+
+use serde::Serialize;
+
+use super::backend::{Backend, Body, BodyGeometry, BodyState, Motion};
+use super::bed::Checkpoint;
+use super::sdf::Shape;
+use super::{Container, DemError};
+use crate::model::planar::PlanarRobot;
+use crate::sim::planar::PlanTable;
+
+/// How to replay.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanarDemSettings {
+    /// Time the robot rests on the bed, tracking the plan's first state, before the plan's
+    /// clock starts [s].
+    pub settle_time: f64,
+    /// Δt [s]; None: the bed's own step.
+    pub time_step: Option<f64>,
+    /// The feet's extent across the robot's plane [m].
+    pub depth: f64,
+    /// The feet's thickness above the sole [m].
+    pub sole_thickness: f64,
+    /// Half width of the sole drawn for a point foot [m].
+    pub point_foot_half_width: f64,
+    /// Friction between feet and grains; None: the grains' own.
+    pub foot_friction: Option<f64>,
+    /// Interval between samples [s].
+    pub sample_every: f64,
+}
+
+impl Default for PlanarDemSettings {
+    fn default() -> Self {
+        PlanarDemSettings {
+            settle_time: 0.2,
+            time_step: None,
+            depth: 0.05,
+            sole_thickness: 0.02,
+            point_foot_half_width: 0.01,
+            foot_friction: None,
+            sample_every: 1e-3,
+        }
+    }
+}
+
+/// One sample of the replay (t < 0 while settling).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PlanarDemSample {
+    pub t: f64,
+    pub q: Vec<f64>,
+    pub v: Vec<f64>,
+    /// The inputs applied over the step that starts here.
+    pub u: Vec<f64>,
+    /// Per contact: the grains' wrench (F_x [N], F_z [N], τ [N m] about the sole's centre,
+    /// counter-clockwise) over the step that ended here, and the sole centre's height above
+    /// the bed's surface [m] (negative: in the bed).
+    pub wrenches: Vec<[f64; 3]>,
+    pub heights: Vec<f64>,
+}
+
+/// What the replay did, against the plan.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PlanarDemSummary {
+    pub steps: usize,
+    pub time_step_s: f64,
+    /// How far the centre of mass sank while settling [m].
+    pub settle_sink_m: f64,
+    /// The centre of mass's horizontal travel over the plan's duration [m], planned and on
+    /// the grains (from the settled start).
+    pub planned_distance_m: f64,
+    pub achieved_distance_m: f64,
+    /// The centre of mass's highest rise above its start [m], planned and on the grains.
+    pub planned_com_peak_m: f64,
+    pub achieved_com_peak_m: f64,
+    /// The grains' vertical force on all feet and the robot's weight at the end of settling
+    /// (mean over its last 20 ms) [N].
+    pub settled_bed_force_n: f64,
+    pub robot_weight_n: f64,
+    /// The deepest any sole went below the surface [m].
+    pub deepest_sole_m: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanarDemReplay {
+    pub samples: Vec<PlanarDemSample>,
+    pub summary: PlanarDemSummary,
+}
+
+/// A foot box: its contact, its centre in its body's frame and its half extents.
+struct Foot {
+    body: usize,
+    centre: [f64; 2],
+    sole: [f64; 2],
+    half: [f64; 3],
+}
+
+/// The plan's state and inputs at `t` (linear between nodes; at a phase boundary, the next
+/// phase's first node), as the rigid-ground replay reads them.
+fn reference(plan: &PlanTable, t: f64) -> (Vec<f64>, Vec<f64>) {
+    let ts = &plan.t;
+    let k = ts.partition_point(|&tk| tk <= t).saturating_sub(1);
+    if k + 1 >= ts.len() || ts[k + 1] <= ts[k] {
+        return (plan.x[k].clone(), plan.u[k].clone());
+    }
+    let s = ((t - ts[k]) / (ts[k + 1] - ts[k])).clamp(0.0, 1.0);
+    let lerp = |a: &[f64], b: &[f64]| -> Vec<f64> {
+        a.iter().zip(b).map(|(a, b)| a + s * (b - a)).collect()
+    };
+    (
+        lerp(&plan.x[k], &plan.x[k + 1]),
+        lerp(&plan.u[k], &plan.u[k + 1]),
+    )
+}
+
+/// Replays `plan` of `robot` on the grains of `bed`.
+pub fn replay_planar(
+    backend: &mut dyn Backend,
+    bed: &Checkpoint,
+    robot: &PlanarRobot,
+    plan: &PlanTable,
+    settings: &PlanarDemSettings,
+) -> Result<PlanarDemReplay, DemError> {
+    let n = robot.body.n_q();
+    if plan.t.len() < 2 || plan.x.iter().any(|x| x.len() != 2 * n) {
+        return Err(DemError::Invalid(
+            "the plan needs at least two nodes of the robot's state".into(),
+        ));
+    }
+    for (name, v) in [
+        ("depth", settings.depth),
+        ("sole thickness", settings.sole_thickness),
+        ("point foot half width", settings.point_foot_half_width),
+        ("sample interval", settings.sample_every),
+    ] {
+        if !(v > 0.0 && v.is_finite()) {
+            return Err(DemError::Invalid(format!(
+                "the {name} is {v}; it must be positive"
+            )));
+        }
+    }
+    if !(settings.settle_time >= 0.0) {
+        return Err(DemError::Invalid(format!(
+            "the settle time is {}; it must not be negative",
+            settings.settle_time
+        )));
+    }
+    let scene = &bed.scene;
+    let mut params = scene.step_params();
+    if let Some(dt) = settings.time_step {
+        params.time_step = dt;
+    }
+    params.check()?;
+    let dt = params.time_step;
+    let surface = bed.info.surface_height;
+    let grain = scene.grains.radius;
+
+    let feet: Vec<Foot> = robot
+        .contacts
+        .iter()
+        .map(|c| {
+            let w = if c.half_width > 0.0 {
+                c.half_width
+            } else {
+                settings.point_foot_half_width
+            };
+            let h = 0.5 * settings.sole_thickness;
+            Foot {
+                body: c.body,
+                centre: [c.point[0], c.point[1] + h],
+                sole: c.point,
+                half: [w, 0.5 * settings.depth, h],
+            }
+        })
+        .collect();
+
+    // Centre the feet's path over the plan in the container along x, and check it fits.
+    let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
+    for x in &plan.x {
+        for c in 0..robot.contacts.len() {
+            let p = robot.contact_point(&x[..n], c);
+            low = low.min(p[0] - feet[c].half[0]);
+            high = high.max(p[0] + feet[c].half[0]);
+        }
+    }
+    let shift = 0.5 * (low + high);
+    let (half_x, half_y) = match scene.container {
+        Container::Cylinder { radius } => (radius, radius),
+        Container::Box { half_x, half_y } => (half_x, half_y),
+    };
+    let reach = 0.5 * (high - low) + 2.0 * grain;
+    let across = 0.5 * settings.depth + 2.0 * grain;
+    let fits = match scene.container {
+        Container::Cylinder { radius } => reach.hypot(across) <= radius,
+        Container::Box { .. } => reach <= half_x && across <= half_y,
+    };
+    if !fits {
+        return Err(DemError::Invalid(format!(
+            "the plan's feet sweep {:.3} m along x and are {:.3} m deep across the plane; the \
+             bed's container (half widths {half_x} m, {half_y} m) cannot hold them with a \
+             grain's clearance: use a larger bed or a shorter plan",
+            high - low,
+            settings.depth
+        )));
+    }
+
+    // Box states from the robot's state: world x = planar x − shift, z = surface + planar z.
+    let box_states = |q: &[f64], v: &[f64]| -> Vec<BodyState> {
+        let frames = robot.body.frames(q);
+        feet.iter()
+            .map(|f| {
+                let frame = &frames[f.body];
+                let p = robot.body.point(q, f.body, f.centre);
+                let pv = robot.body.point_velocity(q, v, f.body, f.centre);
+                let omega: f64 = robot
+                    .body
+                    .angle_jacobian(f.body)
+                    .iter()
+                    .zip(v)
+                    .map(|(j, v)| j * v)
+                    .sum();
+                let (s, c) = (0.5 * frame.angle).sin_cos();
+                BodyState {
+                    position: [p[0] - shift, 0.0, surface + p[1]],
+                    velocity: [pv[0], 0.0, pv[1]],
+                    orientation: [c, 0.0, -s, 0.0],
+                    angular_velocity: [0.0, -omega, 0.0],
+                    ..BodyState::default()
+                }
+            })
+            .collect()
+    };
+
+    let mut q = plan.x[0][..n].to_vec();
+    let mut v = plan.x[0][n..].to_vec();
+    // Start a grain radius above the plan's first pose: the lowest sole just clears the bed.
+    let lowest = (0..robot.contacts.len())
+        .map(|c| robot.contact_point(&q, c)[1])
+        .fold(f64::INFINITY, f64::min);
+    let lift = grain - lowest.min(0.0);
+    let base_z = robot
+        .coordinates
+        .iter()
+        .position(|c| c.name == "z")
+        .ok_or_else(|| {
+            DemError::Invalid(format!(
+                "robot `{}` has no base coordinate `z` to lift it above the bed",
+                robot.name
+            ))
+        })?;
+    q[base_z] += lift;
+    v.iter_mut().for_each(|x| *x = 0.0);
+
+    let friction = settings.foot_friction.unwrap_or(scene.grains.friction);
+    let bodies: Vec<Body> = box_states(&q, &v)
+        .into_iter()
+        .zip(&feet)
+        .map(|(state, f)| Body {
+            geometry: BodyGeometry::Shape(Shape::Box {
+                half_extents: f.half,
+            }),
+            motion: Motion::Kinematic,
+            mass: 1.0,
+            friction,
+            state,
+        })
+        .collect();
+    backend.upload(&bed.grains, &scene.container, &bodies, &params)?;
+
+    let m0 = robot.body.mass_matrix(&plan.x[0][..n]);
+    const SERVO: f64 = 2.0 * std::f64::consts::PI * 8.0;
+    let gains: Vec<(f64, f64)> = robot
+        .inputs
+        .iter()
+        .map(|i| {
+            let m = m0[i.coordinate][i.coordinate];
+            (m * SERVO * SERVO, 2.0 * m * SERVO)
+        })
+        .collect();
+    let inputs = |t: f64, q: &[f64], v: &[f64]| -> Vec<f64> {
+        let (xr, ur) = reference(plan, t.max(0.0));
+        robot
+            .inputs
+            .iter()
+            .zip(&gains)
+            .enumerate()
+            .map(|(i, (input, (kp, kd)))| {
+                let j = input.coordinate;
+                let u = ur[i] + kp * (xr[j] - q[j]) + kd * (xr[n + j] - v[j]);
+                u.clamp(input.limit.0, input.limit.1)
+            })
+            .collect()
+    };
+
+    let t_end = *plan.t.last().expect("two nodes");
+    let settle_steps = (settings.settle_time / dt).round() as i64;
+    let steps = (t_end / dt).ceil() as i64;
+    let com = |q: &[f64]| robot.body.centre_of_mass(q);
+    let mut samples = Vec::new();
+    let mut next_sample = -(settle_steps as f64) * dt;
+    let mut wrenches = vec![[0.0; 3]; feet.len()];
+    let mut start_com = com(&q);
+    let lifted_com = start_com;
+    let mut peak: f64 = 0.0;
+    let mut deepest: f64 = 0.0;
+    let mut bed_force = (0.0, 0usize);
+    let weight = robot.body.total_mass() * robot.body.gravity;
+    for k in -settle_steps..steps {
+        let t = k as f64 * dt;
+        if k == 0 {
+            start_com = com(&q);
+        }
+        let u = inputs(t, &q, &v);
+        let heights: Vec<f64> = (0..feet.len())
+            .map(|c| robot.body.point(&q, feet[c].body, feet[c].sole)[1])
+            .collect();
+        if t >= next_sample - 1e-12 {
+            samples.push(PlanarDemSample {
+                t,
+                q: q.clone(),
+                v: v.clone(),
+                u: u.clone(),
+                wrenches: wrenches.clone(),
+                heights: heights.clone(),
+            });
+            next_sample += settings.sample_every;
+        }
+        for (i, state) in box_states(&q, &v).into_iter().enumerate() {
+            backend.set_body(i, state)?;
+        }
+        backend.step(1)?;
+        let forces = backend.body_forces()?;
+        let mut generalized = robot.generalized_forces(&q, &v, &u);
+        for (i, (f, force)) in feet.iter().zip(&forces).enumerate() {
+            // The torque about the box's centre, planar (counter-clockwise = −τ_y); applied at
+            // the centre, which is the point the backend measures it about.
+            let w = [force.force[0], force.force[2], -force.torque[1]];
+            for (g, add) in generalized
+                .iter_mut()
+                .zip(robot.body.wrench_to_generalized(&q, f.body, f.centre, &w))
+            {
+                *g += add;
+            }
+            // Reported about the sole's centre: move the torque down by the half thickness.
+            let frame = &robot.body.frames(&q)[f.body];
+            let arm = [
+                -frame.sin * (f.centre[1] - f.sole[1]),
+                frame.cos * (f.centre[1] - f.sole[1]),
+            ];
+            // τ_sole = τ_centre + (r_centre − r_sole) × F (planar cross product).
+            wrenches[i] = [w[0], w[1], w[2] + arm[0] * w[1] - arm[1] * w[0]];
+        }
+        let a = robot.body.forward_dynamics_f64(&q, &v, &generalized);
+        for (vi, ai) in v.iter_mut().zip(a.iter()) {
+            *vi += dt * ai;
+        }
+        for (qi, vi) in q.iter_mut().zip(&v) {
+            *qi += dt * vi;
+        }
+        if q.iter().chain(&v).any(|x| !x.is_finite()) {
+            return Err(DemError::Unphysical(format!(
+                "the robot's state is not finite at t = {t:.4} s"
+            )));
+        }
+        for (c, f) in feet.iter().enumerate() {
+            let sole = robot.body.point(&q, f.body, f.sole)[1] + surface;
+            if sole < -grain {
+                return Err(DemError::Unphysical(format!(
+                    "at t = {t:.4} s contact `{}`'s sole is at z = {sole:.4e} m, below the \
+                     container's floor: the grains did not hold it (a deeper bed, or a \
+                     smaller time step, may)",
+                    robot.contacts[c].name
+                )));
+            }
+        }
+        if k < 0 && t >= -0.02 - 1e-12 {
+            bed_force.0 += forces.iter().map(|f| f.force[2]).sum::<f64>();
+            bed_force.1 += 1;
+        }
+        if k >= 0 {
+            let c = com(&q);
+            peak = peak.max(c[1] - start_com[1]);
+            deepest = deepest.min(heights.iter().fold(f64::INFINITY, |m: f64, &h| m.min(h)));
+        }
+    }
+    let (u_end, heights_end) = (
+        inputs(steps as f64 * dt, &q, &v),
+        (0..feet.len())
+            .map(|c| robot.body.point(&q, feet[c].body, feet[c].sole)[1])
+            .collect(),
+    );
+    samples.push(PlanarDemSample {
+        t: steps as f64 * dt,
+        q: q.clone(),
+        v: v.clone(),
+        u: u_end,
+        wrenches,
+        heights: heights_end,
+    });
+    let plan_com = |x: &[f64]| robot.body.centre_of_mass(&x[..n]);
+    let plan_start = plan_com(&plan.x[0]);
+    let planned_peak = plan
+        .x
+        .iter()
+        .map(|x| plan_com(x)[1] - plan_start[1])
+        .fold(0.0, f64::max);
+    let planned_distance = plan_com(plan.x.last().expect("nodes"))[0] - plan_start[0];
+    let summary = PlanarDemSummary {
+        steps: (settle_steps + steps) as usize,
+        time_step_s: dt,
+        settle_sink_m: lifted_com[1] - lift - start_com[1],
+        planned_distance_m: planned_distance,
+        achieved_distance_m: com(&q)[0] - start_com[0],
+        planned_com_peak_m: planned_peak,
+        achieved_com_peak_m: peak,
+        settled_bed_force_n: if bed_force.1 > 0 {
+            bed_force.0 / bed_force.1 as f64
+        } else {
+            f64::NAN
+        },
+        robot_weight_n: weight,
+        deepest_sole_m: deepest,
+    };
+    Ok(PlanarDemReplay { samples, summary })
+}
