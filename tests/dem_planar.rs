@@ -143,3 +143,100 @@ fn a_plan_wider_than_the_bed_is_refused() {
     .to_string();
     assert!(error.contains("larger bed"), "{error}");
 }
+
+mod common {
+    pub mod run;
+}
+
+/// `loam simulate RUN --backend dem-cpu --bed BED` on a planar robot's plan, end to end: a
+/// 1 kg foot's 2 cm step on a bed `loam dem prepare` made; its refusals exit 2 and write
+/// nothing.
+#[test]
+fn simulate_replays_a_planar_plan_on_a_prepared_bed() {
+    use common::run::{assert_exit, loam, read_json};
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("dem_planar_cli");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("bed.yaml"), SCENE).unwrap();
+    let prepare = loam(&dir, &["dem", "prepare", "bed.yaml", "-o", "bed.bed"]);
+    assert_exit(&prepare, 0, &[]);
+    let run = dir.join("run");
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut args = vec![
+        "solve".to_string(),
+        "problems/planar_foot_step.yaml".into(),
+        "--out".into(),
+        run.to_str().unwrap().into(),
+        "-q".into(),
+    ];
+    for set in [
+        "robot.mass=1.0",
+        "robot.inertia=5e-4",
+        "robot.width=0.03",
+        "robot.height=0.04",
+        "robot.com_height=0.02",
+        "robot.force_x_limit=[-20,20]",
+        "robot.force_z_limit=[-30,30]",
+        "robot.torque_limit=[-2,2]",
+        "task.distance=0.02",
+    ] {
+        args.extend(["--set".to_string(), set.to_string()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert_exit(&loam(manifest, &args), 0, &[]);
+    let solution = read_json(&run.join("solution.json"));
+
+    let run_arg = run.to_str().unwrap();
+    let simulate = |extra: &[&str]| {
+        let mut a = vec!["simulate", run_arg, "--backend", "dem-cpu", "-q"];
+        a.extend(extra);
+        loam(&dir, &a)
+    };
+    assert_exit(&simulate(&[]), 2, &["--bed"]);
+    assert_exit(
+        &simulate(&["--bed", "bed.bed", "--foot-depth", "0"]),
+        2,
+        &["--foot-depth"],
+    );
+    // 10 cm across the plane does not fit a 7 cm wide box.
+    assert_exit(
+        &simulate(&["--bed", "bed.bed", "--foot-depth", "0.1"]),
+        2,
+        &["larger bed"],
+    );
+    assert!(!run.join("dem-cpu").exists(), "a refusal wrote files");
+
+    let ok = simulate(&["--bed", "bed.bed", "--foot-depth", "0.03"]);
+    assert_exit(&ok, 0, &[]);
+    let record = read_json(&run.join("dem-cpu/dem.json"));
+    assert_eq!(record["plan_id"], solution["plan_id"], "{record}");
+    assert_eq!(record["foot_depth_m"], 0.03);
+    // The foot's base is servoed to the plan, so it steps the planned 2 cm on the grains.
+    let planned = record["planned_distance_m"].as_f64().unwrap();
+    let achieved = record["achieved_distance_m"].as_f64().unwrap();
+    assert!((planned - 0.02).abs() < 1e-6, "{record}");
+    assert!((achieved - planned).abs() < 0.003, "{record}");
+    let csv = std::fs::read_to_string(run.join("dem-cpu/dem_replay.csv")).unwrap();
+    assert_eq!(
+        csv.lines().next().unwrap(),
+        "t,x,z,pitch,d_x,d_z,d_pitch,force_x,force_z,torque,foot_fx,foot_fz,foot_tau,foot_height"
+    );
+    // Settling samples come first (t < 0), then the plan's clock to its end.
+    let times: Vec<f64> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert!(times[0] < -0.19 && times.windows(2).all(|w| w[1] > w[0]));
+    let end = solution["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["duration_s"].as_f64().unwrap())
+        .sum::<f64>();
+    assert!(
+        (times.last().unwrap() - end).abs() < 1e-3,
+        "ends at {:?}, plan {end}",
+        times.last()
+    );
+}

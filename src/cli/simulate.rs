@@ -158,12 +158,27 @@ fn replay_and_write_as(
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
     if super::simulate_planar::is_planar_run(&args.run_dir) {
-        if args.backend != Backend::Reduced || args.terrain.is_some() {
+        if args.terrain.is_some() {
             return Err(BadInput(
-                "a planar robot's plan replays on its own rigid ground with --backend reduced"
+                "--terrain: a planar robot's plan replays on its own rigid ground \
+                 (--backend reduced) or on the grains of --bed (--backend dem-cpu)"
                     .into(),
             )
             .into());
+        }
+        if args.backend == Backend::Reduced && args.dem.bed.is_some() {
+            return Err(BadInput(
+                "--bed is for the DEM backends: add --backend dem-cpu (or dem-cuda)".into(),
+            )
+            .into());
+        }
+        if args.backend != Backend::Reduced {
+            return super::simulate_dem::run_planar(
+                &args.run_dir,
+                args.backend,
+                &args.dem,
+                args.quiet,
+            );
         }
         return super::simulate_planar::run(&args.run_dir, args.quiet);
     }

@@ -44,6 +44,10 @@ pub struct DemArgs {
     /// forces still change with this number, see README).
     #[arg(long)]
     pub iterations: Option<usize>,
+    /// A planar robot's feet: their extent across the robot's plane [m] (each is a box on its
+    /// contact's sole).
+    #[arg(long, default_value_t = 0.05)]
+    pub foot_depth: f64,
 }
 
 /// `dem.json`: what the DEM replay shows against the plan and the reduced-order replay
@@ -96,16 +100,7 @@ pub fn run(
     }
     let render_at = render_times(args)?;
     let bed = Checkpoint::load(bed_path).map_err(dem_error)?;
-    let (mut engine, name): (Box<dyn Backend>, &'static str) = match backend {
-        BackendChoice::DemCpu => (Box::new(CpuBackend::new()), "dem-cpu"),
-        BackendChoice::DemCuda => {
-            // Probe first: without a driver, a device or NVRTC this is a clear error.
-            loam::sim::dem::cuda::probe()
-                .map_err(|e| anyhow::anyhow!("--backend dem-cuda: {e}"))?;
-            (Box::new(CudaBackend::new(1)), "dem-cuda")
-        }
-        BackendChoice::Reduced => unreachable!("the reduced backend does not come here"),
-    };
+    let (mut engine, name) = engine(backend)?;
 
     let robot = Hopper::from_problem(&plan.problem);
     let foot_radius = plan.problem.robot.foot_radius;
@@ -205,6 +200,160 @@ pub fn run(
         );
     }
     Ok(if dem.reached_apex { 0 } else { 1 })
+}
+
+/// The DEM engine `backend` names, and its name.
+fn engine(backend: BackendChoice) -> anyhow::Result<(Box<dyn Backend>, &'static str)> {
+    Ok(match backend {
+        BackendChoice::DemCpu => (Box::new(CpuBackend::new()), "dem-cpu"),
+        BackendChoice::DemCuda => {
+            // Probe first: without a driver, a device or NVRTC this is a clear error.
+            loam::sim::dem::cuda::probe()
+                .map_err(|e| anyhow::anyhow!("--backend dem-cuda: {e}"))?;
+            (Box::new(CudaBackend::new(1)), "dem-cuda")
+        }
+        BackendChoice::Reduced => unreachable!("the reduced backend does not come here"),
+    })
+}
+
+/// `dem.json` of a planar robot's DEM replay (written after `plan_id` and `csv_sha256`, the
+/// hash of `dem_replay.csv`).
+#[derive(Serialize)]
+struct PlanarDemRecord {
+    backend: &'static str,
+    bed: String,
+    grains: usize,
+    grain_radius_m: f64,
+    /// The bed's contact law and its parameters.
+    contact: loam::sim::dem::ContactLaw,
+    /// The feet: boxes on each contact's sole, this deep across the plane [m].
+    foot_depth_m: f64,
+    settle_time_s: f64,
+    #[serde(flatten)]
+    summary: loam::sim::dem::planar::PlanarDemSummary,
+    wall_time_s: f64,
+}
+
+/// `loam simulate RUN_DIR --backend dem-cpu --bed CHECKPOINT` for a planar robot's plan
+/// (`sim::dem::planar`): writes `<backend>/dem_replay.csv` and `<backend>/dem.json`.
+pub fn run_planar(
+    run_dir: &Path,
+    backend: BackendChoice,
+    args: &DemArgs,
+    quiet: bool,
+) -> anyhow::Result<u8> {
+    use loam::sim::dem::planar::{replay_planar, PlanarDemSettings};
+    let bed_path = args.bed.as_ref().ok_or_else(|| {
+        BadInput("--backend dem-cpu/dem-cuda replays on a bed: give --bed CHECKPOINT (made by `loam dem prepare BED.yaml`)".into())
+    })?;
+    if !(args.foot_depth > 0.0 && args.foot_depth.is_finite()) {
+        return Err(BadInput(format!(
+            "--foot-depth {}: the feet's extent across the plane must be positive [m]",
+            args.foot_depth
+        ))
+        .into());
+    }
+    let run = super::simulate_planar::read_planar_run(run_dir)?;
+    let bed = Checkpoint::load(bed_path).map_err(dem_error)?;
+    let (mut engine, name) = engine(backend)?;
+    let settings = PlanarDemSettings {
+        depth: args.foot_depth,
+        ..PlanarDemSettings::default()
+    };
+    let duration = run.table.t.last().copied().unwrap_or(0.0);
+    let started = Instant::now();
+    super::interrupt::install();
+    let spinner = super::progress::spinner(
+        quiet,
+        &format!(
+            "DEM replay (settling {} s, then the plan's {duration:.3} s)",
+            settings.settle_time
+        ),
+    );
+    let mut stepped =
+        super::progress::Stepped::new(engine.as_mut(), spinner, bed.scene.time_step());
+    let dem =
+        replay_planar(&mut stepped, &bed, &run.robot, &run.table, &settings).map_err(dem_error)?;
+    drop(stepped);
+    let record = PlanarDemRecord {
+        backend: name,
+        bed: bed_path.display().to_string(),
+        grains: bed.grains.len(),
+        grain_radius_m: bed.scene.grains.radius,
+        contact: bed.scene.step_params().law,
+        foot_depth_m: settings.depth,
+        settle_time_s: settings.settle_time,
+        summary: dem.summary.clone(),
+        wall_time_s: started.elapsed().as_secs_f64(),
+    };
+    let out = run_dir.join(name);
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    output::identity::write_derived(
+        &run.plan_id,
+        Some((
+            &out.join("dem_replay.csv"),
+            planar_csv(&run.robot, &dem).as_bytes(),
+        )),
+        &out.join("dem.json"),
+        &record,
+    )?;
+    if !quiet {
+        let s = &dem.summary;
+        println!(
+            "DEM replay ({name}, {} grains): centre of mass travelled {:.4} m (plan {:.4} m), \
+             peak rise {:.4} m (plan {:.4} m); it sank {:.1} mm while settling, where the \
+             grains carried {:.2} N of its {:.2} N weight; deepest sole {:.1} mm",
+            record.grains,
+            s.achieved_distance_m,
+            s.planned_distance_m,
+            s.achieved_com_peak_m,
+            s.planned_com_peak_m,
+            s.settle_sink_m * 1e3,
+            s.settled_bed_force_n,
+            s.robot_weight_n,
+            -s.deepest_sole_m * 1e3
+        );
+        println!(
+            "  {} steps in {:.1} s; wrote {}/{{dem_replay.csv, dem.json}}",
+            s.steps,
+            record.wall_time_s,
+            out.display()
+        );
+    }
+    Ok(0)
+}
+
+/// The planar DEM replay as a table: t, the coordinates, their rates (`d_` names), the
+/// inputs, and per contact the grains' `_fx`, `_fz`, `_tau` and the sole's `_height` above
+/// the surface (t < 0 while settling).
+fn planar_csv(
+    robot: &loam::model::planar::PlanarRobot,
+    dem: &loam::sim::dem::planar::PlanarDemReplay,
+) -> String {
+    let mut columns = vec!["t".to_string()];
+    columns.extend(robot.coordinates.iter().map(|c| c.name.clone()));
+    columns.extend(robot.coordinates.iter().map(|c| format!("d_{}", c.name)));
+    columns.extend(robot.inputs.iter().map(|i| i.name.clone()));
+    for c in &robot.contacts {
+        for part in ["fx", "fz", "tau", "height"] {
+            columns.push(format!("{}_{part}", c.name));
+        }
+    }
+    let mut out = columns.join(",");
+    out.push('\n');
+    for s in &dem.samples {
+        out.push_str(&format!("{:.6}", s.t));
+        let feet = s
+            .wrenches
+            .iter()
+            .zip(&s.heights)
+            .flat_map(|(w, h)| [w[0], w[1], w[2], *h]);
+        for v in s.q.iter().chain(&s.v).chain(&s.u).copied().chain(feet) {
+            out.push_str(&format!(",{v:.9e}"));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 fn dem_error(e: DemError) -> anyhow::Error {

@@ -17,7 +17,16 @@ pub fn is_planar_run(run_dir: &Path) -> bool {
         .is_some_and(|json| json["problem"].get("schedule").is_some())
 }
 
-pub fn run(run_dir: &Path, quiet: bool) -> anyhow::Result<u8> {
+/// A planar run folder's plan: its problem, robot, nodes and identity (solution.json and
+/// trajectory.csv checked to be one plan).
+pub struct PlanarRun {
+    pub problem: PlanarProblem,
+    pub robot: loam::model::planar::PlanarRobot,
+    pub table: planar::PlanTable,
+    pub plan_id: String,
+}
+
+pub fn read_planar_run(run_dir: &Path) -> anyhow::Result<PlanarRun> {
     let solution_path = run_dir.join("solution.json");
     let text = std::fs::read_to_string(&solution_path)
         .map_err(|e| BadInput(format!("{}: {e}", solution_path.display())))?;
@@ -29,15 +38,6 @@ pub fn run(run_dir: &Path, quiet: bool) -> anyhow::Result<u8> {
             solution_path.display()
         ))
     })?;
-    if let loam::problem::planar::PlanarTerrainConfig::WrenchSpace(_) = &problem.terrain {
-        return Err(BadInput(format!(
-            "{}: a plan on a wrench space is replayed in the MDP simulator by `loam solve` \
-             itself (replay.csv in the same folder); `loam simulate` replays plans on rigid \
-             ground",
-            run_dir.display()
-        ))
-        .into());
-    }
     let robot = problem.robot.build(problem.gravity);
     let csv_path = run_dir.join("trajectory.csv");
     let csv = std::fs::read_to_string(&csv_path)
@@ -52,6 +52,30 @@ pub fn run(run_dir: &Path, quiet: bool) -> anyhow::Result<u8> {
             "{}: {} nodes, but the plan's schedule has {expected}: the trajectory does not belong to this solution.json",
             csv_path.display(),
             table.t.len()
+        ))
+        .into());
+    }
+    Ok(PlanarRun {
+        problem,
+        robot,
+        table,
+        plan_id,
+    })
+}
+
+pub fn run(run_dir: &Path, quiet: bool) -> anyhow::Result<u8> {
+    let PlanarRun {
+        problem,
+        table,
+        plan_id,
+        ..
+    } = read_planar_run(run_dir)?;
+    if let loam::problem::planar::PlanarTerrainConfig::WrenchSpace(_) = &problem.terrain {
+        return Err(BadInput(format!(
+            "{}: a plan on a wrench space is replayed in the MDP simulator by `loam solve` \
+             itself (replay.csv in the same folder); `loam simulate` replays plans on rigid \
+             ground, or on grains with --backend dem-cpu --bed CHECKPOINT",
+            run_dir.display()
         ))
         .into());
     }
