@@ -82,6 +82,16 @@ cargo run --release -q -- solve problems/monopod_hop.yaml --out results/monopod_
 cargo run --release -q -- simulate results/monopod_hop -q
 cargo run --release -q -- plot results/monopod_hop --png-only --animate -q
 
+# A planar robot's plan checked on grains: the planar foot's 0.2 m step, planned on rigid
+# ground, replayed on its own ground and in a 34 cm box of DEM grains (about 1.5 min).
+$loam dem prepare problems/beds/planar_box.yaml --output results/dem/planar_box.bed
+rm -rf results/planar_foot_step
+$loam solve problems/planar_foot_step.yaml -q --out results/planar_foot_step
+$loam simulate results/planar_foot_step -q
+$loam simulate results/planar_foot_step --backend dem-cpu --bed results/dem/planar_box.bed \
+    --foot-depth 0.1 -q
+$loam plot results/planar_foot_step --png-only -q
+
 # The wrench-space terrain (docs/WRENCH_SPACE.md): sections of the shipped Sand-like wrench
 # space, and the wrench-space paper's experiments in the maximum-dissipation simulator (a few
 # seconds each): drop tests, the accuracy test's straight and curved paths, the quadruped

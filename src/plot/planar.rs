@@ -89,6 +89,32 @@ pub struct Series {
     pub phase: Vec<usize>,
 }
 
+/// The DEM replay in `dir` (`dem-cpu/dem_replay.csv`, else `dem-cuda/...`) from t = 0 on
+/// (its settling before the plan's clock is left out), with its legend entry.
+fn dem_replay(dir: &Path, robot: &PlanarRobot) -> Result<Option<(Series, String)>, PlotError> {
+    for backend in ["dem-cpu", "dem-cuda"] {
+        let path = dir.join(backend).join("dem_replay.csv");
+        if path.is_file() {
+            let mut series = Series::read(&path, robot, false)?;
+            let first = series.t.partition_point(|&t| t < 0.0);
+            series.t.drain(..first);
+            for column in series
+                .q
+                .iter_mut()
+                .chain(&mut series.u)
+                .chain(&mut series.fz)
+            {
+                if let Some(values) = column {
+                    values.drain(..first);
+                }
+            }
+            let label = format!("{backend}/dem_replay.csv (on simulated grains)");
+            return Ok(Some((series, label)));
+        }
+    }
+    Ok(None)
+}
+
 impl Series {
     fn read(path: &Path, robot: &PlanarRobot, plan: bool) -> Result<Series, PlotError> {
         let table = Table::read(path)?;
@@ -214,6 +240,9 @@ pub struct PlanarRun {
     pub key_figures: Vec<String>,
     pub plan: Series,
     pub replay: Option<Series>,
+    /// A DEM replay on grains (`dem-cpu/dem_replay.csv` or `dem-cuda/...`, from t = 0) and
+    /// its legend entry.
+    pub dem: Option<(Series, String)>,
 }
 
 impl PlanarRun {
@@ -305,6 +334,7 @@ impl PlanarRun {
             } else {
                 "replay.csv (simulated)"
             },
+            dem: dem_replay(dir, &robot)?,
             robot,
             phases,
             key_figures,
@@ -399,6 +429,7 @@ impl PlanarRun {
             key_figures,
             plan,
             replay: None,
+            dem: None,
         })
     }
 
@@ -462,6 +493,7 @@ struct Curve {
     label: String,
     plan: Vec<(f64, f64)>,
     replay: Option<Vec<(f64, f64)>>,
+    dem: Option<Vec<(f64, f64)>>,
 }
 
 struct Panel {
@@ -496,6 +528,10 @@ impl PlanarRun {
                 .replay
                 .as_ref()
                 .and_then(|r| pick(r).map(|v| pairs(&r.t, v))),
+            dem: self
+                .dem
+                .as_ref()
+                .and_then(|(d, _)| pick(d).map(|v| pairs(&d.t, v))),
         }
     }
 
@@ -610,6 +646,7 @@ impl PlanarRun {
                             .as_ref()
                             .zip(self.replay.as_ref())
                             .map(|(values, replay)| pairs(&replay.t, values)),
+                        dem: None,
                     })
                     .collect(),
                 limits: Vec::new(),
@@ -701,7 +738,13 @@ impl PlanarRun {
         let values = panel
             .curves
             .iter()
-            .flat_map(|c| c.plan.iter().chain(c.replay.iter().flatten()).map(|p| p.1))
+            .flat_map(|c| {
+                c.plan
+                    .iter()
+                    .chain(c.replay.iter().flatten())
+                    .chain(c.dem.iter().flatten())
+                    .map(|p| p.1)
+            })
             .chain(panel.limits.iter().map(|l| l.0));
         let (y0, y1) = range_of(values, 0.06);
         let mut chart: Chart<DB> = ChartBuilder::on(&plot_area)
@@ -739,6 +782,9 @@ impl PlanarRun {
             }
             if let Some(replay) = &curve.replay {
                 draw_line(&mut chart, replay, color, Stroke::Dashed(9, 5), 2)?;
+            }
+            if let Some(dem) = &curve.dem {
+                draw_line(&mut chart, dem, color, Stroke::Dashed(2, 3), 2)?;
             }
         }
         let mut entries: Vec<LegendEntry> = panel
@@ -830,6 +876,14 @@ impl Figure for RunFigure<'_> {
                 } else {
                     LegendEntry::note("(no replay.csv in this folder)")
                 });
+                if let Some((_, label)) = &run.dem {
+                    sources.push(LegendEntry::line(
+                        label.clone(),
+                        GREY,
+                        Stroke::Dashed(2, 3),
+                        2,
+                    ));
+                }
                 sources.push(LegendEntry::swatch("stance", STANCE_FILL));
                 sources.push(LegendEntry::swatch("flight", FLIGHT_FILL));
             }
