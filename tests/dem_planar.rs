@@ -240,3 +240,39 @@ fn simulate_replays_a_planar_plan_on_a_prepared_bed() {
         times.last()
     );
 }
+
+/// The monopod with its leg held 0.8 rad off the vertical topples: its body reaches the
+/// surface, where only feet meet the grains, and the replay stops there and says so instead
+/// of letting the body pass through the bed.
+#[test]
+fn a_toppling_robot_stops_the_replay_when_its_body_reaches_the_grains() {
+    use loam::model::planar::monopod::MonopodParams;
+    let robot = MonopodParams::default().build(9.81);
+    let n = robot.body.n_q();
+    let mut x = robot.standing.clone();
+    x[3] = 0.8; // hip
+                // The base above the surface so that the foot, now swung out, just touches it.
+    let foot = robot.contact_point(&x, 0);
+    x[1] -= foot[1];
+    x.extend(vec![0.0; n]);
+    let plan = PlanTable {
+        t: vec![0.0, 1.5],
+        x: vec![x.clone(), x],
+        u: vec![vec![0.0; robot.inputs.len()]; 2],
+        phase: vec![0, 0],
+    };
+    let settings = PlanarDemSettings {
+        settle_time: 0.0,
+        depth: 0.05,
+        point_foot_half_width: 0.03,
+        ..PlanarDemSettings::default()
+    };
+    let mut backend = CpuBackend::new();
+    let r = replay_planar(&mut backend, test_bed(), &robot, &plan, &settings).unwrap();
+    let s = &r.summary;
+    println!("{s:?}");
+    let fell = s.fell_at_s.expect("the monopod falls");
+    assert!(fell < 1.5, "{s:?}");
+    assert_eq!(s.fell_body.as_deref(), Some("body"), "{s:?}");
+    assert!((r.samples.last().unwrap().t - fell).abs() < 1e-9);
+}

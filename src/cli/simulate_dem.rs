@@ -88,9 +88,7 @@ pub fn run(
     args: &DemArgs,
     quiet: bool,
 ) -> anyhow::Result<u8> {
-    let bed_path = args.bed.as_ref().ok_or_else(|| {
-        BadInput("--backend dem-cpu/dem-cuda replays on a bed: give --bed CHECKPOINT (made by `loam dem prepare BED.yaml`)".into())
-    })?;
+    let bed_path = bed_path(args)?;
     if !(args.t_max > 0.0) || args.snapshot_every < 0.0 {
         return Err(BadInput(format!(
             "--t-max {} must be positive and --snapshot-every {} not negative",
@@ -202,6 +200,14 @@ pub fn run(
     Ok(if dem.reached_apex { 0 } else { 1 })
 }
 
+/// `--bed`, which the DEM backends need.
+fn bed_path(args: &DemArgs) -> anyhow::Result<&PathBuf> {
+    args.bed.as_ref().ok_or_else(|| {
+        BadInput("--backend dem-cpu/dem-cuda replays on a bed: give --bed CHECKPOINT (made by `loam dem prepare BED.yaml`)".into())
+            .into()
+    })
+}
+
 /// The DEM engine `backend` names, and its name.
 fn engine(backend: BackendChoice) -> anyhow::Result<(Box<dyn Backend>, &'static str)> {
     Ok(match backend {
@@ -243,9 +249,7 @@ pub fn run_planar(
     quiet: bool,
 ) -> anyhow::Result<u8> {
     use loam::sim::dem::planar::{replay_planar, PlanarDemSettings};
-    let bed_path = args.bed.as_ref().ok_or_else(|| {
-        BadInput("--backend dem-cpu/dem-cuda replays on a bed: give --bed CHECKPOINT (made by `loam dem prepare BED.yaml`)".into())
-    })?;
+    let bed_path = bed_path(args)?;
     if !(args.foot_depth > 0.0 && args.foot_depth.is_finite()) {
         return Err(BadInput(format!(
             "--foot-depth {}: the feet's extent across the plane must be positive [m]",
@@ -301,8 +305,8 @@ pub fn run_planar(
         let s = &dem.summary;
         println!(
             "DEM replay ({name}, {} grains): centre of mass travelled {:.4} m (plan {:.4} m), \
-             peak rise {:.4} m (plan {:.4} m); it sank {:.1} mm while settling, where the \
-             grains carried {:.2} N of its {:.2} N weight; deepest sole {:.1} mm",
+             peak rise {:.4} m (plan {:.4} m); settled {:.1} mm below its planned start, the \
+             grains carrying {:.2} N of its {:.2} N weight; deepest sole {:.1} mm",
             record.grains,
             s.achieved_distance_m,
             s.planned_distance_m,
@@ -313,6 +317,12 @@ pub fn run_planar(
             s.robot_weight_n,
             -s.deepest_sole_m * 1e3
         );
+        if let (Some(t), Some(body)) = (s.fell_at_s, &s.fell_body) {
+            println!(
+                "  the robot fell at t = {t:.3} s: its {body} went below the surface, where only \
+                 the feet meet the grains; the replay stops there"
+            );
+        }
         println!(
             "  {} steps in {:.1} s; wrote {}/{{dem_replay.csv, dem.json}}",
             s.steps,
@@ -320,7 +330,12 @@ pub fn run_planar(
             out.display()
         );
     }
-    Ok(0)
+    // A replay that could not follow the plan to its end is not a success.
+    Ok(if dem.summary.fell_at_s.is_some() {
+        1
+    } else {
+        0
+    })
 }
 
 /// The planar DEM replay as a table: t, the coordinates, their rates (`d_` names), the

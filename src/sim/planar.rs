@@ -32,6 +32,42 @@ pub struct PlanTable {
     pub phase: Vec<usize>,
 }
 
+impl PlanTable {
+    /// The plan's state and inputs at `t` (linear between nodes; at a phase boundary, the
+    /// next phase's first node; the last node's after the end).
+    pub fn at(&self, t: f64) -> (Vec<f64>, Vec<f64>) {
+        let ts = &self.t;
+        // The last node at or before t (at a phase boundary, the next phase's first node).
+        let k = ts.partition_point(|&tk| tk <= t).saturating_sub(1);
+        if k + 1 >= ts.len() || ts[k + 1] <= ts[k] {
+            return (self.x[k].clone(), self.u[k].clone());
+        }
+        let s = ((t - ts[k]) / (ts[k + 1] - ts[k])).clamp(0.0, 1.0);
+        let lerp = |a: &[f64], b: &[f64]| -> Vec<f64> {
+            a.iter().zip(b).map(|(a, b)| a + s * (b - a)).collect()
+        };
+        (
+            lerp(&self.x[k], &self.x[k + 1]),
+            lerp(&self.u[k], &self.u[k + 1]),
+        )
+    }
+}
+
+/// The servo the replays add to a plan's inputs: per input, the position and velocity gains
+/// of an 8 Hz, critically damped loop on its coordinate, from M at the plan's first state.
+pub fn servo_gains(robot: &PlanarRobot, plan: &PlanTable) -> Vec<(f64, f64)> {
+    let n = robot.body.n_q();
+    let m0 = robot.body.mass_matrix(&plan.x[0][..n]);
+    robot
+        .inputs
+        .iter()
+        .map(|i| {
+            let m = m0[i.coordinate][i.coordinate];
+            (m * SERVO * SERVO, 2.0 * m * SERVO)
+        })
+        .collect()
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum PlanarSimError {
     #[error("the replay diverged at t = {t:.4} s (a state is not finite)")]
@@ -113,22 +149,8 @@ const SERVO: f64 = 2.0 * std::f64::consts::PI * 8.0;
 const STEP: f64 = 1e-4;
 
 impl Sim<'_> {
-    /// The plan's state and inputs at `t` (linear between nodes).
     fn reference(&self, t: f64) -> (Vec<f64>, Vec<f64>) {
-        let ts = &self.plan.t;
-        // The last node at or before t (at a phase boundary, the next phase's first node).
-        let k = ts.partition_point(|&tk| tk <= t).saturating_sub(1);
-        if k + 1 >= ts.len() || ts[k + 1] <= ts[k] {
-            return (self.plan.x[k].clone(), self.plan.u[k].clone());
-        }
-        let s = ((t - ts[k]) / (ts[k + 1] - ts[k])).clamp(0.0, 1.0);
-        let lerp = |a: &[f64], b: &[f64]| -> Vec<f64> {
-            a.iter().zip(b).map(|(a, b)| a + s * (b - a)).collect()
-        };
-        (
-            lerp(&self.plan.x[k], &self.plan.x[k + 1]),
-            lerp(&self.plan.u[k], &self.plan.u[k + 1]),
-        )
+        self.plan.at(t)
     }
 
     fn inputs(&self, t: f64, x: &[f64]) -> Vec<f64> {
@@ -339,18 +361,7 @@ pub fn replay(
         return Err(PlanarSimError::WrenchSpace);
     };
     let n = robot.body.n_q();
-    let q0 = &plan.x[0][..n];
-    let m0 = robot.body.mass_matrix(q0);
-    let kp = robot
-        .inputs
-        .iter()
-        .map(|i| m0[i.coordinate][i.coordinate] * SERVO * SERVO)
-        .collect();
-    let kd = robot
-        .inputs
-        .iter()
-        .map(|i| 2.0 * m0[i.coordinate][i.coordinate] * SERVO)
-        .collect();
+    let (kp, kd) = servo_gains(&robot, plan).into_iter().unzip();
     let sim = Sim {
         robot: &robot,
         ground: RigidGround {

@@ -23,6 +23,10 @@
 //! therefore tracks the plan's absolute pose, as the wrench-space paper's PID-driven foot does;
 //! a legged robot's servo holds its joints and its base goes where the grains let it.
 //!
+//! **Falling.** Only the feet meet the grains: when a body without a foot goes below the
+//! surface (its frame's origin), the robot has fallen, and the replay stops there and says so
+//! (`fell_at_s`), rather than let the body pass through the bed.
+//!
 //! **Settling.** The robot starts at the plan's first state lifted so that its lowest sole is
 //! a grain radius above the surface, and tracks the plan's first state for `settle_time`
 //! before the plan's clock starts, so that it comes down until the grains carry what its
@@ -96,7 +100,9 @@ pub struct PlanarDemSample {
 pub struct PlanarDemSummary {
     pub steps: usize,
     pub time_step_s: f64,
-    /// How far the centre of mass sank while settling [m].
+    /// How far below the plan's first state the centre of mass is when the plan's clock
+    /// starts, after settling (negative: above it; the robot is placed a grain radius high)
+    /// [m].
     pub settle_sink_m: f64,
     /// The centre of mass's horizontal travel over the plan's duration [m], planned and on
     /// the grains (from the settled start).
@@ -111,6 +117,10 @@ pub struct PlanarDemSummary {
     pub robot_weight_n: f64,
     /// The deepest any sole went below the surface [m].
     pub deepest_sole_m: f64,
+    /// When a body without a foot went below the surface (the robot fell; only its feet meet
+    /// the grains, so the replay stops there) [s], and which body.
+    pub fell_at_s: Option<f64>,
+    pub fell_body: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -125,24 +135,6 @@ struct Foot {
     centre: [f64; 2],
     sole: [f64; 2],
     half: [f64; 3],
-}
-
-/// The plan's state and inputs at `t` (linear between nodes; at a phase boundary, the next
-/// phase's first node), as the rigid-ground replay reads them.
-fn reference(plan: &PlanTable, t: f64) -> (Vec<f64>, Vec<f64>) {
-    let ts = &plan.t;
-    let k = ts.partition_point(|&tk| tk <= t).saturating_sub(1);
-    if k + 1 >= ts.len() || ts[k + 1] <= ts[k] {
-        return (plan.x[k].clone(), plan.u[k].clone());
-    }
-    let s = ((t - ts[k]) / (ts[k + 1] - ts[k])).clamp(0.0, 1.0);
-    let lerp = |a: &[f64], b: &[f64]| -> Vec<f64> {
-        a.iter().zip(b).map(|(a, b)| a + s * (b - a)).collect()
-    };
-    (
-        lerp(&plan.x[k], &plan.x[k + 1]),
-        lerp(&plan.u[k], &plan.u[k + 1]),
-    )
 }
 
 /// Replays `plan` of `robot` on the grains of `bed`.
@@ -299,18 +291,9 @@ pub fn replay_planar(
         .collect();
     backend.upload(&bed.grains, &scene.container, &bodies, &params)?;
 
-    let m0 = robot.body.mass_matrix(&plan.x[0][..n]);
-    const SERVO: f64 = 2.0 * std::f64::consts::PI * 8.0;
-    let gains: Vec<(f64, f64)> = robot
-        .inputs
-        .iter()
-        .map(|i| {
-            let m = m0[i.coordinate][i.coordinate];
-            (m * SERVO * SERVO, 2.0 * m * SERVO)
-        })
-        .collect();
+    let gains = crate::sim::planar::servo_gains(robot, plan);
     let inputs = |t: f64, q: &[f64], v: &[f64]| -> Vec<f64> {
-        let (xr, ur) = reference(plan, t.max(0.0));
+        let (xr, ur) = plan.at(t.max(0.0));
         robot
             .inputs
             .iter()
@@ -337,6 +320,11 @@ pub fn replay_planar(
     let mut deepest: f64 = 0.0;
     let mut bed_force = (0.0, 0usize);
     let weight = robot.body.total_mass() * robot.body.gravity;
+    let footless: Vec<usize> = (0..robot.body.bodies.len())
+        .filter(|b| !feet.iter().any(|f| f.body == *b))
+        .collect();
+    let mut fell: Option<(f64, String)> = None;
+    let mut last_step = steps;
     for k in -settle_steps..steps {
         let t = k as f64 * dt;
         if k == 0 {
@@ -405,6 +393,12 @@ pub fn replay_planar(
                 )));
             }
         }
+        let frames = robot.body.frames(&q);
+        if let Some(&b) = footless.iter().find(|&&b| frames[b].position[1] < 0.0) {
+            fell = Some((t + dt, robot.body.bodies[b].name.clone()));
+            last_step = k + 1;
+            break;
+        }
         if k < 0 && t >= -0.02 - 1e-12 {
             bed_force.0 += forces.iter().map(|f| f.force[2]).sum::<f64>();
             bed_force.1 += 1;
@@ -415,14 +409,15 @@ pub fn replay_planar(
             deepest = deepest.min(heights.iter().fold(f64::INFINITY, |m: f64, &h| m.min(h)));
         }
     }
+    let t_last = last_step as f64 * dt;
     let (u_end, heights_end) = (
-        inputs(steps as f64 * dt, &q, &v),
+        inputs(t_last, &q, &v),
         (0..feet.len())
             .map(|c| robot.body.point(&q, feet[c].body, feet[c].sole)[1])
             .collect(),
     );
     samples.push(PlanarDemSample {
-        t: steps as f64 * dt,
+        t: t_last,
         q: q.clone(),
         v: v.clone(),
         u: u_end,
@@ -438,7 +433,7 @@ pub fn replay_planar(
         .fold(0.0, f64::max);
     let planned_distance = plan_com(plan.x.last().expect("nodes"))[0] - plan_start[0];
     let summary = PlanarDemSummary {
-        steps: (settle_steps + steps) as usize,
+        steps: (settle_steps + last_step) as usize,
         time_step_s: dt,
         settle_sink_m: lifted_com[1] - lift - start_com[1],
         planned_distance_m: planned_distance,
@@ -452,6 +447,8 @@ pub fn replay_planar(
         },
         robot_weight_n: weight,
         deepest_sole_m: deepest,
+        fell_at_s: fell.as_ref().map(|f| f.0),
+        fell_body: fell.map(|f| f.1),
     };
     Ok(PlanarDemReplay { samples, summary })
 }
