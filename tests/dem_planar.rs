@@ -204,6 +204,11 @@ fn simulate_replays_a_planar_plan_on_a_prepared_bed() {
         2,
         &["larger bed"],
     );
+    assert_exit(
+        &simulate(&["--bed", "bed.bed", "--render-at", "0.1"]),
+        2,
+        &["--render-at", "hopper"],
+    );
     assert!(!run.join("dem-cpu").exists(), "a refusal wrote files");
 
     let ok = simulate(&["--bed", "bed.bed", "--foot-depth", "0.03"]);

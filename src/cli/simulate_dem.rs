@@ -29,7 +29,7 @@ pub struct DemArgs {
     #[arg(long, value_name = "CHECKPOINT")]
     pub bed: Option<PathBuf>,
     /// Save the grains and the foot (VTK, PLY and a ParaView series, snapshots/snapshots.pvd)
-    /// every this many seconds; 0: none.
+    /// every this many seconds; 0: none. The hopper's replay only.
     #[arg(long, default_value_t = 0.02)]
     pub snapshot_every: f64,
     /// Render side views (PNG) at these times [s] (comma-separated, within 0..--t-max; the
@@ -37,7 +37,8 @@ pub struct DemArgs {
     /// --t-max); with --snapshot-every 0, none.
     #[arg(long, value_delimiter = ',')]
     pub render_at: Option<Vec<f64>>,
-    /// Stop at this time if no apex has come [s].
+    /// Stop at this time if no apex has come [s]. The hopper's replay only (a planar robot's
+    /// runs to its plan's end).
     #[arg(long, default_value_t = 0.6)]
     pub t_max: f64,
     /// Projected-Jacobi iterations per grain step (default: the replay's own, 100; the bed's
@@ -255,6 +256,14 @@ pub fn run_planar(
             "--foot-depth {}: the feet's extent across the plane must be positive [m]",
             args.foot_depth
         ))
+        .into());
+    }
+    if args.render_at.is_some() || args.iterations.is_some() {
+        return Err(BadInput(
+            "--render-at and --iterations are for the hopper's DEM replay; a planar robot's \
+             takes --bed and --foot-depth"
+                .into(),
+        )
         .into());
     }
     let run = super::simulate_planar::read_planar_run(run_dir)?;
