@@ -205,6 +205,11 @@ fn simulate_replays_a_planar_plan_on_a_prepared_bed() {
         &["larger bed"],
     );
     assert_exit(
+        &simulate(&["--bed", "bed.bed", "--settle-time=-1"]),
+        2,
+        &["--settle-time"],
+    );
+    assert_exit(
         &simulate(&["--bed", "bed.bed", "--render-at", "0.1"]),
         2,
         &["--render-at", "hopper"],
@@ -216,6 +221,11 @@ fn simulate_replays_a_planar_plan_on_a_prepared_bed() {
     let record = read_json(&run.join("dem-cpu/dem.json"));
     assert_eq!(record["plan_id"], solution["plan_id"], "{record}");
     assert_eq!(record["foot_depth_m"], 0.03);
+    assert_eq!(record["settle_time_s"], 0.2);
+    assert!(
+        record["start_speed_mps"].as_f64().unwrap() >= 0.0,
+        "{record}"
+    );
     // The foot's base is servoed to the plan, so it steps the planned 2 cm on the grains.
     let planned = record["planned_distance_m"].as_f64().unwrap();
     let achieved = record["achieved_distance_m"].as_f64().unwrap();

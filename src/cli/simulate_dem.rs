@@ -49,6 +49,10 @@ pub struct DemArgs {
     /// contact's sole).
     #[arg(long, default_value_t = 0.05)]
     pub foot_depth: f64,
+    /// A planar robot's settling on the bed, tracking the plan's first state, before the
+    /// plan's clock starts [s].
+    #[arg(long, default_value_t = 0.2)]
+    pub settle_time: f64,
 }
 
 /// `dem.json`: what the DEM replay shows against the plan and the reduced-order replay
@@ -251,6 +255,13 @@ pub fn run_planar(
 ) -> anyhow::Result<u8> {
     use loam::sim::dem::planar::{replay_planar, PlanarDemSettings};
     let bed_path = bed_path(args)?;
+    if !(args.settle_time >= 0.0 && args.settle_time.is_finite()) {
+        return Err(BadInput(format!(
+            "--settle-time {}: must be a number of seconds, 0 or more",
+            args.settle_time
+        ))
+        .into());
+    }
     if !(args.foot_depth > 0.0 && args.foot_depth.is_finite()) {
         return Err(BadInput(format!(
             "--foot-depth {}: the feet's extent across the plane must be positive [m]",
@@ -271,6 +282,7 @@ pub fn run_planar(
     let (mut engine, name) = engine(backend)?;
     let settings = PlanarDemSettings {
         depth: args.foot_depth,
+        settle_time: args.settle_time,
         ..PlanarDemSettings::default()
     };
     let duration = run.table.t.last().copied().unwrap_or(0.0);
@@ -326,6 +338,13 @@ pub fn run_planar(
             s.robot_weight_n,
             -s.deepest_sole_m * 1e3
         );
+        if s.start_speed_mps > 0.005 {
+            println!(
+                "  the robot was still moving ({:.3} m/s) when the plan's clock started: a \
+                 longer --settle-time gives it a fairer start",
+                s.start_speed_mps
+            );
+        }
         if let (Some(t), Some(body)) = (s.fell_at_s, &s.fell_body) {
             println!(
                 "  the robot fell at t = {t:.3} s: its {body} went below the surface, where only \

@@ -111,6 +111,9 @@ pub struct PlanarDemSummary {
     /// The centre of mass's highest rise above its start [m], planned and on the grains.
     pub planned_com_peak_m: f64,
     pub achieved_com_peak_m: f64,
+    /// The centre of mass's speed when the plan's clock starts [m/s]: above a few mm/s the
+    /// robot was still sinking or rocking, and a longer settle is the fairer start.
+    pub start_speed_mps: f64,
     /// The grains' vertical force on all feet and the robot's weight at the end of settling
     /// (mean over its last 20 ms) [N].
     pub settled_bed_force_n: f64,
@@ -325,10 +328,15 @@ pub fn replay_planar(
         .collect();
     let mut fell: Option<(f64, String)> = None;
     let mut last_step = steps;
+    let mut start_speed = f64::NAN;
     for k in -settle_steps..steps {
         let t = k as f64 * dt;
         if k == 0 {
             start_com = com(&q);
+            // The centre of mass's speed when the plan's clock starts: J_com v.
+            let ahead: Vec<f64> = q.iter().zip(&v).map(|(q, v)| q + 1e-6 * v).collect();
+            let moved = com(&ahead);
+            start_speed = ((moved[0] - start_com[0]).hypot(moved[1] - start_com[1])) / 1e-6;
         }
         let u = inputs(t, &q, &v);
         let heights: Vec<f64> = (0..feet.len())
@@ -436,6 +444,7 @@ pub fn replay_planar(
         steps: (settle_steps + last_step) as usize,
         time_step_s: dt,
         settle_sink_m: lifted_com[1] - lift - start_com[1],
+        start_speed_mps: start_speed,
         planned_distance_m: planned_distance,
         achieved_distance_m: com(&q)[0] - start_com[0],
         planned_com_peak_m: planned_peak,
