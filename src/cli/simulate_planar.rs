@@ -27,23 +27,17 @@ pub struct PlanarRun {
 }
 
 pub fn read_planar_run(run_dir: &Path) -> anyhow::Result<PlanarRun> {
-    let solution_path = run_dir.join("solution.json");
-    let text = std::fs::read_to_string(&solution_path)
-        .map_err(|e| BadInput(format!("{}: {e}", solution_path.display())))?;
-    let json: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| BadInput(format!("{}: not JSON: {e}", solution_path.display())))?;
-    let problem: PlanarProblem = serde_json::from_value(json["problem"].clone()).map_err(|e| {
-        BadInput(format!(
-            "{}: `problem` is not a planar problem: {e}",
-            solution_path.display()
-        ))
-    })?;
+    let files = loam::output::run::read_plan_files(run_dir).map_err(|e| BadInput(e.to_string()))?;
+    let (solution_path, csv_path) = (&files.solution_path, &files.trajectory_path);
+    let problem: PlanarProblem =
+        serde_json::from_value(files.json["problem"].clone()).map_err(|e| {
+            BadInput(format!(
+                "{}: `problem` is not a planar problem: {e}",
+                solution_path.display()
+            ))
+        })?;
     let robot = problem.robot.build(problem.gravity);
-    let csv_path = run_dir.join("trajectory.csv");
-    let csv = std::fs::read_to_string(&csv_path)
-        .map_err(|e| BadInput(format!("{}: {e}", csv_path.display())))?;
-    let plan_id = identity::verify_plan_files(&solution_path, &json, &csv_path, csv.as_bytes())
-        .map_err(|e| BadInput(e.to_string()))?;
+    let csv = String::from_utf8_lossy(&files.trajectory);
     let table = planar::read_plan(&csv, &robot)
         .map_err(|e| BadInput(format!("{}: {e}", csv_path.display())))?;
     let expected: usize = problem.schedule.iter().map(|p| p.nodes).sum();
@@ -59,7 +53,7 @@ pub fn read_planar_run(run_dir: &Path) -> anyhow::Result<PlanarRun> {
         problem,
         robot,
         table,
-        plan_id,
+        plan_id: files.plan_id,
     })
 }
 

@@ -410,6 +410,26 @@ impl Multibody {
         Self::point_velocity_in(&frames, &motions, body, local)
     }
 
+    /// The world velocities of body-frame points `(body, local)` and their bodies' angular
+    /// rates at (q, v), from frames already computed at q: one pass over the tree for all.
+    pub fn point_twists_in<S: Scalar>(
+        &self,
+        frames: &[Frame<S>],
+        v: &[S],
+        points: &[(usize, [f64; 2])],
+    ) -> Vec<([S; 2], S)> {
+        let motions = self.motions(frames, v);
+        points
+            .iter()
+            .map(|&(body, local)| {
+                (
+                    Self::point_velocity_in(frames, &motions, body, local),
+                    motions[body].rate.clone(),
+                )
+            })
+            .collect()
+    }
+
     /// J̇(q, v) v: the point's world acceleration when q̈ = 0 [m/s²]; its acceleration is
     /// J q̈ + this.
     pub fn point_bias_acceleration<S: Scalar>(
@@ -505,7 +525,11 @@ impl Multibody {
 
     /// The whole system's centre of mass in the world [m].
     pub fn centre_of_mass<S: Scalar>(&self, q: &[S]) -> [S; 2] {
-        let frames = self.frames(q);
+        self.centre_of_mass_in(&self.frames(q))
+    }
+
+    /// [`centre_of_mass`](Self::centre_of_mass) from frames already computed at q.
+    pub fn centre_of_mass_in<S: Scalar>(&self, frames: &[Frame<S>]) -> [S; 2] {
         let mut c = [S::zero(), S::zero()];
         for (b, body) in self.bodies.iter().enumerate() {
             let [x, z] = frames[b].transform(body.com);
@@ -525,7 +549,19 @@ impl Multibody {
         local: [f64; 2],
         wrench: &[S; 3],
     ) -> Vec<S> {
-        let [jx, jz] = self.point_jacobian(q, body, local);
+        self.wrench_to_generalized_in(&self.frames(q), body, local, wrench)
+    }
+
+    /// [`wrench_to_generalized`](Self::wrench_to_generalized) from frames already computed
+    /// at q.
+    pub fn wrench_to_generalized_in<S: Scalar>(
+        &self,
+        frames: &[Frame<S>],
+        body: usize,
+        local: [f64; 2],
+        wrench: &[S; 3],
+    ) -> Vec<S> {
+        let [jx, jz] = self.point_jacobian_in(frames, body, local);
         let ja = self.angle_jacobian(body);
         (0..self.n_q())
             .map(|i| {

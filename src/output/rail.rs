@@ -193,21 +193,19 @@ pub struct SavedRailPlan {
 /// plan). A folder of another kind of plan, or one written before the plan's vertex weights
 /// were kept, is refused with the reason.
 pub fn read_rail_plan(dir: &Path) -> Result<SavedRailPlan, crate::output::run::RunError> {
-    use crate::output::run::RunError;
+    use crate::output::run::{read_plan_files, PlanFiles, RunError};
     use crate::transcription::{PhaseTrajectory, Trajectory};
-    if !dir.is_dir() {
-        return Err(RunError::Missing(dir.to_path_buf()));
-    }
-    let solution_path = dir.join("solution.json");
-    let trajectory_path = dir.join("trajectory.csv");
+    let PlanFiles {
+        solution_path,
+        json,
+        trajectory_path,
+        trajectory: bytes,
+        plan_id,
+    } = read_plan_files(dir)?;
     let not_loam = |path: &Path, reason: String| RunError::NotALoamResult {
         path: path.to_path_buf(),
         reason,
     };
-    let text = std::fs::read_to_string(&solution_path)
-        .map_err(|e| not_loam(dir, format!("cannot read solution.json ({e})")))?;
-    let json: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| not_loam(&solution_path, format!("not JSON: {e}")))?;
     if json.get("rail").is_none() {
         return Err(not_loam(
             &solution_path,
@@ -216,14 +214,6 @@ pub fn read_rail_plan(dir: &Path) -> Result<SavedRailPlan, crate::output::run::R
                 .into(),
         ));
     }
-    let bytes = std::fs::read(&trajectory_path).map_err(|e| {
-        not_loam(
-            &trajectory_path,
-            format!("cannot read the plan's nodes ({e})"),
-        )
-    })?;
-    let plan_id =
-        super::identity::verify_plan_files(&solution_path, &json, &trajectory_path, &bytes)?;
     let csv = |line: usize, message: String| RunError::Csv {
         path: trajectory_path.clone(),
         line,

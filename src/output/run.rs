@@ -62,8 +62,18 @@ const COLUMNS: [&str; 12] = [
     "t", "phase", "node", "z_m", "v_m", "z_r", "v_r", "z_f", "v_f", "e", "z_d", "u",
 ];
 
-/// Reads the plan in `dir`.
-pub fn read_plan(dir: &Path) -> Result<SavedPlan, RunError> {
+/// A run folder's `solution.json` (parsed, and written by loam) and `trajectory.csv`,
+/// checked to be one plan: what every reader of a plan folder starts from.
+pub struct PlanFiles {
+    pub solution_path: PathBuf,
+    pub json: serde_json::Value,
+    pub trajectory_path: PathBuf,
+    pub trajectory: Vec<u8>,
+    pub plan_id: String,
+}
+
+/// Reads and checks the two files of the plan in `dir` ([`PlanFiles`]).
+pub fn read_plan_files(dir: &Path) -> Result<PlanFiles, RunError> {
     if !dir.is_dir() {
         return Err(RunError::Missing(dir.to_path_buf()));
     }
@@ -87,12 +97,36 @@ pub fn read_plan(dir: &Path) -> Result<SavedPlan, RunError> {
         ));
     }
     let trajectory_path = dir.join("trajectory.csv");
-    let trajectory = fs::read(&trajectory_path).map_err(|e| RunError::NotALoamResult {
-        path: trajectory_path.clone(),
-        reason: format!("cannot read the plan's nodes ({e})"),
+    let trajectory = fs::read(&trajectory_path).map_err(|e| {
+        not_loam(
+            &trajectory_path,
+            format!("cannot read the plan's nodes ({e})"),
+        )
     })?;
     let plan_id =
         identity::verify_plan_files(&solution_path, &json, &trajectory_path, &trajectory)?;
+    Ok(PlanFiles {
+        solution_path,
+        json,
+        trajectory_path,
+        trajectory,
+        plan_id,
+    })
+}
+
+/// Reads the plan in `dir`.
+pub fn read_plan(dir: &Path) -> Result<SavedPlan, RunError> {
+    let PlanFiles {
+        solution_path,
+        json,
+        trajectory_path,
+        trajectory,
+        plan_id,
+    } = read_plan_files(dir)?;
+    let not_loam = |path: &Path, reason: String| RunError::NotALoamResult {
+        path: path.to_path_buf(),
+        reason,
+    };
     let field = |key: &str| {
         json.get(key)
             .ok_or_else(|| not_loam(&solution_path, format!("the key `{key}` is missing")))

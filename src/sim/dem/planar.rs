@@ -43,6 +43,7 @@ use super::backend::{Backend, Body, BodyGeometry, BodyState, Motion};
 use super::bed::Checkpoint;
 use super::sdf::Shape;
 use super::{Container, DemError};
+use crate::model::multibody::Frame;
 use crate::model::planar::PlanarRobot;
 use crate::sim::planar::PlanTable;
 
@@ -166,9 +167,9 @@ pub fn replay_planar(
             )));
         }
     }
-    if !(settings.settle_time >= 0.0) {
+    if !(settings.settle_time >= 0.0 && settings.settle_time.is_finite()) {
         return Err(DemError::Invalid(format!(
-            "the settle time is {}; it must not be negative",
+            "the settle time is {}; it must be finite and not negative",
             settings.settle_time
         )));
     }
@@ -231,21 +232,17 @@ pub fn replay_planar(
         )));
     }
 
-    // Box states from the robot's state: world x = planar x − shift, z = surface + planar z.
-    let box_states = |q: &[f64], v: &[f64]| -> Vec<BodyState> {
-        let frames = robot.body.frames(q);
+    // The feet's centres, whose twists the boxes move with.
+    let centres: Vec<(usize, [f64; 2])> = feet.iter().map(|f| (f.body, f.centre)).collect();
+    // Box states from the robot's frames at q and its velocities v: world x = planar x −
+    // shift, z = surface + planar z.
+    let box_states = |frames: &[Frame<f64>], v: &[f64]| -> Vec<BodyState> {
+        let twists = robot.body.point_twists_in(frames, v, &centres);
         feet.iter()
-            .map(|f| {
+            .zip(twists)
+            .map(|(f, (pv, omega))| {
                 let frame = &frames[f.body];
-                let p = robot.body.point(q, f.body, f.centre);
-                let pv = robot.body.point_velocity(q, v, f.body, f.centre);
-                let omega: f64 = robot
-                    .body
-                    .angle_jacobian(f.body)
-                    .iter()
-                    .zip(v)
-                    .map(|(j, v)| j * v)
-                    .sum();
+                let p = frame.transform(f.centre);
                 let (s, c) = (0.5 * frame.angle).sin_cos();
                 BodyState {
                     position: [p[0] - shift, 0.0, surface + p[1]],
@@ -257,29 +254,25 @@ pub fn replay_planar(
             })
             .collect()
     };
+    // Each sole's height above the surface.
+    let heights = |frames: &[Frame<f64>]| -> Vec<f64> {
+        feet.iter()
+            .map(|f| frames[f.body].transform(f.sole)[1])
+            .collect()
+    };
 
+    // Start at rest a grain radius above the plan's first pose (the lowest sole just clears
+    // the bed): q[1] is the floating base's height (model::multibody).
     let mut q = plan.x[0][..n].to_vec();
-    let mut v = plan.x[0][n..].to_vec();
-    // Start a grain radius above the plan's first pose: the lowest sole just clears the bed.
+    let mut v = vec![0.0; n];
     let lowest = (0..robot.contacts.len())
         .map(|c| robot.contact_point(&q, c)[1])
         .fold(f64::INFINITY, f64::min);
-    let lift = grain - lowest.min(0.0);
-    let base_z = robot
-        .coordinates
-        .iter()
-        .position(|c| c.name == "z")
-        .ok_or_else(|| {
-            DemError::Invalid(format!(
-                "robot `{}` has no base coordinate `z` to lift it above the bed",
-                robot.name
-            ))
-        })?;
-    q[base_z] += lift;
-    v.iter_mut().for_each(|x| *x = 0.0);
+    q[1] += grain - lowest.min(0.0);
+    let mut frames = robot.body.frames(&q);
 
     let friction = settings.foot_friction.unwrap_or(scene.grains.friction);
-    let bodies: Vec<Body> = box_states(&q, &v)
+    let bodies: Vec<Body> = box_states(&frames, &v)
         .into_iter()
         .zip(&feet)
         .map(|(state, f)| Body {
@@ -313,35 +306,29 @@ pub fn replay_planar(
     let t_end = *plan.t.last().expect("two nodes");
     let settle_steps = (settings.settle_time / dt).round() as i64;
     let steps = (t_end / dt).ceil() as i64;
-    let com = |q: &[f64]| robot.body.centre_of_mass(q);
+    let plan_com = |x: &[f64]| robot.body.centre_of_mass(&x[..n]);
+    let plan_start = plan_com(&plan.x[0]);
     let mut samples = Vec::new();
     let mut next_sample = -(settle_steps as f64) * dt;
     let mut wrenches = vec![[0.0; 3]; feet.len()];
-    let mut start_com = com(&q);
-    let lifted_com = start_com;
+    let mut start_com = plan_start;
+    let mut start_speed = f64::NAN;
     let mut peak: f64 = 0.0;
     let mut deepest: f64 = 0.0;
     let mut bed_force = (0.0, 0usize);
-    let weight = robot.body.total_mass() * robot.body.gravity;
     let footless: Vec<usize> = (0..robot.body.bodies.len())
         .filter(|b| !feet.iter().any(|f| f.body == *b))
         .collect();
     let mut fell: Option<(f64, String)> = None;
     let mut last_step = steps;
-    let mut start_speed = f64::NAN;
     for k in -settle_steps..steps {
         let t = k as f64 * dt;
         if k == 0 {
-            start_com = com(&q);
-            // The centre of mass's speed when the plan's clock starts: J_com v.
-            let ahead: Vec<f64> = q.iter().zip(&v).map(|(q, v)| q + 1e-6 * v).collect();
-            let moved = com(&ahead);
-            start_speed = ((moved[0] - start_com[0]).hypot(moved[1] - start_com[1])) / 1e-6;
+            start_com = robot.body.centre_of_mass_in(&frames);
+            start_speed = com_speed(robot, &frames, &v);
         }
         let u = inputs(t, &q, &v);
-        let heights: Vec<f64> = (0..feet.len())
-            .map(|c| robot.body.point(&q, feet[c].body, feet[c].sole)[1])
-            .collect();
+        let here = heights(&frames);
         if t >= next_sample - 1e-12 {
             samples.push(PlanarDemSample {
                 t,
@@ -349,11 +336,11 @@ pub fn replay_planar(
                 v: v.clone(),
                 u: u.clone(),
                 wrenches: wrenches.clone(),
-                heights: heights.clone(),
+                heights: here.clone(),
             });
             next_sample += settings.sample_every;
         }
-        for (i, state) in box_states(&q, &v).into_iter().enumerate() {
+        for (i, state) in box_states(&frames, &v).into_iter().enumerate() {
             backend.set_body(i, state)?;
         }
         backend.step(1)?;
@@ -363,19 +350,15 @@ pub fn replay_planar(
             // The torque about the box's centre, planar (counter-clockwise = −τ_y); applied at
             // the centre, which is the point the backend measures it about.
             let w = [force.force[0], force.force[2], -force.torque[1]];
-            for (g, add) in generalized
-                .iter_mut()
-                .zip(robot.body.wrench_to_generalized(&q, f.body, f.centre, &w))
-            {
+            for (g, add) in generalized.iter_mut().zip(
+                robot
+                    .body
+                    .wrench_to_generalized_in(&frames, f.body, f.centre, &w),
+            ) {
                 *g += add;
             }
-            // Reported about the sole's centre: move the torque down by the half thickness.
-            let frame = &robot.body.frames(&q)[f.body];
-            let arm = [
-                -frame.sin * (f.centre[1] - f.sole[1]),
-                frame.cos * (f.centre[1] - f.sole[1]),
-            ];
-            // τ_sole = τ_centre + (r_centre − r_sole) × F (planar cross product).
+            // Reported about the sole's centre: τ_sole = τ_centre + (r_centre − r_sole) × F.
+            let arm = frames[f.body].rotate([0.0, f.centre[1] - f.sole[1]]);
             wrenches[i] = [w[0], w[1], w[2] + arm[0] * w[1] - arm[1] * w[0]];
         }
         let a = robot.body.forward_dynamics_f64(&q, &v, &generalized);
@@ -390,8 +373,9 @@ pub fn replay_planar(
                 "the robot's state is not finite at t = {t:.4} s"
             )));
         }
-        for (c, f) in feet.iter().enumerate() {
-            let sole = robot.body.point(&q, f.body, f.sole)[1] + surface;
+        frames = robot.body.frames(&q);
+        for (c, h) in heights(&frames).into_iter().enumerate() {
+            let sole = h + surface;
             if sole < -grain {
                 return Err(DemError::Unphysical(format!(
                     "at t = {t:.4} s contact `{}`'s sole is at z = {sole:.4e} m, below the \
@@ -401,7 +385,6 @@ pub fn replay_planar(
                 )));
             }
         }
-        let frames = robot.body.frames(&q);
         if let Some(&b) = footless.iter().find(|&&b| frames[b].position[1] < 0.0) {
             fell = Some((t + dt, robot.body.bodies[b].name.clone()));
             last_step = k + 1;
@@ -412,28 +395,20 @@ pub fn replay_planar(
             bed_force.1 += 1;
         }
         if k >= 0 {
-            let c = com(&q);
+            let c = robot.body.centre_of_mass_in(&frames);
             peak = peak.max(c[1] - start_com[1]);
-            deepest = deepest.min(heights.iter().fold(f64::INFINITY, |m: f64, &h| m.min(h)));
+            deepest = deepest.min(here.iter().fold(f64::INFINITY, |m: f64, &h| m.min(h)));
         }
     }
     let t_last = last_step as f64 * dt;
-    let (u_end, heights_end) = (
-        inputs(t_last, &q, &v),
-        (0..feet.len())
-            .map(|c| robot.body.point(&q, feet[c].body, feet[c].sole)[1])
-            .collect(),
-    );
     samples.push(PlanarDemSample {
         t: t_last,
         q: q.clone(),
         v: v.clone(),
-        u: u_end,
+        u: inputs(t_last, &q, &v),
         wrenches,
-        heights: heights_end,
+        heights: heights(&frames),
     });
-    let plan_com = |x: &[f64]| robot.body.centre_of_mass(&x[..n]);
-    let plan_start = plan_com(&plan.x[0]);
     let planned_peak = plan
         .x
         .iter()
@@ -443,10 +418,10 @@ pub fn replay_planar(
     let summary = PlanarDemSummary {
         steps: (settle_steps + last_step) as usize,
         time_step_s: dt,
-        settle_sink_m: lifted_com[1] - lift - start_com[1],
+        settle_sink_m: plan_start[1] - start_com[1],
         start_speed_mps: start_speed,
         planned_distance_m: planned_distance,
-        achieved_distance_m: com(&q)[0] - start_com[0],
+        achieved_distance_m: robot.body.centre_of_mass_in(&frames)[0] - start_com[0],
         planned_com_peak_m: planned_peak,
         achieved_com_peak_m: peak,
         settled_bed_force_n: if bed_force.1 > 0 {
@@ -454,10 +429,31 @@ pub fn replay_planar(
         } else {
             f64::NAN
         },
-        robot_weight_n: weight,
+        robot_weight_n: robot.body.total_mass() * robot.body.gravity,
         deepest_sole_m: deepest,
         fell_at_s: fell.as_ref().map(|f| f.0),
         fell_body: fell.map(|f| f.1),
     };
     Ok(PlanarDemReplay { samples, summary })
+}
+
+/// The speed of the centre of mass [m/s]: Σ m_b v(c_b) / M over the bodies' centres of mass.
+fn com_speed(robot: &PlanarRobot, frames: &[Frame<f64>], v: &[f64]) -> f64 {
+    let bodies = &robot.body.bodies;
+    let centres: Vec<(usize, [f64; 2])> = bodies
+        .iter()
+        .enumerate()
+        .map(|(b, body)| (b, body.com))
+        .collect();
+    let mut momentum = [0.0; 2];
+    for ((velocity, _), body) in robot
+        .body
+        .point_twists_in(frames, v, &centres)
+        .iter()
+        .zip(bodies)
+    {
+        momentum[0] += body.mass * velocity[0];
+        momentum[1] += body.mass * velocity[1];
+    }
+    momentum[0].hypot(momentum[1]) / robot.body.total_mass()
 }
