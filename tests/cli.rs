@@ -693,3 +693,54 @@ fn simulate_on_a_gpu_without_one_says_why_and_is_not_bad_input() {
         assert_contains(&out.stderr, &["dem-cuda"]);
     }
 }
+
+#[test]
+fn dem_nudge_moves_one_grain_by_one_ulp_and_refuses_a_missing_grain() {
+    let dir = TempDir::new("dem-nudge");
+    dir.write(
+        "tiny.yaml",
+        "container: { shape: box, half_x: 0.02, half_y: 0.02 }\ngrains: { radius: 0.003, density: 1000, friction: 0.5, count: 20, seed: 1 }\n",
+    );
+    let prepare = loam(
+        dir.path(),
+        &["dem", "prepare", "tiny.yaml", "-o", "tiny.bed"],
+    );
+    assert_eq!(prepare.code(), 0, "{}", prepare.dump());
+    let out = loam(
+        dir.path(),
+        &[
+            "dem",
+            "nudge",
+            "tiny.bed",
+            "--grain",
+            "7",
+            "-o",
+            "nudged.bed",
+        ],
+    );
+    assert_eq!(out.code(), 0, "{}", out.dump());
+    let load = |name: &str| loam::sim::dem::bed::Checkpoint::load(&dir.path().join(name)).unwrap();
+    let (a, b) = (load("tiny.bed"), load("nudged.bed"));
+    for (i, (p, q)) in a.grains.position.iter().zip(&b.grains.position).enumerate() {
+        for k in 0..3 {
+            let expected = if i == 7 && k == 0 {
+                p[k].next_up()
+            } else {
+                p[k]
+            };
+            assert_eq!(
+                q[k].to_bits(),
+                expected.to_bits(),
+                "grain {i} coordinate {k}"
+            );
+        }
+    }
+    assert_eq!(a.grains.velocity, b.grains.velocity);
+    let out = loam(
+        dir.path(),
+        &["dem", "nudge", "tiny.bed", "--grain", "20", "-o", "bad.bed"],
+    );
+    assert_eq!(out.code(), 2, "{}", out.dump());
+    assert_contains(&out.stderr, &["--grain 20", "20 grains"]);
+    assert!(!dir.path().join("bad.bed").exists(), "nothing written");
+}

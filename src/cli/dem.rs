@@ -3,10 +3,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use loam::sim::dem::cuda::CudaBackend;
 use loam::sim::dem::intrude::{intrude, intrusion_csv, IntrudeSettings};
 use loam::sim::dem::sdf::Shape;
 use loam::sim::dem::{
-    bed, BodyGeometry, ContactLaw, CpuBackend, DemError, HertzMindlin, Scene, StepParams,
+    bed, Backend, BodyGeometry, ContactLaw, CpuBackend, DemError, HertzMindlin, Scene, StepParams,
 };
 
 use super::{interrupt, progress, BadInput};
@@ -19,6 +20,21 @@ pub enum DemCommand {
     Intrude(IntrudeArgs),
     /// Describe a prepared bed: grains, contact law, time step, surface, packing.
     Info(InfoArgs),
+    /// Write the same bed with one grain moved by one rounding step (1 ulp): another
+    /// realisation of a chaotic bed, for the spread of a DEM replay (see results/README.md).
+    Nudge(NudgeArgs),
+}
+
+#[derive(clap::Args)]
+pub struct NudgeArgs {
+    /// A bed checkpoint written by `loam dem prepare`.
+    pub checkpoint: PathBuf,
+    /// The grain to move (0-based, in the checkpoint's order).
+    #[arg(long)]
+    pub grain: usize,
+    /// Where to write the nudged checkpoint.
+    #[arg(long, short)]
+    pub output: PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -112,6 +128,19 @@ pub struct BenchDemArgs {
     /// through bench/peers/run.sh; a peer that is not installed is skipped.
     #[arg(long)]
     pub peers: bool,
+    /// The backend to time: the CPU (all rayon threads) or an NVIDIA GPU.
+    #[arg(long, value_enum, default_value = "cpu")]
+    pub backend: BenchBackend,
+    /// Copies of each bed stepped together (the CUDA backend's scenes per launch); a
+    /// particle-step counts every copy's grains.
+    #[arg(long, default_value_t = 1)]
+    pub scenes: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchBackend {
+    Cpu,
+    Cuda,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -136,7 +165,23 @@ pub fn run(command: DemCommand) -> anyhow::Result<u8> {
         DemCommand::Prepare(args) => prepare(args),
         DemCommand::Intrude(args) => run_intrude(args),
         DemCommand::Info(args) => info(args),
+        DemCommand::Nudge(args) => nudge(args),
     }
+}
+
+fn nudge(args: NudgeArgs) -> anyhow::Result<u8> {
+    let checkpoint = bed::Checkpoint::load(&args.checkpoint).map_err(classify)?;
+    let nudged = checkpoint
+        .nudged(args.grain)
+        .map_err(|e| BadInput(format!("--grain {}: {e}", args.grain)))?;
+    nudged.save(&args.output).map_err(classify)?;
+    println!(
+        "wrote {}: {} with grain {} moved by one ulp in x",
+        args.output.display(),
+        args.checkpoint.display(),
+        args.grain
+    );
+    Ok(0)
 }
 
 fn stem(path: &Path) -> String {
@@ -315,9 +360,37 @@ fn info(args: InfoArgs) -> anyhow::Result<u8> {
 }
 
 pub fn bench(args: BenchDemArgs) -> anyhow::Result<u8> {
-    if args.steps == 0 || args.repeat == 0 || args.iterations == 0 {
-        return Err(BadInput("--steps, --repeat and --iterations must be ≥ 1".into()).into());
+    if args.steps == 0 || args.repeat == 0 || args.iterations == 0 || args.scenes == 0 {
+        return Err(
+            BadInput("--steps, --repeat, --iterations and --scenes must be ≥ 1".into()).into(),
+        );
     }
+    if args.backend == BenchBackend::Cpu && args.scenes != 1 {
+        return Err(BadInput(
+            "--scenes is the CUDA backend's (many scenes per launch): add --backend cuda".into(),
+        )
+        .into());
+    }
+    if args.peers && args.backend == BenchBackend::Cuda {
+        return Err(BadInput(
+            "--peers compares with the CPU peers on this machine: use --backend cpu".into(),
+        )
+        .into());
+    }
+    // A backend for each measurement (the device's memory is freed between sizes).
+    let device = match args.backend {
+        BenchBackend::Cpu => None,
+        BenchBackend::Cuda => Some(
+            loam::sim::dem::cuda::probe().map_err(|e| anyhow::anyhow!("--backend cuda: {e}"))?,
+        ),
+    };
+    let scenes = args.scenes;
+    let fresh = || -> Box<dyn Backend> {
+        match args.backend {
+            BenchBackend::Cpu => Box::new(CpuBackend::new()),
+            BenchBackend::Cuda => Box::new(CudaBackend::new(scenes)),
+        }
+    };
     let material = HertzMindlin::default();
     let (law, time_step) = match args.law {
         LawKind::HertzMindlin => (
@@ -342,12 +415,23 @@ pub fn bench(args: BenchDemArgs) -> anyhow::Result<u8> {
         LawKind::HertzMindlin => "Hertz-Mindlin (E = 1e7 Pa, ν = 0.3, e = 0.5)".to_string(),
         LawKind::ProjectedJacobi => format!("projected Jacobi, {} iterations", args.iterations),
     };
+    let engine = match &device {
+        None => format!(
+            "DEM CPU backend, {} rayon threads",
+            rayon::current_num_threads()
+        ),
+        Some(d) => format!(
+            "DEM CUDA backend on {} ({}, {:.0} GiB), {} scene{} per launch",
+            d.name,
+            d.arch(),
+            d.total_memory as f64 / (1u64 << 30) as f64,
+            scenes,
+            if scenes == 1 { "" } else { "s" }
+        ),
+    };
     println!(
-        "DEM CPU backend, {} rayon threads, {law_text}, dt = {:.3e} s, {} steps x {} repeats",
-        rayon::current_num_threads(),
-        time_step,
-        args.steps,
-        args.repeat
+        "{engine}, {law_text}, dt = {:.3e} s, {} steps x {} repeats",
+        time_step, args.steps, args.repeat
     );
     println!(
         "{:>7} {:>14} {:>16} {:>11} {:>10}  {:>6} {:>6} {:>6} {:>6}",
@@ -363,17 +447,28 @@ pub fn bench(args: BenchDemArgs) -> anyhow::Result<u8> {
     );
     let mut rows = Vec::new();
     for &size in &args.sizes {
+        let (grains, container) = loam::sim::dem::bench::column(size);
         rows.push((
-            format!("{size}"),
-            loam::sim::dem::bench::measure(size, args.steps, args.repeat, &params)
-                .map_err(classify)?,
+            grain_label(size, scenes),
+            loam::sim::dem::bench::measure_on(
+                fresh().as_mut(),
+                scenes,
+                &grains,
+                &container,
+                args.steps,
+                args.repeat,
+                &params,
+            )
+            .map_err(classify)?,
         ));
     }
     let mut bed_rates = Vec::new();
     for path in &args.bed {
         let checkpoint = bed::Checkpoint::load(path).map_err(classify)?;
         let p = checkpoint.scene.step_params();
-        let row = loam::sim::dem::bench::measure_bed(
+        let row = loam::sim::dem::bench::measure_on(
+            fresh().as_mut(),
+            scenes,
             &checkpoint.grains,
             &checkpoint.scene.container,
             args.steps,
@@ -388,20 +483,28 @@ pub fn bench(args: BenchDemArgs) -> anyhow::Result<u8> {
             p.time_step
         );
         bed_rates.push((checkpoint.grains.len(), row.particle_steps_per_second));
-        rows.push((format!("{}", checkpoint.grains.len()), row));
+        rows.push((grain_label(checkpoint.grains.len(), scenes), row));
     }
     for (size, row) in rows {
+        // The GPU's step is one stream of kernels: its phases are not timed apart.
+        let phases = if device.is_some() {
+            format!("{:>6} {:>6} {:>6} {:>6}", "-", "-", "-", "-")
+        } else {
+            format!(
+                "{:>5.1}% {:>5.1}% {:>5.1}% {:>5.1}%",
+                row.fractions[0] * 100.0,
+                row.fractions[1] * 100.0,
+                row.fractions[2] * 100.0,
+                row.fractions[3] * 100.0
+            )
+        };
         println!(
-            "{:>7} {:>14.2} {:>16.3e} {:>11.4} {:>10.2}  {:>5.1}% {:>5.1}% {:>5.1}% {:>5.1}%",
+            "{:>7} {:>14.2} {:>16.3e} {:>11.4} {:>10.2}  {phases}",
             size,
             row.contacts_per_grain,
             row.particle_steps_per_second,
             row.real_time_factor,
             row.milliseconds_per_step,
-            row.fractions[0] * 100.0,
-            row.fractions[1] * 100.0,
-            row.fractions[2] * 100.0,
-            row.fractions[3] * 100.0
         );
     }
     let phases = match args.law {
@@ -415,7 +518,12 @@ pub fn bench(args: BenchDemArgs) -> anyhow::Result<u8> {
     };
     println!(
         "contacts: per grain (each counted once); x real time: simulated seconds per wall \
-         second; percentages: {phases}"
+         second{}; percentages: {phases}",
+        if scenes > 1 {
+            " of each scene; grains: per scene x scenes"
+        } else {
+            ""
+        }
     );
     if args.peers {
         // The peers time their own settling of the shipped and large beds; each is compared
@@ -455,4 +563,13 @@ pub fn bench(args: BenchDemArgs) -> anyhow::Result<u8> {
         }
     }
     Ok(0)
+}
+
+/// A bench row's grain count: `n`, or `n x scenes` when several copies step together.
+fn grain_label(grains: usize, scenes: usize) -> String {
+    if scenes == 1 {
+        grains.to_string()
+    } else {
+        format!("{grains}x{scenes}")
+    }
 }

@@ -49,10 +49,10 @@ pub struct DemArgs {
     /// contact's sole).
     #[arg(long, default_value_t = 0.05)]
     pub foot_depth: f64,
-    /// A planar robot's settling on the bed, tracking the plan's first state, before the
-    /// plan's clock starts [s].
-    #[arg(long, default_value_t = 0.2)]
-    pub settle_time: f64,
+    /// How long the robot settles on the bed, holding the plan's first state, before the
+    /// plan's clock starts [s] (default: the hopper 0.3, a planar robot 0.2).
+    #[arg(long)]
+    pub settle_time: Option<f64>,
 }
 
 /// `dem.json`: what the DEM replay shows against the plan and the reduced-order replay
@@ -69,6 +69,8 @@ struct DemSummary {
     /// Projected-Jacobi iterations per step (absent for the Hertz-Mindlin law, which has none).
     #[serde(skip_serializing_if = "Option::is_none")]
     solver_iterations: Option<usize>,
+    /// How long the robot rested on the bed before the plan's clock started.
+    settle_time_s: f64,
     plan_terrain: String,
     planned_apex_rise_m: f64,
     apex_rise_m: f64,
@@ -102,15 +104,17 @@ pub fn run(
         .into());
     }
     let render_at = render_times(args)?;
+    let defaults = HopperReplaySettings::default();
+    let settle_time = settle_time(args, defaults.settle_time)?;
     let bed = Checkpoint::load(bed_path).map_err(dem_error)?;
     let (mut engine, name) = engine(backend)?;
 
     let robot = Hopper::from_problem(&plan.problem);
     let foot_radius = plan.problem.robot.foot_radius;
     let command = replay::command_of(plan)?;
-    let defaults = HopperReplaySettings::default();
     let settings = HopperReplaySettings {
         t_max: args.t_max,
+        settle_time,
         snapshot_every: (args.snapshot_every > 0.0).then_some(args.snapshot_every),
         snapshot_at: render_at.clone(),
         iterations: args.iterations.or(defaults.iterations),
@@ -165,6 +169,7 @@ pub fn run(
         grain_radius_m: scene.grains.radius,
         time_step_s: params.time_step,
         contact: params.law,
+        settle_time_s: settings.settle_time,
         solver_iterations: matches!(params.law, loam::sim::dem::ContactLaw::ProjectedJacobi)
             .then_some(params.iterations),
         plan_terrain: replay::terrain_label(&plan.problem.terrain),
@@ -203,6 +208,18 @@ pub fn run(
         );
     }
     Ok(if dem.reached_apex { 0 } else { 1 })
+}
+
+/// `--settle-time`, or the robot's default: a number of seconds, 0 or more.
+fn settle_time(args: &DemArgs, default: f64) -> anyhow::Result<f64> {
+    let t = args.settle_time.unwrap_or(default);
+    if !(t >= 0.0 && t.is_finite()) {
+        return Err(BadInput(format!(
+            "--settle-time {t}: must be a number of seconds, 0 or more"
+        ))
+        .into());
+    }
+    Ok(t)
 }
 
 /// `--bed`, which the DEM backends need.
@@ -255,13 +272,7 @@ pub fn run_planar(
 ) -> anyhow::Result<u8> {
     use loam::sim::dem::planar::{replay_planar, PlanarDemSettings};
     let bed_path = bed_path(args)?;
-    if !(args.settle_time >= 0.0 && args.settle_time.is_finite()) {
-        return Err(BadInput(format!(
-            "--settle-time {}: must be a number of seconds, 0 or more",
-            args.settle_time
-        ))
-        .into());
-    }
+    let settle_time = settle_time(args, PlanarDemSettings::default().settle_time)?;
     if !(args.foot_depth > 0.0 && args.foot_depth.is_finite()) {
         return Err(BadInput(format!(
             "--foot-depth {}: the feet's extent across the plane must be positive [m]",
@@ -282,7 +293,7 @@ pub fn run_planar(
     let (mut engine, name) = engine(backend)?;
     let settings = PlanarDemSettings {
         depth: args.foot_depth,
-        settle_time: args.settle_time,
+        settle_time,
         ..PlanarDemSettings::default()
     };
     let duration = run.table.t.last().copied().unwrap_or(0.0);

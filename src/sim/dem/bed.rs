@@ -353,6 +353,26 @@ impl Checkpoint {
         out
     }
 
+    /// The same bed with grain `grain` moved by one rounding step (one ulp, towards +x).
+    ///
+    /// A bed is a chaotic system: a replay's rounding (another backend, another order of a
+    /// sum) grows until the grains under a foot are another realisation. Replaying a plan on
+    /// beds nudged at different grains samples that spread, the part of a DEM verdict that
+    /// is not the bed's material but its one realisation.
+    pub fn nudged(&self, grain: usize) -> Result<Checkpoint, DemError> {
+        let count = self.grains.len();
+        if grain >= count {
+            return Err(DemError::Invalid(format!(
+                "grain {grain} does not exist: the bed has {count} grains (0 to {})",
+                count.saturating_sub(1)
+            )));
+        }
+        let mut out = self.clone();
+        let x = &mut out.grains.position[grain][0];
+        *x = x.next_up();
+        Ok(out)
+    }
+
     /// Writes the checkpoint atomically.
     pub fn save(&self, path: &Path) -> Result<(), DemError> {
         crate::output::write_atomic(path, &self.to_bytes())?;

@@ -3,7 +3,6 @@
 use std::time::Instant;
 
 use super::backend::{Backend, Container, GrainState, StepParams, Timings};
-use super::cpu::CpuBackend;
 use super::DemError;
 
 /// The benchmark grains' radius [m].
@@ -70,28 +69,20 @@ pub fn column(count: usize) -> (GrainState, Container) {
     )
 }
 
-/// Steps the column of `size` grains `steps` times per repeat on the CPU backend (after 10
-/// warm-up steps) and reports the median rate.
-pub fn measure(
-    size: usize,
-    steps: usize,
-    repeat: usize,
-    params: &StepParams,
-) -> Result<BenchRow, DemError> {
-    let (grains, container) = column(size);
-    measure_bed(&grains, &container, steps, repeat, params)
-}
-
-/// The same measurement on any bed (e.g. a prepared checkpoint's grains at rest).
-pub fn measure_bed(
+/// The measurement on any backend: `backend` steps `scenes` copies of the bed together (the
+/// CUDA backend's many scenes per launch; 1 on the CPU), and a particle-step counts every
+/// copy's grains. A step returns when its work is done (the CUDA step reads the largest
+/// displacement back), so the wall clock times the device's work.
+pub fn measure_on(
+    backend: &mut dyn Backend,
+    scenes: usize,
     grains: &GrainState,
     container: &Container,
     steps: usize,
     repeat: usize,
     params: &StepParams,
 ) -> Result<BenchRow, DemError> {
-    let size = grains.len();
-    let mut backend = CpuBackend::new();
+    let size = grains.len() * scenes.max(1);
     backend.upload(grains, container, &[], params)?;
     backend.step(10)?;
     let mut rates = Vec::new();
@@ -112,7 +103,7 @@ pub fn measure_bed(
     }
     rates.sort_by(f64::total_cmp);
     let rate = rates[rates.len() / 2];
-    let sum = total.broadphase + total.narrowphase + total.solver + total.integrate;
+    let sum = (total.broadphase + total.narrowphase + total.solver + total.integrate).max(1e-300);
     Ok(BenchRow {
         grains: size,
         particle_steps_per_second: rate,

@@ -31,18 +31,19 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 
 /// The kernels' CUDA C: the shared declarations first, then one file per stage.
-pub const KERNEL_SOURCES: [(&str, &str); 6] = [
+pub const KERNEL_SOURCES: [(&str, &str); 7] = [
     ("common.cuh", include_str!("kernels/common.cuh")),
     ("hash.cu", include_str!("kernels/hash.cu")),
     ("contacts.cu", include_str!("kernels/contacts.cu")),
     ("impulses.cu", include_str!("kernels/impulses.cu")),
+    ("split.cu", include_str!("kernels/split.cu")),
     ("integrate.cu", include_str!("kernels/integrate.cu")),
     ("hertz.cu", include_str!("kernels/hertz.cu")),
 ];
 
 /// The projected-Jacobi step's `__global__` functions, in launch order (the Hertz-Mindlin
 /// step's are [`HERTZ_KERNEL_NAMES`]).
-pub const KERNEL_NAMES: [&str; 13] = [
+pub const KERNEL_NAMES: [&str; 18] = [
     "hash_clear",
     "predict_grains",
     "predict_bodies",
@@ -54,6 +55,11 @@ pub const KERNEL_NAMES: [&str; 13] = [
     "body_partial_sums",
     "body_totals",
     "solve_contacts",
+    "deep_prepare",
+    "body_deep_partial_sums",
+    "body_deep_totals",
+    "solve_deep",
+    "gather_deep",
     "integrate_grains",
     "integrate_bodies",
 ];
@@ -587,6 +593,12 @@ const GRAIN_FIELDS: &[(&str, Kind, Count)] = {
         ("prev_ext_lx", Real, Each(EXTERNAL_SLOTS)),
         ("prev_ext_ly", Real, Each(EXTERNAL_SLOTS)),
         ("prev_ext_lz", Real, Each(EXTERNAL_SLOTS)),
+        ("deep_degree", Int, Each(1)),
+        ("qx", Real, Each(1)),
+        ("qy", Real, Each(1)),
+        ("qz", Real, Each(1)),
+        ("pair_k", Real, Each(PAIR_SLOTS)),
+        ("ext_k", Real, Each(EXTERNAL_SLOTS)),
         ("counters", Counter, Fixed(3)),
     ]
 };
@@ -624,6 +636,10 @@ const BODY_FIELDS: &[(&str, Kind, Count)] = {
         ("moment_y", Real, Each(1)),
         ("moment_z", Real, Each(1)),
         ("touching", Real, Each(1)),
+        ("qx", Real, Each(1)),
+        ("qy", Real, Each(1)),
+        ("qz", Real, Each(1)),
+        ("deep_degree", Real, Each(1)),
     ]
 };
 
@@ -649,8 +665,8 @@ pub(super) struct Pointers<const N: usize>(pub [u64; N]);
 // SAFETY: #[repr(C)] array of 64-bit device addresses, the layout of a C struct of N pointers.
 unsafe impl<const N: usize> DeviceRepr for Pointers<N> {}
 
-const GRAIN_FIELD_COUNT: usize = 49;
-const BODY_FIELD_COUNT: usize = 28;
+const GRAIN_FIELD_COUNT: usize = 55;
+const BODY_FIELD_COUNT: usize = 32;
 
 /// Where each field lives: three arenas (f64, i32, u64) and an element offset per field.
 pub(super) struct Arenas {
@@ -1193,6 +1209,18 @@ impl DeviceBed {
         )
     }
 
+    /// A body's contacts overlapping beyond the slop and its pseudo-velocity (split.cu).
+    fn body_deep_sums(&self) -> Result<(), CudaError> {
+        let bodies = self.bodies_per_scene * self.scenes;
+        let partial = LaunchConfig {
+            grid_dim: (BODY_BLOCKS, bodies as u32, 1),
+            block_dim: (GATHER_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        self.launch("body_deep_partial_sums", partial, true, true, None)?;
+        self.launch("body_deep_totals", Self::grid(bodies), false, true, None)
+    }
+
     /// Advances every scene by `steps` steps. Returns without waiting for the device; a
     /// read waits.
     pub fn step(&mut self, steps: usize) -> Result<(), CudaError> {
@@ -1229,6 +1257,19 @@ impl DeviceBed {
                 self.launch("gather_grains", per_grain, true, false, None)?;
                 if bodies > 0 {
                     self.body_sums(true)?;
+                }
+            }
+            // The split-impulse pass (split.cu), the CPU's correct_positions: its sweeps are
+            // position_iterations(K) whatever the overlaps (an empty pass costs little).
+            self.launch("deep_prepare", per_grain, true, false, None)?;
+            if bodies > 0 {
+                self.body_deep_sums()?;
+            }
+            for _ in 0..super::cpu::position_iterations(self.iterations) {
+                self.launch("solve_deep", per_grain, true, true, None)?;
+                self.launch("gather_deep", per_grain, true, false, None)?;
+                if bodies > 0 {
+                    self.body_deep_sums()?;
                 }
             }
             self.launch("integrate_grains", per_grain, true, false, None)?;

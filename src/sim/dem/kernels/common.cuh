@@ -51,7 +51,7 @@ struct Params {
     real dt;
     real friction;          // grain-grain Coulomb coefficient
     real wall_friction;     // grain-wall Coulomb coefficient
-    real stabilisation;     // alpha: an overlap psi < 0 is pushed out at alpha psi / dt
+    real stabilisation;     // alpha: the split-impulse pass removes alpha (psi + slop) a step
     real relaxation;        // omega
     real max_radius;        // r_max, the largest grain radius
     real margin_fraction;   // the configured speculative margin, a fraction of r_max
@@ -91,6 +91,12 @@ struct Grains {
     int *prev_ext_count;
     int *prev_ext_key;
     real *prev_ext_lx, *prev_ext_ly, *prev_ext_lz;
+    // The split-impulse pass (split.cu): a grain's contacts overlapping beyond the slop, its
+    // pseudo-velocity, and the pseudo-impulse of each owned pair and wall or body contact.
+    int *deep_degree;
+    real *qx, *qy, *qz;
+    real *pair_k;
+    real *ext_k;
     // [0]: overflow bits; [1]: contacts summed over steps; [2]: this step's largest |v*|^2
     // (as the bits of a non-negative double, which order like the numbers)
     u64 *counters;
@@ -116,6 +122,10 @@ struct Bodies {
     real *impulse_x, *impulse_y, *impulse_z;
     real *moment_x, *moment_y, *moment_z;
     real *touching;
+    // The split-impulse pass: the body's pseudo-velocity and its contacts overlapping beyond
+    // the slop.
+    real *qx, *qy, *qz;
+    real *deep_degree;
 };
 
 __device__ __forceinline__ i64 scene_of_grain(const Params &p, i64 g) {

@@ -70,7 +70,8 @@ struct HmGrains {
     u64 *partner_start;              // pairs in which grain b is b: partner[...] in that range
     u64 *scan_sums;                  // prefix sums: one per block
     // [0]: max |x - x_ref|^2 of the step (the bits of a non-negative double, which order like
-    // the numbers); [1]: body contacts summed over steps
+    // the numbers); [1]: body contacts summed over steps; [2]: touching grain pairs summed
+    // over force evaluations
     u64 *counters;
 };
 
@@ -861,7 +862,13 @@ extern "C" __global__ void hm_pair_forces(HmParams p, HmGrains g, HmBodies b, Bo
     real dist2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
     real reach = ra + rb;
     Vec3 zero = vec3(0.0, 0.0, 0.0);
-    if (dist2 >= reach * reach || dist2 == 0.0) {
+    bool touching = !(dist2 >= reach * reach || dist2 == 0.0);
+    // Touching pairs, counted as hertz.rs's `touching` (one atomic per warp).
+    unsigned active = __activemask();
+    unsigned votes = __ballot_sync(active, touching);
+    if ((int)(threadIdx.x & 31) == __ffs(active) - 1 && votes != 0)
+        atomicAdd(&g.counters[2], (u64)__popc(votes));
+    if (!touching) {
         store3(list.sx, list.sy, list.sz, pair, zero);
         store3(list.fx, list.fy, list.fz, pair, zero);
         store3(list.tax, list.tay, list.taz, pair, zero);

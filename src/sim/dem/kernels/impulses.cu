@@ -12,9 +12,9 @@ __device__ __forceinline__ void update_impulse(const Params &p, real mu, real in
                                                real *lx, real *ly, real *lz) {
     if (!(inv_mass_split > 0.0)) return;
     real un = ux * nx + uy * ny + uz * nz;
-    // an open gap may close exactly this step; an overlap beyond the slop is pushed out at
-    // alpha (psi + slop) / dt
-    real bias = psi >= 0.0 ? psi / p.dt : p.stabilisation * fmin(psi + p.overlap_slop, 0.0) / p.dt;
+    // an open gap may close exactly this step (the CPU's max(psi, 0) / dt); overlaps are the
+    // split-impulse pass's (split.cu), so they put no energy into velocities
+    real bias = fmax(psi, 0.0) / p.dt;
     real step = p.relaxation / inv_mass_split;
     real ln = *lx * nx + *ly * ny + *lz * nz;
     real tx = *lx - ln * nx, ty = *ly - ln * ny, tz = *lz - ln * nz;

@@ -1,5 +1,5 @@
 // Stage 0 and stage 4: the predicted velocity before contacts, and symplectic Euler after
-// them (the new velocity first, then the position with it).
+// them (the new velocity first, then the position with it and the pseudo-velocity).
 
 extern "C" __global__ void predict_grains(Params p, Grains g) {
     i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
@@ -37,9 +37,10 @@ extern "C" __global__ void integrate_grains(Params p, Grains g) {
     if (i >= n) return;
     real vx = g.wx[i], vy = g.wy[i], vz = g.wz[i];
     g.vx[i] = vx; g.vy[i] = vy; g.vz[i] = vz;
-    g.x[i] += p.dt * vx;
-    g.y[i] += p.dt * vy;
-    g.z[i] += p.dt * vz;
+    // the split-impulse pass's pseudo-velocity moves the grain, not its velocity
+    g.x[i] += p.dt * (vx + g.qx[i]);
+    g.y[i] += p.dt * (vy + g.qy[i]);
+    g.z[i] += p.dt * (vz + g.qz[i]);
 }
 
 // A dynamic body takes its solved velocity; every body moves with its velocity.
@@ -51,7 +52,7 @@ extern "C" __global__ void integrate_bodies(Params p, Bodies b) {
         b.vy[k] = b.wy[k];
         b.vz[k] = b.wz[k];
     }
-    b.px[k] += p.dt * b.vx[k];
-    b.py[k] += p.dt * b.vy[k];
-    b.pz[k] += p.dt * b.vz[k];
+    b.px[k] += p.dt * (b.vx[k] + b.qx[k]);
+    b.py[k] += p.dt * (b.vy[k] + b.qy[k]);
+    b.pz[k] += p.dt * (b.vz[k] + b.qz[k]);
 }
