@@ -92,8 +92,8 @@ fn measured_restitution(e: f64, steps_per_default: f64) -> f64 {
 }
 
 /// A grain dropped onto the floor rebounds with e times its impact speed (so it rises to e²
-/// of its drop height): within 0.03 at the default step (0.2 of the Rayleigh time, about
-/// 20 steps per contact) and within 0.01 at a quarter of it, for e from 0.3 to 0.9.
+/// of its drop height): within 0.03 at the default step (0.1 of the Rayleigh time, about
+/// 40 steps per contact) and within 0.01 at a quarter of it, for e from 0.3 to 0.9.
 #[test]
 fn a_dropped_grain_rebounds_to_e_squared_of_its_height() {
     for e in [0.3, 0.5, 0.9] {

@@ -145,7 +145,8 @@ pub enum BenchBackend {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum LawKind {
-    /// Soft spheres (E = 1e7 Pa, ν = 0.3, e = 0.5) at 0.2 of the Rayleigh time.
+    /// Soft spheres (E = 1e7 Pa, ν = 0.3, e = 0.5) at the default step (law::DEFAULT_FRACTION
+    /// of the Rayleigh time).
     HertzMindlin,
     /// Hard spheres by projected Jacobi at Δt = 1 ms.
     ProjectedJacobi,

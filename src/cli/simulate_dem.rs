@@ -49,6 +49,10 @@ pub struct DemArgs {
     /// contact's sole).
     #[arg(long, default_value_t = 0.05)]
     pub foot_depth: f64,
+    /// The grain step Δt [s] (default: the bed scene's; at most law::MAX_FRACTION of the
+    /// grains' Rayleigh time): a replay's convergence check runs it again at half the step.
+    #[arg(long)]
+    pub time_step: Option<f64>,
     /// How long the robot settles on the bed, holding the plan's first state, before the
     /// plan's clock starts [s] (default: the hopper 0.3, a planar robot 0.2).
     #[arg(long)]
@@ -115,6 +119,7 @@ pub fn run(
     let settings = HopperReplaySettings {
         t_max: args.t_max,
         settle_time,
+        time_step: args.time_step,
         snapshot_every: (args.snapshot_every > 0.0).then_some(args.snapshot_every),
         snapshot_at: render_at.clone(),
         iterations: args.iterations.or(defaults.iterations),
@@ -294,6 +299,7 @@ pub fn run_planar(
     let settings = PlanarDemSettings {
         depth: args.foot_depth,
         settle_time,
+        time_step: args.time_step,
         ..PlanarDemSettings::default()
     };
     let duration = run.table.t.last().copied().unwrap_or(0.0);

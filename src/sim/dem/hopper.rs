@@ -168,10 +168,7 @@ pub fn replay_hopper(
 ) -> Result<HopperReplay, DemError> {
     use state::*;
     let scene = &bed.scene;
-    let mut params = scene.step_params();
-    if let Some(dt) = settings.time_step {
-        params.time_step = dt;
-    }
+    let mut params = scene.step_params_at(settings.time_step)?;
     if let Some(iterations) = settings.iterations {
         params.iterations = iterations;
     }

@@ -101,17 +101,9 @@ pub fn intrude(
     positive("speed", settings.speed)?;
     positive("depth", settings.depth)?;
     let scene = &bed.scene;
-    let mut params = scene.step_params();
+    let mut params = scene.step_params_at(settings.time_step)?;
     if let Some(iterations) = settings.iterations {
         params.iterations = iterations;
-    }
-    if let Some(dt) = settings.time_step {
-        let mut probe = scene.clone();
-        probe.time_step = Some(dt);
-        probe
-            .validate()
-            .map_err(|(field, message)| DemError::Invalid(format!("--{field} {message}")))?;
-        params.time_step = dt;
     }
     check_fits(&geometry, &scene.container, 2.0 * scene.grains.radius)?;
     let dt = params.time_step;

@@ -174,10 +174,7 @@ pub fn replay_planar(
         )));
     }
     let scene = &bed.scene;
-    let mut params = scene.step_params();
-    if let Some(dt) = settings.time_step {
-        params.time_step = dt;
-    }
+    let params = scene.step_params_at(settings.time_step)?;
     params.check()?;
     let dt = params.time_step;
     let surface = bed.info.surface_height;

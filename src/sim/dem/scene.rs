@@ -31,8 +31,8 @@ pub struct Scene {
     /// contacts, tuned by `solver`).
     #[serde(default)]
     pub contact: ContactLaw,
-    /// Δt [s]. Default: 0.2 of the Rayleigh time of the smallest grain for hertz_mindlin
-    /// (and at most 0.25 of it is accepted), 1e-3 for projected_jacobi (GranularGym's step).
+    /// Δt [s]. Default: 0.1 of the Rayleigh time of the smallest grain for hertz_mindlin
+    /// (and at most 0.125 of it is accepted), 1e-3 for projected_jacobi (GranularGym's step).
     #[serde(default)]
     pub time_step: Option<f64>,
     /// Projected-Jacobi settings (law projected_jacobi only).
@@ -357,6 +357,20 @@ impl Scene {
     }
 
     /// The step parameters the scene asks for.
+    /// The step's parameters with the step `time_step` instead of the scene's, checked as a
+    /// scene's own step is (above the contact law's stable step is an error naming the limit).
+    pub fn step_params_at(&self, time_step: Option<f64>) -> Result<StepParams, DemError> {
+        let Some(dt) = time_step else {
+            return Ok(self.step_params());
+        };
+        let mut probe = self.clone();
+        probe.time_step = Some(dt);
+        probe
+            .validate()
+            .map_err(|(field, message)| DemError::Invalid(format!("--{field} {message}")))?;
+        Ok(probe.step_params())
+    }
+
     pub fn step_params(&self) -> StepParams {
         let solver = self.solver_settings();
         StepParams {
