@@ -160,10 +160,12 @@ pub fn run(
     let added_mass_rest_depth = -terrain.rest_height(robot.total_mass() * robot.gravity);
 
     let out = plan.dir.join(name);
-    let params_dt = settings.time_step.unwrap_or(bed.scene.time_step());
-    let written = write_snapshots(&out, &dem, &bed.scene.container, &render_at, params_dt)?;
     let scene = &bed.scene;
-    let mut params = scene.step_params();
+    // The step the replay ran at (`--time-step` or the bed's), already checked by the replay.
+    let mut params = scene
+        .step_params_at(settings.time_step)
+        .map_err(dem_error)?;
+    let written = write_snapshots(&out, &dem, &scene.container, &render_at, params.time_step)?;
     if let Some(n) = settings.iterations {
         params.iterations = n;
     }
