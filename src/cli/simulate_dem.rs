@@ -49,8 +49,9 @@ pub struct DemArgs {
     /// contact's sole).
     #[arg(long, default_value_t = 0.05)]
     pub foot_depth: f64,
-    /// The grain step Δt [s] (default: the bed scene's; at most law::MAX_FRACTION of the
-    /// grains' Rayleigh time): a replay's convergence check runs it again at half the step.
+    /// The grain step Δt [s] (default: the bed scene's, but at most 0.05 of the grains'
+    /// Rayleigh time for a Hertz-Mindlin bed, where a robot's replay converged; at most 0.125
+    /// of it is accepted): a replay's convergence check runs it again at half the step.
     #[arg(long)]
     pub time_step: Option<f64>,
     /// How long the robot settles on the bed, holding the plan's first state, before the
@@ -163,7 +164,7 @@ pub fn run(
     let scene = &bed.scene;
     // The step the replay ran at (`--time-step` or the bed's), already checked by the replay.
     let mut params = scene
-        .step_params_at(settings.time_step)
+        .replay_step_params(settings.time_step)
         .map_err(dem_error)?;
     let written = write_snapshots(&out, &dem, &scene.container, &render_at, params.time_step)?;
     if let Some(n) = settings.iterations {

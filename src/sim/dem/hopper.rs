@@ -51,7 +51,8 @@ pub struct HopperReplaySettings {
     pub foot_thickness: f64,
     /// Friction between foot and grains; `None`: the grains' friction.
     pub foot_friction: Option<f64>,
-    /// The grain step Δt [s]; `None`: the bed scene's.
+    /// The grain step Δt [s]; `None`: `Scene::replay_step_params` (the bed's, at most
+    /// law::REPLAY_FRACTION of the Rayleigh time).
     pub time_step: Option<f64>,
     /// Jacobi iterations per step; `None`: the bed scene's. Default 100: the foot is pressed
     /// by 250 times its own weight and Jacobi hands that load to the grains slowly; on the
@@ -168,7 +169,7 @@ pub fn replay_hopper(
 ) -> Result<HopperReplay, DemError> {
     use state::*;
     let scene = &bed.scene;
-    let mut params = scene.step_params_at(settings.time_step)?;
+    let mut params = scene.replay_step_params(settings.time_step)?;
     if let Some(iterations) = settings.iterations {
         params.iterations = iterations;
     }

@@ -53,7 +53,8 @@ pub struct PlanarDemSettings {
     /// Time the robot rests on the bed, tracking the plan's first state, before the plan's
     /// clock starts [s].
     pub settle_time: f64,
-    /// Δt [s]; None: the bed's own step.
+    /// Δt [s]; None: `Scene::replay_step_params` (the bed's, at most law::REPLAY_FRACTION of
+    /// the Rayleigh time).
     pub time_step: Option<f64>,
     /// The feet's extent across the robot's plane [m].
     pub depth: f64,
@@ -174,7 +175,7 @@ pub fn replay_planar(
         )));
     }
     let scene = &bed.scene;
-    let params = scene.step_params_at(settings.time_step)?;
+    let params = scene.replay_step_params(settings.time_step)?;
     params.check()?;
     let dt = params.time_step;
     let surface = bed.info.surface_height;

@@ -346,14 +346,34 @@ impl Scene {
         if let Some(dt) = self.time_step {
             return dt;
         }
+        match self.rayleigh_time() {
+            Some(rayleigh) => law::DEFAULT_FRACTION * rayleigh,
+            None => JACOBI_TIME_STEP,
+        }
+    }
+
+    /// The Rayleigh time of the smallest grain under the Hertz-Mindlin law (`None` for
+    /// projected Jacobi, which has no material step).
+    pub fn rayleigh_time(&self) -> Option<f64> {
         match &self.contact {
             ContactLaw::HertzMindlin(material) => {
                 let g = &self.grains;
-                law::DEFAULT_FRACTION
-                    * material.rayleigh_time(g.radius * (1.0 - g.size_spread), g.density)
+                Some(material.rayleigh_time(g.radius * (1.0 - g.size_spread), g.density))
             }
-            ContactLaw::ProjectedJacobi => JACOBI_TIME_STEP,
+            ContactLaw::ProjectedJacobi => None,
         }
+    }
+
+    /// The step of a robot's replay on this bed: `time_step` if given (checked as a scene's
+    /// step), else the scene's step but at most [`law::REPLAY_FRACTION`] of the Rayleigh time
+    /// under the Hertz-Mindlin law (a robot loads the bed far harder and faster than a slow
+    /// intrusion; see there).
+    pub fn replay_step_params(&self, time_step: Option<f64>) -> Result<StepParams, DemError> {
+        let dt = time_step.unwrap_or_else(|| match self.rayleigh_time() {
+            Some(rayleigh) => self.time_step().min(law::REPLAY_FRACTION * rayleigh),
+            None => self.time_step(),
+        });
+        self.step_params_at(Some(dt))
     }
 
     /// The step parameters the scene asks for.
