@@ -287,6 +287,20 @@ fn gpu_and_cpu_settle_the_same_pour_to_the_same_height() {
     );
 }
 
+/// A flat disc (friction 0.5), free to fall, its centre on the axis at height `z`.
+fn dynamic_disc(radius: f64, thickness: f64, mass: f64, z: f64) -> Body {
+    Body {
+        geometry: BodyGeometry::Shape(Shape::Disc { radius, thickness }),
+        motion: Motion::Dynamic,
+        mass,
+        friction: 0.5,
+        state: BodyState {
+            position: [0.0, 0.0, z],
+            ..BodyState::default()
+        },
+    }
+}
+
 #[test]
 fn gpu_and_cpu_sink_a_dropped_disc_to_the_same_depth() {
     if !gpu_or_skip() {
@@ -295,19 +309,7 @@ fn gpu_and_cpu_sink_a_dropped_disc_to_the_same_depth() {
     let scene = poured_scene();
     let prepared = bed::prepare(&mut CpuBackend::new(), &scene).unwrap();
     let surface = prepared.info.surface_height;
-    let disc = Body {
-        geometry: BodyGeometry::Shape(Shape::Disc {
-            radius: 0.008,
-            thickness: 0.003,
-        }),
-        motion: Motion::Dynamic,
-        mass: 0.02,
-        friction: 0.5,
-        state: BodyState {
-            position: [0.0, 0.0, surface + 0.01],
-            ..BodyState::default()
-        },
-    };
+    let disc = dynamic_disc(0.008, 0.003, 0.02, surface + 0.01);
     let params = StepParams {
         law: loam::sim::dem::ContactLaw::ProjectedJacobi,
         time_step: 1e-3,
@@ -637,19 +639,7 @@ fn gpu_and_cpu_settle_a_falling_lattice_alike() {
         half_x: 0.05,
         half_y: 0.05,
     };
-    let disc = Body {
-        geometry: BodyGeometry::Shape(Shape::Disc {
-            radius: 0.01,
-            thickness: 0.004,
-        }),
-        motion: Motion::Dynamic,
-        mass: 0.05,
-        friction: 0.5,
-        state: BodyState {
-            position: [0.0, 0.0, 0.03],
-            ..BodyState::default()
-        },
-    };
+    let disc = dynamic_disc(0.01, 0.004, 0.05, 0.03);
     let params = StepParams {
         law: ContactLaw::ProjectedJacobi,
         time_step: 5e-4,

@@ -162,14 +162,8 @@ pub fn run(
 
     let out = plan.dir.join(name);
     let scene = &bed.scene;
-    // The step the replay ran at (`--time-step` or the bed's), already checked by the replay.
-    let mut params = scene
-        .replay_step_params(settings.time_step)
-        .map_err(dem_error)?;
+    let params = dem.params;
     let written = write_snapshots(&out, &dem, &scene.container, &render_at, params.time_step)?;
-    if let Some(n) = settings.iterations {
-        params.iterations = n;
-    }
     let summary = DemSummary {
         backend: name,
         bed: bed_path.display().to_string(),

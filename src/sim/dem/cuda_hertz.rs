@@ -156,7 +156,7 @@ pub(super) const HM_GRAIN_FIELDS: &[(&str, Kind, Count)] = {
         ("old_pair_start", Counter, OnePast),
         ("partner_start", Counter, OnePast),
         ("scan_sums", Counter, OnePast),
-        ("counters", Counter, Fixed(3)),
+        ("counters", Counter, Fixed(2)),
     ]
 };
 
@@ -922,7 +922,7 @@ impl HertzDeviceBed {
     /// `Timings::contacts` of the Hertz-Mindlin step).
     pub fn contacts_so_far(&self) -> Result<u64, CudaError> {
         self.grains
-            .read_counter_at(&self.stream, Self::grain_field("counters"), 2)
+            .read_counter_at(&self.stream, Self::grain_field("counters"), 1)
     }
 }
 

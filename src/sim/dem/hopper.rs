@@ -24,7 +24,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::backend::{Backend, Body, BodyGeometry, BodyState, GrainState, Motion};
+use super::backend::{Backend, Body, BodyGeometry, BodyState, GrainState, Motion, StepParams};
 use super::bed::Checkpoint;
 use super::sdf::{Shape, Vec3};
 use super::DemError;
@@ -143,6 +143,8 @@ pub struct HopperReplay {
     /// The robot state at t = 0 ([`state`] order).
     pub initial_state: [f64; state::COUNT],
     pub snapshots: Vec<ParticleSnapshot>,
+    /// The step the replay ran with (law, Δt, iterations).
+    pub params: StepParams,
 }
 
 /// The added-mass model of poppy seeds (loam's preset) under a foot of radius `foot_radius`.
@@ -410,6 +412,7 @@ pub fn replay_hopper(
         rest_bed_force,
         initial_state,
         snapshots,
+        params,
     })
 }
 

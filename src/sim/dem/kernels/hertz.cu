@@ -70,8 +70,7 @@ struct HmGrains {
     u64 *partner_start;              // pairs in which grain b is b: partner[...] in that range
     u64 *scan_sums;                  // prefix sums: one per block
     // [0]: max |x - x_ref|^2 of the step (the bits of a non-negative double, which order like
-    // the numbers); [1]: body contacts summed over steps; [2]: touching grain pairs summed
-    // over force evaluations
+    // the numbers); [1]: touching grain pairs summed over force evaluations
     u64 *counters;
 };
 
@@ -867,7 +866,7 @@ extern "C" __global__ void hm_pair_forces(HmParams p, HmGrains g, HmBodies b, Bo
     unsigned active = __activemask();
     unsigned votes = __ballot_sync(active, touching);
     if ((int)(threadIdx.x & 31) == __ffs(active) - 1 && votes != 0)
-        atomicAdd(&g.counters[2], (u64)__popc(votes));
+        atomicAdd(&g.counters[1], (u64)__popc(votes));
     if (!touching) {
         store3(list.sx, list.sy, list.sz, pair, zero);
         store3(list.fx, list.fy, list.fz, pair, zero);
@@ -1068,7 +1067,6 @@ extern "C" __global__ void hm_body_totals(HmParams p, HmGrains g, HmBodies b, Bo
     store3(b.tx, b.ty, b.tz, k, vec3(total[3], total[4], total[5]));
     b.contacts[k] = total[6];
     if (!flag) return;
-    atomicAdd(&g.counters[1], (u64)total[6]);
     int motion = b.motion[k];
     if (motion == MOTION_KINEMATIC) return;
     real half = 0.5 * p.dt;
