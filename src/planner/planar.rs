@@ -35,6 +35,7 @@ use crate::scalar::Scalar;
 use crate::solver::{self, IterationInfo, SolveReport, SolveSettings};
 use crate::symbolic::Sx;
 use crate::terrain::rigid::{self, RigidGround, Row, WRENCH};
+use crate::terrain::AddedMass;
 use crate::transcription::{
     Bounded, Nlp, Node, Ocp, Phase, PhaseTrajectory, Point, PointBounds, PointConstraint, Scheme,
     Trajectory,
@@ -83,7 +84,10 @@ impl Layout {
 /// A planar robot's motion as the planner sees it.
 pub struct PlanarPlanner {
     pub robot: PlanarRobot,
+    /// The friction cone (and, on rigid ground, the whole contact).
     pub ground: RigidGround,
+    /// On `model: added_mass`, the bed's vertical law under every foot in stance.
+    pub bed: Option<AddedMass>,
     pub problem: PlanarProblem,
     pub layout: Layout,
     /// Contact indices per phase.
@@ -108,8 +112,12 @@ fn to_bounded(row: Row<Sx>) -> Bounded {
 impl PlanarPlanner {
     pub fn new(problem: &PlanarProblem) -> PlanarPlanner {
         let robot = problem.robot.build(problem.gravity);
-        let PlanarTerrainConfig::Rigid(ground) = &problem.terrain else {
-            panic!("a wrench-space problem is planned by planner::wrench_hop (see `plan`)");
+        let (friction, bed) = match &problem.terrain {
+            PlanarTerrainConfig::Rigid(ground) => (ground.friction, None),
+            PlanarTerrainConfig::AddedMass(ground) => (ground.friction, Some(ground.bed())),
+            PlanarTerrainConfig::WrenchSpace(_) => {
+                panic!("a wrench-space problem is planned by planner::wrench_hop (see `plan`)")
+            }
         };
         let phases = problem
             .schedule
@@ -128,9 +136,8 @@ impl PlanarPlanner {
         PlanarPlanner {
             layout: Layout::of(&robot),
             robot,
-            ground: RigidGround {
-                friction: ground.friction,
-            },
+            ground: RigidGround { friction },
+            bed,
             problem: problem.clone(),
             phases,
             scheme,
@@ -354,6 +361,10 @@ impl PlanarPlanner {
             if lifted.is_empty() {
                 continue;
             }
+            if self.bed.is_some() {
+                point_constraints.extend(lifted.iter().flat_map(|&c| self.leaves_the_bed(p, c)));
+                continue;
+            }
             let mut bounds = vec![None; l.n_x() + l.n_u()];
             for c in lifted {
                 bounds[l.n_x() + l.wrench(c) + 1] = Some((0.0, 0.0));
@@ -380,6 +391,12 @@ impl PlanarPlanner {
         if self.problem.task.start.at_rest {
             for j in 0..l.n_q {
                 start_bounds[l.n_q + j] = Some((0.0, 0.0));
+                // In a bed, at rest is static equilibrium: each foot exactly at the depth
+                // whose static resistance carries its load (the bed's law holds a foot at
+                // rest only on the verge of sinking, as for the hopper).
+                if self.bed.is_some() {
+                    start_bounds[l.n_x() + l.accel(j)] = Some((0.0, 0.0));
+                }
             }
         }
         point_bounds.push(PointBounds {
@@ -398,6 +415,19 @@ impl PlanarPlanner {
                         .into_iter()
                         .enumerate()
                     {
+                        // In a bed a foot starts at or below the surface (its depth follows
+                        // from the rest), a flat sole level.
+                        if planner.bed.is_some() && k == 0 {
+                            rows.push(
+                                Bounded::at_most(
+                                    format!("{} in the bed", planner.robot.contacts[c].name),
+                                    gap,
+                                    0.0,
+                                )
+                                .nominal(0.01),
+                            );
+                            continue;
+                        }
                         rows.push(
                             Bounded::equal(
                                 format!("{} on the ground {k}", planner.robot.contacts[c].name),
@@ -520,6 +550,71 @@ impl PlanarPlanner {
         }
     }
 
+    /// Contact `c` leaving the bed as phase `p` starts: it has stopped sinking (ż = 0 at the
+    /// stance's last node) and, free of the bed, accelerates upward (z̈ ≥ 0 at the next
+    /// phase's first node, whose state is the same); then it stays above its crater's floor,
+    /// the height it left from, at every later node. (The crater's walls are not modelled.)
+    fn leaves_the_bed(self: &Rc<Self>, p: usize, c: usize) -> [PointConstraint; 2] {
+        let l = self.layout;
+        let lift = Point {
+            phase: p - 1,
+            node: Node::Last,
+        };
+        let mut later = Vec::new();
+        for phase in p..self.phases.len() {
+            for k in 1..self.problem.schedule[phase].nodes {
+                later.push(vec![
+                    lift,
+                    Point {
+                        phase,
+                        node: Node::Index(k),
+                    },
+                ]);
+            }
+        }
+        let name = self.robot.contacts[c].name.clone();
+        let planner = Rc::clone(self);
+        let guard_name = name.clone();
+        let guard = PointConstraint {
+            name: format!("{name} leaves the bed"),
+            f: Box::new(move |points: &[Vec<Sx>]| {
+                let robot = &planner.robot;
+                let (before, after) = (&points[0], &points[1]);
+                let (q0, v0) = (&before[..l.n_q], &before[l.n_q..l.n_x()]);
+                let (q1, v1) = (&after[..l.n_q], &after[l.n_q..l.n_x()]);
+                let a1 = &after[l.n_x() + l.accel(0)..l.n_x() + l.accel(0) + l.n_q];
+                let vz = rigid::velocity(robot, c, q0, v0).swap_remove(1);
+                let az = rigid::acceleration(robot, c, q1, v1, a1).swap_remove(1);
+                vec![
+                    Bounded::equal(format!("{guard_name} stops sinking"), vz, 0.0).nominal(0.1),
+                    Bounded::at_least(format!("{guard_name} accelerates up"), az, 0.0).nominal(1.0),
+                ]
+            }),
+            instances: vec![vec![
+                lift,
+                Point {
+                    phase: p,
+                    node: Node::First,
+                },
+            ]],
+        };
+        let planner = Rc::clone(self);
+        let crater = PointConstraint {
+            name: format!("{name} above its crater"),
+            f: Box::new(move |points: &[Vec<Sx>]| {
+                let robot = &planner.robot;
+                let floor = robot.contact_point(&points[0][..l.n_q], c)[1].clone();
+                let z = robot.contact_point(&points[1][..l.n_q], c)[1].clone();
+                vec![
+                    Bounded::at_least(format!("{name} above its crater"), z - floor, 0.0)
+                        .nominal(0.01),
+                ]
+            }),
+            instances: later,
+        };
+        [guard, crater]
+    }
+
     /// Whether some foot lands when phase `p` starts.
     pub fn lands(&self, p: usize) -> bool {
         p > 0
@@ -537,20 +632,39 @@ impl PlanarPlanner {
         for c in 0..l.n_contacts {
             let name = &self.robot.contacts[c].name;
             if active.contains(&c) {
+                let w = &u[l.wrench(c)..l.wrench(c) + WRENCH];
                 for (k, acc) in rigid::acceleration(&self.robot, c, q, v, a)
                     .into_iter()
                     .enumerate()
                 {
-                    rows.push(Bounded::equal(format!("{name} holds {k}"), acc, 0.0).nominal(1.0));
+                    match &self.bed {
+                        // The bed holds the foot sideways (and level) like rigid ground, and
+                        // vertically by its law, F_z = F_hyd + drag − m_a z̈, while it sinks.
+                        Some(bed) if k == 1 => {
+                            let z = self.robot.contact_point(q, c)[1].clone();
+                            let vz = rigid::velocity(&self.robot, c, q, v).swap_remove(1);
+                            let law = bed.resistance(&z, &vz).on_foot(&acc);
+                            rows.push(
+                                Bounded::equal(format!("{name} bed"), w[1].clone() - law, 0.0)
+                                    .nominal(weight),
+                            );
+                            rows.push(
+                                Bounded::at_most(format!("{name} sinks"), vz, 0.0).nominal(0.1),
+                            );
+                        }
+                        _ => rows.push(
+                            Bounded::equal(format!("{name} holds {k}"), acc, 0.0).nominal(1.0),
+                        ),
+                    }
                 }
-                let w = &u[l.wrench(c)..l.wrench(c) + WRENCH];
                 rows.extend(
                     self.ground
                         .cone(name, w, self.robot.contacts[c].half_width, weight)
                         .into_iter()
                         .map(to_bounded),
                 );
-            } else {
+            } else if !(self.bed.is_some() && self.phases[0].contains(&c)) {
+                // (A foot that left the bed stays above its crater: `crater_rows`.)
                 for (k, z) in rigid::clearance(&self.robot, c, q).into_iter().enumerate() {
                     rows.push(
                         Bounded::at_least(format!("{name} clearance {k}"), z, 0.0).nominal(0.01),
@@ -650,6 +764,11 @@ impl PlanarPlanner {
         let mut q0 = self.robot.standing.clone();
         for (name, value) in &self.problem.task.start.set {
             q0[self.coordinate(name)] = *value;
+        }
+        if let Some(bed) = &self.bed {
+            // Sunk to the depth at which each foot of the first phase carries its share of
+            // the weight (q[1] is the base's height, `Multibody`'s definition).
+            q0[1] -= bed.equilibrium_depth(self.weight() / self.phases[0].len().max(1) as f64);
         }
         let distance = self.problem.task.distance.unwrap_or(0.0)
             + self

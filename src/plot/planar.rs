@@ -211,6 +211,39 @@ fn wrench_panels(
     Ok(extra)
 }
 
+/// Each foot's depth in an added-mass bed, d = −z of its sole centre, from the coordinates of
+/// the plan's table (and the replay's).
+fn depth_panel(
+    robot: &PlanarRobot,
+    table: &Table,
+    replay: Option<&Table>,
+) -> Result<(String, Vec<ExtraCurve>), PlotError> {
+    let depths = |table: &Table, c: usize| -> Result<Vec<f64>, PlotError> {
+        let columns = robot
+            .coordinates
+            .iter()
+            .map(|q| table.numbers(&q.name))
+            .collect::<Result<Vec<_>, PlotError>>()?;
+        let rows = columns.first().map_or(0, Vec::len);
+        Ok((0..rows)
+            .map(|k| {
+                let q: Vec<f64> = columns.iter().map(|col| col[k]).collect();
+                -robot.contact_point(&q, c)[1]
+            })
+            .collect())
+    };
+    let curves = (0..robot.contacts.len())
+        .map(|c| {
+            Ok(ExtraCurve {
+                name: robot.contacts[c].name.clone(),
+                plan: depths(table, c)?,
+                replay: replay.map(|r| depths(r, c)).transpose()?,
+            })
+        })
+        .collect::<Result<Vec<_>, PlotError>>()?;
+    Ok(("foot depth in the bed d [m]".to_string(), curves))
+}
+
 /// What a [`PlanarRun`] holds: a plan (collocation nodes), or a run of the MDP simulator.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum RunKind {
@@ -310,11 +343,18 @@ impl PlanarRun {
             .is_some()
             .then(|| Table::read(&replay_path))
             .transpose()?;
-        let extra = wrench_panels(
-            &feet,
-            &Table::read(&dir.join("trajectory.csv"))?,
-            replay_table.as_ref(),
-        )?;
+        let trajectory_table = Table::read(&dir.join("trajectory.csv"))?;
+        let mut extra = wrench_panels(&feet, &trajectory_table, replay_table.as_ref())?;
+        if matches!(
+            problem.terrain,
+            crate::problem::planar::PlanarTerrainConfig::AddedMass(_)
+        ) {
+            extra.push(depth_panel(
+                &robot,
+                &trajectory_table,
+                replay_table.as_ref(),
+            )?);
+        }
         let on_wrench_space = matches!(
             problem.terrain,
             crate::problem::planar::PlanarTerrainConfig::WrenchSpace(_)

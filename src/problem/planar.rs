@@ -18,11 +18,12 @@ use serde::{Deserialize, Serialize};
 
 use super::schema::{default_solver_options, InitialGuess, SolverOptions, Transcription};
 use super::validate::Violation;
-use super::Schema;
+use super::{Medium, MediumPreset, Schema};
 use crate::model::planar::foot::PlanarFootParams;
 use crate::model::planar::monopod::MonopodParams;
 use crate::model::planar::quadruped::QuadrupedParams;
 use crate::model::planar::PlanarRobot;
+use crate::terrain::AddedMass;
 
 /// A planning problem for a planar robot.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -108,6 +109,10 @@ impl RobotConfig {
 pub enum PlanarTerrainConfig {
     /// Rigid ground at z = 0 with Coulomb friction.
     Rigid(RigidGroundConfig),
+    /// A granular bed whose surface is z = 0, under every foot the added-mass model of the
+    /// hopper's poppy seeds (docs/MODEL.md sections 2 and 5): planned by `planner::planar`,
+    /// replayed by `sim::planar`.
+    AddedMass(AddedMassGroundConfig),
     /// A data-driven wrench space under every foot (docs/WRENCH_SPACE.md): planned by
     /// `planner::wrench_hop`, replayed by the MDP simulator.
     WrenchSpace(WrenchSpaceGroundConfig),
@@ -118,6 +123,7 @@ impl PlanarTerrainConfig {
     pub fn model_name(&self) -> &'static str {
         match self {
             PlanarTerrainConfig::Rigid(_) => "rigid",
+            PlanarTerrainConfig::AddedMass(_) => "added_mass",
             PlanarTerrainConfig::WrenchSpace(_) => "wrench_space",
         }
     }
@@ -161,6 +167,82 @@ pub struct RigidGroundConfig {
 impl Default for RigidGroundConfig {
     fn default() -> Self {
         RigidGroundConfig { friction: 0.8 }
+    }
+}
+
+/// The added-mass bed under a planar robot's feet. Each foot meets the grains as the
+/// hopper's foot does: a flat disc of `foot_radius` pressed down (the model is vertical);
+/// sideways the bed holds a foot in stance like rigid ground, within the friction cone.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AddedMassGroundConfig {
+    /// μ: Coulomb friction coefficient between a foot and the grains \[-\]. Default 0.8.
+    pub friction: f64,
+    /// R: radius of the disc every foot presses into the bed \[m\]. Default 0.08.
+    pub foot_radius: f64,
+    /// The named medium the fields below default to. Default `poppy_seeds`.
+    pub medium: MediumPreset,
+    /// μ: recruitment rate \[-\].
+    pub recruitment_rate: Option<f64>,
+    /// θ: shear-band angle from the horizontal \[deg\].
+    pub shear_band_angle_deg: Option<f64>,
+    /// c_g: surrounding-mass scaling \[-\].
+    pub surrounding_mass_scaling: Option<f64>,
+    /// φ: volume fraction \[-\].
+    pub volume_fraction: Option<f64>,
+    /// ρ: grain density \[kg/m³\].
+    pub grain_density: Option<f64>,
+    /// k_sh: penetration stiffness \[N/m\].
+    pub penetration_stiffness: Option<f64>,
+    /// σ_rft: depth-dependent resistive stress \[N/m³\].
+    pub resistive_stress: Option<f64>,
+    /// b: inertial drag scaling \[-\].
+    pub drag_scaling: Option<f64>,
+}
+
+impl Default for AddedMassGroundConfig {
+    fn default() -> Self {
+        AddedMassGroundConfig {
+            friction: 0.8,
+            // A 16 cm disc: the 7.6 cm disc of the hopper's paper would sink a 11 kg monopod
+            // about 10 cm, past the cone depth, into the regime the model's fit never saw.
+            foot_radius: 0.08,
+            medium: MediumPreset::default(),
+            recruitment_rate: None,
+            shear_band_angle_deg: None,
+            surrounding_mass_scaling: None,
+            volume_fraction: None,
+            grain_density: None,
+            penetration_stiffness: None,
+            resistive_stress: None,
+            drag_scaling: None,
+        }
+    }
+}
+
+impl AddedMassGroundConfig {
+    /// The medium's parameters: the preset's, replaced by each field the problem sets.
+    pub fn medium_parameters(&self) -> Medium {
+        super::Terrain {
+            model: super::TerrainModel::AddedMass,
+            medium: self.medium,
+            recruitment_rate: self.recruitment_rate,
+            shear_band_angle_deg: self.shear_band_angle_deg,
+            surrounding_mass_scaling: self.surrounding_mass_scaling,
+            volume_fraction: self.volume_fraction,
+            grain_density: self.grain_density,
+            penetration_stiffness: self.penetration_stiffness,
+            resistive_stress: self.resistive_stress,
+            drag_scaling: self.drag_scaling,
+            data: None,
+            rail_angle: None,
+        }
+        .medium_parameters()
+    }
+
+    /// The bed's model under one foot.
+    pub fn bed(&self) -> AddedMass {
+        AddedMass::from_medium(&self.medium_parameters(), self.foot_radius)
     }
 }
 
@@ -322,6 +404,41 @@ impl Schema for PlanarProblem {
                         "terrain.friction".into(),
                         format!("must be in [0, 10], got {}", ground.friction),
                     );
+                }
+            }
+            PlanarTerrainConfig::AddedMass(ground) => {
+                if !(ground.friction.is_finite()
+                    && ground.friction >= 0.0
+                    && ground.friction <= 10.0)
+                {
+                    fail!(
+                        "terrain.friction".into(),
+                        format!("must be in [0, 10], got {}", ground.friction),
+                    );
+                }
+                if !(ground.foot_radius.is_finite() && ground.foot_radius > 0.0) {
+                    fail!(
+                        "terrain.foot_radius".into(),
+                        format!("must be a finite number > 0 m, got {}", ground.foot_radius),
+                    );
+                }
+                bad.extend(super::validate::medium_violations(
+                    &ground.medium_parameters(),
+                ));
+                // Feet only leave the bed: landing in it (the crater, the impact of a foot
+                // that arrives moving) is not in the model, as for the hopper.
+                for p in 1..self.schedule.len() {
+                    let before = &self.schedule[p - 1].contacts;
+                    for (i, name) in self.schedule[p].contacts.iter().enumerate() {
+                        if !before.contains(name) {
+                            fail!(
+                                format!("schedule[{p}].contacts[{i}]"),
+                                format!(
+                                    "`{name}` lands in the bed: on `model: added_mass` feet may only leave the grains (the model has no landing: no crater, no impact into the bed); plan landings on `model: rigid`"
+                                ),
+                            );
+                        }
+                    }
                 }
             }
             PlanarTerrainConfig::WrenchSpace(ground) => {

@@ -51,27 +51,7 @@ impl Problem {
         // The start state holds the motor's weight in the integrator: e = m_m g / (K_m V_i).
         checks.positive("robot.integral_gain", robot.integral_gain);
 
-        let medium = self.terrain.medium_parameters();
-        checks.positive("terrain.recruitment_rate", medium.recruitment_rate);
-        checks.between(
-            "terrain.shear_band_angle_deg",
-            medium.shear_band_angle_deg,
-            0.0,
-            90.0,
-        );
-        // c_g = 0: no added mass, the bed's force is the static resistance F_hyd alone.
-        checks.non_negative(
-            "terrain.surrounding_mass_scaling",
-            medium.surrounding_mass_scaling,
-        );
-        checks.between("terrain.volume_fraction", medium.volume_fraction, 0.0, 1.0);
-        checks.positive("terrain.grain_density", medium.grain_density);
-        checks.positive(
-            "terrain.penetration_stiffness",
-            medium.penetration_stiffness,
-        );
-        checks.positive("terrain.resistive_stress", medium.resistive_stress);
-        checks.positive("terrain.drag_scaling", medium.drag_scaling);
+        check_medium(&mut checks, &self.terrain.medium_parameters());
 
         self.check_wrench_space(&mut checks);
         self.check_phases(&mut checks);
@@ -261,6 +241,38 @@ impl Problem {
             }
         }
     }
+}
+
+/// The added-mass medium's rules, on the fields `terrain.<name>` of any schema that holds
+/// one (the hopper's and the planar robots').
+fn check_medium(checks: &mut Checks, medium: &super::Medium) {
+    checks.positive("terrain.recruitment_rate", medium.recruitment_rate);
+    checks.between(
+        "terrain.shear_band_angle_deg",
+        medium.shear_band_angle_deg,
+        0.0,
+        90.0,
+    );
+    // c_g = 0: no added mass, the bed's force is the static resistance F_hyd alone.
+    checks.non_negative(
+        "terrain.surrounding_mass_scaling",
+        medium.surrounding_mass_scaling,
+    );
+    checks.between("terrain.volume_fraction", medium.volume_fraction, 0.0, 1.0);
+    checks.positive("terrain.grain_density", medium.grain_density);
+    checks.positive(
+        "terrain.penetration_stiffness",
+        medium.penetration_stiffness,
+    );
+    checks.positive("terrain.resistive_stress", medium.resistive_stress);
+    checks.positive("terrain.drag_scaling", medium.drag_scaling);
+}
+
+/// The violations of a medium's parameters, named `terrain.<field>`.
+pub(crate) fn medium_violations(medium: &super::Medium) -> Vec<Violation> {
+    let mut checks = Checks::default();
+    check_medium(&mut checks, medium);
+    checks.violations
 }
 
 #[derive(Default)]

@@ -12,6 +12,16 @@
 //! In stance the contact is held (sticking) by M a + h = Q + Gᵀλ, G a + Ġ v = −2ω_b G v − ω_b² e
 //! (Baumgarte terms on the drift e from the anchor, ω_b = 2π·30 Hz). Sliding is not modelled:
 //! where holding the foot needs more friction than μ F_z, the excess is reported.
+//!
+//! On an added-mass bed (docs/MODEL.md section 2, the hopper's stick law per foot) a foot in
+//! the grains is held sideways (and level) as on rigid ground, and vertically it is either
+//! *stuck*, held where it is while its load F_z stays within [0, F_hyd(d)], or *sinking*,
+//! free vertically under the bed's force F_z = F_hyd + drag − m_a z̈ (with the grains' added
+//! mass m_a moving with it: M + m_a J_zᵀJ_z on the left). A stuck foot sinks when its load
+//! passes F_hyd and leaves the bed when F_z would turn negative; a sinking foot sticks when
+//! its sinking stops (ż reaches 0). A foot in the air lands when its sole reaches the floor
+//! of the crater it left (the surface, for a foot that never was in the grains), stopping
+//! dead there, stuck.
 
 use nalgebra::{DMatrix, DVector};
 use serde::Serialize;
@@ -19,6 +29,7 @@ use serde::Serialize;
 use crate::model::planar::PlanarRobot;
 use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
 use crate::terrain::rigid::{self, RigidGround};
+use crate::terrain::AddedMass;
 
 /// A plan as a table of nodes: times, states, inputs, contacts per node.
 #[derive(Clone, Debug)]
@@ -121,10 +132,14 @@ pub struct PlanarReplay {
 }
 
 /// The contacts held in the current mode and where each landed (x, z and, for a flat sole,
-/// its angle).
+/// its angle); on a bed, which of them sink, and where each foot's crater floor is.
 struct Mode {
     contacts: Vec<usize>,
     anchors: Vec<[f64; 3]>,
+    /// Per held contact: free vertically under the bed's law (never on rigid ground).
+    sinking: Vec<bool>,
+    /// Per robot contact: the height a foot in the air lands at (0 on rigid ground).
+    floors: Vec<f64>,
 }
 
 /// The state's derivative and the held contacts' wrenches at one point.
@@ -136,6 +151,7 @@ struct Evaluation {
 struct Sim<'a> {
     robot: &'a PlanarRobot,
     ground: RigidGround,
+    bed: Option<AddedMass>,
     plan: &'a PlanTable,
     kp: Vec<f64>,
     kd: Vec<f64>,
@@ -177,35 +193,64 @@ impl Sim<'_> {
         let h = body.bias_forces(q, v);
         let u = self.inputs(t, x);
         let f = self.robot.generalized_forces(q, v, &u);
-        let force: Vec<f64> = f.iter().zip(&h).map(|(f, h)| f - h).collect();
+        let mut force: Vec<f64> = f.iter().zip(&h).map(|(f, h)| f - h).collect();
+        let mut mass = body.mass_matrix(q);
         let mut jacobian = Vec::new();
         let mut rhs = Vec::new();
-        for (&c, anchor) in mode.contacts.iter().zip(&mode.anchors) {
+        // Per sinking contact: the bed's force before its added-mass term, F_hyd + drag, its
+        // added mass, and the vertical J̇ v and Jacobian row, to recover F_z afterwards.
+        let mut sinking = Vec::new();
+        for ((&c, anchor), &sinks) in mode.contacts.iter().zip(&mode.anchors).zip(&mode.sinking) {
             let bias = rigid::bias_acceleration(self.robot, c, q, v);
             let vel = rigid::velocity(self.robot, c, q, v);
             let error = self.hold_error(c, q, anchor);
-            for d in 0..bias.len() {
-                rhs.push(-bias[d] - 2.0 * BAUMGARTE * vel[d] - BAUMGARTE * BAUMGARTE * error[d]);
-            }
-            jacobian.extend(rigid::jacobian(self.robot, c, q));
-        }
-        let solution =
-            saddle_point(&body.mass_matrix(q), &jacobian, &force, &rhs).ok_or_else(|| {
-                PlanarSimError::Singular {
-                    t,
-                    mode: self.mode_name(&mode.contacts),
+            let rows = rigid::jacobian(self.robot, c, q);
+            for (d, row) in rows.into_iter().enumerate() {
+                if sinks && d == 1 {
+                    let bed = self.bed.as_ref().expect("only a bed sinks");
+                    let z = self.robot.contact_point(q, c)[1];
+                    let r = bed.resistance(&z, &vel[1]);
+                    for i in 0..n {
+                        force[i] += row[i] * (r.force - r.added_mass * bias[1]);
+                        for j in 0..n {
+                            mass[i][j] += r.added_mass * row[i] * row[j];
+                        }
+                    }
+                    sinking.push((r, bias[1], row));
+                    continue;
                 }
-            })?;
+                rhs.push(-bias[d] - 2.0 * BAUMGARTE * vel[d] - BAUMGARTE * BAUMGARTE * error[d]);
+                jacobian.push(row);
+            }
+        }
+        let solution = saddle_point(&mass, &jacobian, &force, &rhs).ok_or_else(|| {
+            PlanarSimError::Singular {
+                t,
+                mode: self.mode_name(&mode.contacts),
+            }
+        })?;
         let mut dx = v.to_vec();
         dx.extend_from_slice(&solution[..n]);
         let mut wrenches = Vec::new();
         let mut r = n;
-        for &c in &mode.contacts {
-            let d = rigid::held_directions(self.robot, c);
+        let mut sinking = sinking.into_iter();
+        for (&c, &sinks) in mode.contacts.iter().zip(&mode.sinking) {
             let mut w = [0.0; 3];
-            w[..d].copy_from_slice(&solution[r..r + d]);
+            for (d, wd) in w
+                .iter_mut()
+                .enumerate()
+                .take(rigid::held_directions(self.robot, c))
+            {
+                if sinks && d == 1 {
+                    let (bed, bias, row) = sinking.next().expect("one per sinking contact");
+                    let az: f64 = bias + row.iter().zip(&dx[n..]).map(|(j, a)| j * a).sum::<f64>();
+                    *wd = bed.on_foot(&az);
+                } else {
+                    *wd = solution[r];
+                    r += 1;
+                }
+            }
             wrenches.push(w);
-            r += d;
         }
         Ok(Evaluation { dx, wrenches })
     }
@@ -246,17 +291,33 @@ impl Sim<'_> {
     }
 
     /// Guards, one per contact, crossing below 0 when the contact switches: a held foot's
-    /// normal force, a free foot's lowest sole height.
+    /// normal force (on a bed also its margin to F_hyd, past which it sinks), a sinking
+    /// foot's descent rate −ż, a free foot's lowest sole height above its floor.
     fn guards(&self, x: &[f64], mode: &Mode, at: &Evaluation) -> Vec<f64> {
-        let q = &x[..self.n];
+        let (q, v) = x.split_at(self.n);
         (0..self.robot.contacts.len())
             .map(|c| match mode.contacts.iter().position(|&m| m == c) {
-                Some(k) => at.wrenches[k][1],
-                None => rigid::clearance(self.robot, c, q)
-                    .into_iter()
-                    .fold(f64::INFINITY, f64::min),
+                Some(k) if mode.sinking[k] => -rigid::velocity(self.robot, c, q, v)[1],
+                Some(k) => {
+                    let fz = at.wrenches[k][1];
+                    match &self.bed {
+                        None => fz,
+                        Some(bed) => fz.min(self.bed_strength(bed, c, q) - fz),
+                    }
+                }
+                None => {
+                    rigid::clearance(self.robot, c, q)
+                        .into_iter()
+                        .fold(f64::INFINITY, f64::min)
+                        - mode.floors[c]
+                }
             })
             .collect()
+    }
+
+    /// F_hyd(d): the most a stuck foot's bed carries at the foot's depth.
+    fn bed_strength(&self, bed: &AddedMass, c: usize, q: &[f64]) -> f64 {
+        bed.static_resistance((-self.robot.contact_point(q, c)[1]).max(0.0))
     }
 
     /// Plastic impact: v⁺ with every held contact stopped, M (v⁺ − v⁻) = Gᵀ Λ.
@@ -264,10 +325,18 @@ impl Sim<'_> {
         let n = self.n;
         let (q, v) = x.split_at_mut(n);
         let m = self.robot.body.mass_matrix(&*q);
+        // Every held direction stops; a sinking foot's vertical is free.
         let jacobian: Vec<Vec<f64>> = mode
             .contacts
             .iter()
-            .flat_map(|&c| rigid::jacobian(self.robot, c, &*q))
+            .zip(&mode.sinking)
+            .flat_map(|(&c, &sinks)| {
+                let mut rows = rigid::jacobian(self.robot, c, &*q);
+                if sinks {
+                    rows.remove(1);
+                }
+                rows
+            })
             .collect();
         let momentum: Vec<f64> = m
             .iter()
@@ -286,6 +355,11 @@ impl Sim<'_> {
 
     fn anchor(&self, c: usize, q: &[f64]) -> [f64; 3] {
         let p = self.robot.contact_point(q, c);
+        if self.bed.is_some() {
+            // In the grains a foot is held where it is, as it is.
+            let angle = self.robot.body.frames(q)[self.robot.contacts[c].body].angle;
+            return [p[0], p[1], angle];
+        }
         // A flat sole lands level on the ground; a point foot where it touches.
         let angle = if rigid::held_directions(self.robot, c) == 3 {
             0.0
@@ -357,16 +431,17 @@ pub fn replay(
     sample_every: f64,
 ) -> Result<PlanarReplay, PlanarSimError> {
     let robot = problem.robot.build(problem.gravity);
-    let PlanarTerrainConfig::Rigid(ground) = &problem.terrain else {
-        return Err(PlanarSimError::WrenchSpace);
+    let (friction, bed) = match &problem.terrain {
+        PlanarTerrainConfig::Rigid(ground) => (ground.friction, None),
+        PlanarTerrainConfig::AddedMass(ground) => (ground.friction, Some(ground.bed())),
+        PlanarTerrainConfig::WrenchSpace(_) => return Err(PlanarSimError::WrenchSpace),
     };
     let n = robot.body.n_q();
     let (kp, kd) = servo_gains(&robot, plan).into_iter().unzip();
     let sim = Sim {
         robot: &robot,
-        ground: RigidGround {
-            friction: ground.friction,
-        },
+        ground: RigidGround { friction },
+        bed,
         plan,
         kp,
         kd,
@@ -385,7 +460,9 @@ pub fn replay(
     let contacts = contacts_of(0);
     let mut mode = Mode {
         anchors: contacts.iter().map(|&c| sim.anchor(c, &x[..n])).collect(),
+        sinking: vec![false; contacts.len()],
         contacts,
+        floors: vec![0.0; robot.contacts.len()],
     };
     let mut events = Vec::new();
     let mut rows = Vec::new();
@@ -398,6 +475,13 @@ pub fn replay(
     let mut peak = 0.0_f64;
     let mut here = sim.evaluate(t, &x, &mode)?;
     let mut guards = sim.guards(&x, &mode, &here);
+    if sim.bed.is_some() {
+        // The plan starts each foot in the bed on the verge of sinking (F_z = F_hyd): that
+        // guard starts at 0 up to round-off.
+        for g in guards.iter_mut() {
+            *g = g.max(0.0);
+        }
+    }
     loop {
         let done = t >= t_end - 1e-12;
         if done || t >= next_sample - 1e-12 {
@@ -431,26 +515,59 @@ pub fn replay(
             }
             t1 = t + hi;
             let name = robot.contacts[which].name.clone();
-            if let Some(k) = mode.contacts.iter().position(|&m| m == which) {
-                mode.contacts.remove(k);
-                mode.anchors.remove(k);
-                events.push(Event {
-                    t: t1,
-                    kind: "lift-off",
-                    contact: name,
-                });
-            } else {
-                mode.contacts.push(which);
-                mode.anchors.push(sim.anchor(which, &x1[..n]));
-                sim.impact(t1, &mut x1, &mode)?;
-                events.push(Event {
-                    t: t1,
-                    kind: "touchdown",
-                    contact: name,
-                });
-            }
-            if events.len() > 200 {
+            let kind = match mode.contacts.iter().position(|&m| m == which) {
+                Some(k) if mode.sinking[k] => {
+                    // Sinking stops: the foot is stuck where it is.
+                    mode.sinking[k] = false;
+                    mode.anchors[k][1] = robot.contact_point(&x1[..n], which)[1];
+                    sim.impact(t1, &mut x1, &mode)?;
+                    "sticks"
+                }
+                Some(k) => {
+                    let at = sim.evaluate(t1, &x1, &mode)?;
+                    let fz = at.wrenches[k][1];
+                    let yields = match &sim.bed {
+                        Some(bed) => sim.bed_strength(bed, which, &x1[..n]) - fz < fz,
+                        None => false,
+                    };
+                    if yields {
+                        mode.sinking[k] = true;
+                        "sinks"
+                    } else {
+                        mode.contacts.remove(k);
+                        mode.anchors.remove(k);
+                        mode.sinking.remove(k);
+                        if sim.bed.is_some() {
+                            mode.floors[which] = robot.contact_point(&x1[..n], which)[1].min(0.0);
+                        }
+                        "lift-off"
+                    }
+                }
+                None => {
+                    mode.contacts.push(which);
+                    mode.anchors.push(sim.anchor(which, &x1[..n]));
+                    mode.sinking.push(false);
+                    sim.impact(t1, &mut x1, &mode)?;
+                    "touchdown"
+                }
+            };
+            events.push(Event {
+                t: t1,
+                kind,
+                contact: name,
+            });
+            // Feet that switch contact hundreds of times chatter. On a bed a foot held on the
+            // verge of sinking (a plan's rest, F_z = F_hyd) creeps: it sinks and sticks in turn
+            // by tiny amounts, which is the stick law at work, so those events count apart.
+            let contact_events = events
+                .iter()
+                .filter(|e| matches!(e.kind, "lift-off" | "touchdown"))
+                .count();
+            if contact_events > 200 {
                 return Err(PlanarSimError::Chatter(200));
+            }
+            if events.len() > 20_000 {
+                return Err(PlanarSimError::Chatter(20_000));
             }
             next = sim.evaluate(t1, &x1, &mode)?;
         }

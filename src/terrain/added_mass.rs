@@ -34,6 +34,14 @@ pub struct Resistance<S> {
     pub force: S,
 }
 
+impl<S: Scalar> Resistance<S> {
+    /// F_g = F − m_a z̈_f: the bed's force on a foot whose vertical acceleration is
+    /// `acceleration` (+ = up).
+    pub fn on_foot(self, acceleration: &S) -> S {
+        self.force - self.added_mass * acceleration.clone()
+    }
+}
+
 impl AddedMass {
     /// The model of `medium` under a flat foot of radius `foot_radius`.
     pub fn from_medium(medium: &Medium, foot_radius: f64) -> AddedMass {

@@ -59,7 +59,7 @@ impl Terrain {
                 let r = bed.resistance(z_f, v_f);
                 let acceleration =
                     (r.force.clone() - load.clone()) / (r.added_mass.clone() + foot_mass);
-                let force = r.force - r.added_mass * acceleration.clone();
+                let force = r.on_foot(&acceleration);
                 StanceFoot {
                     acceleration,
                     force,
