@@ -159,3 +159,89 @@ fn input_limits_out_of_order_are_refused_on_the_robot() {
         &["robot", "hip_torque", "lower < upper", "got [30, -30]"],
     );
 }
+
+/// On the added-mass bed the planner's start is the bed's static equilibrium, found by the
+/// NLP; the terrain's own bisection on F_hyd(d) = m g must give the same depth. The foot
+/// leaves the bed having stopped sinking and never drops below the floor it left.
+#[test]
+fn on_poppy_seeds_the_monopod_starts_where_the_bed_carries_its_weight() {
+    use loam::problem::{load_any, planar::PlanarTerrainConfig, AnyProblem};
+    let file = manifest().join("problems/monopod_granular_hop.yaml");
+    let AnyProblem::Planar(problem) = load_any(&file, &[]).unwrap() else {
+        panic!("a planar problem");
+    };
+    let PlanarTerrainConfig::AddedMass(ground) = &problem.terrain else {
+        panic!("an added-mass problem");
+    };
+    let robot = problem.robot.build(problem.gravity);
+    let weight = robot.body.total_mass() * problem.gravity;
+    let rest_depth = ground.bed().equilibrium_depth(weight);
+
+    let dir = TempDir::new("bed");
+    let out = dir.path().join("run");
+    assert_eq!(solve_to(&file, &out)["converged"], true);
+    let csv = std::fs::read_to_string(out.join("trajectory.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    let q = |row: &[f64]| -> Vec<f64> {
+        robot
+            .coordinates
+            .iter()
+            .map(|c| row[column(&c.name)])
+            .collect()
+    };
+    let velocity = |row: &[f64]| -> Vec<f64> {
+        robot
+            .coordinates
+            .iter()
+            .map(|c| row[column(&format!("d_{}", c.name))])
+            .collect()
+    };
+    let foot_z = |row: &[f64]| robot.contact_point(&q(row), 0)[1];
+
+    let start = &rows[0];
+    assert!(
+        (-foot_z(start) - rest_depth).abs() < 1e-6,
+        "start depth {} m, the bed carries the weight at {rest_depth} m",
+        -foot_z(start)
+    );
+    let fz = start[column("foot_fz")];
+    assert!(
+        (fz - weight).abs() < 1e-6 * weight,
+        "F_z {fz} N, weight {weight} N"
+    );
+
+    let phase = column("phase");
+    let last_stance = rows.iter().rposition(|r| r[phase] == 0.0).unwrap();
+    let lift = &rows[last_stance];
+    let foot = &robot.contacts[0];
+    let vz = robot
+        .body
+        .point_velocity(&q(lift), &velocity(lift), foot.body, foot.point)[1];
+    assert!(vz.abs() < 1e-6, "the foot leaves the bed at ż = {vz} m/s");
+    let floor = foot_z(lift);
+    assert!(
+        floor < -rest_depth,
+        "the push sinks the foot deeper than at rest"
+    );
+    for row in &rows[last_stance + 1..] {
+        assert!(foot_z(row) >= floor - 1e-7, "below the crater's floor");
+    }
+}
+
+#[test]
+fn a_foot_cannot_land_in_an_added_mass_bed() {
+    refused(
+        "robot:\n  model: monopod\nterrain: {model: added_mass}\nschedule:\n  - {contacts: [foot]}\n  - {contacts: []}\n  - {contacts: [foot]}\n",
+        &[
+            "bad.yaml:7:",
+            "schedule[2].contacts[0]",
+            "lands in the bed",
+            "model: rigid",
+        ],
+    );
+}

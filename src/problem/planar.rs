@@ -4,7 +4,8 @@
 //!
 //! ```yaml
 //! robot: {model: monopod}            # planar_foot | monopod | quadruped, with their parameters
-//! terrain: {model: rigid, friction: 0.8}  # or {model: wrench_space, data: FILE} (planner::wrench_hop)
+//! terrain: {model: rigid, friction: 0.8}  # or {model: added_mass, foot_radius: 0.08},
+//!                                         # or {model: wrench_space, data: FILE} (planner::wrench_hop)
 //! schedule:                           # phases: the feet on the ground, nodes, duration bounds
 //!   - {contacts: [foot], nodes: 21, duration: [0.05, 0.4]}
 //!   - {contacts: [], nodes: 21}
