@@ -81,6 +81,11 @@ rm -rf results/monopod_hop
 cargo run --release -q -- solve problems/monopod_hop.yaml --out results/monopod_hop -q
 cargo run --release -q -- simulate results/monopod_hop -q
 cargo run --release -q -- plot results/monopod_hop --png-only --animate -q
+# The monopod hopping up out of poppy seeds (the added-mass terrain under a planar robot).
+rm -rf results/monopod_granular_hop
+$loam solve problems/monopod_granular_hop.yaml -q --out results/monopod_granular_hop
+$loam simulate results/monopod_granular_hop -q
+$loam plot results/monopod_granular_hop --png-only -q
 
 # A planar robot's plan checked on grains: the planar foot's 0.2 m step, planned on rigid
 # ground, replayed on its own ground and in a 34 cm box of DEM grains (about 1.5 min).
