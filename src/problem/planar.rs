@@ -395,28 +395,22 @@ impl Schema for PlanarProblem {
                     .into(),
             );
         }
-        match &self.terrain {
-            PlanarTerrainConfig::Rigid(ground) => {
-                if !(ground.friction.is_finite()
-                    && ground.friction >= 0.0
-                    && ground.friction <= 10.0)
-                {
-                    fail!(
-                        "terrain.friction".into(),
-                        format!("must be in [0, 10], got {}", ground.friction),
-                    );
-                }
+        let friction = match &self.terrain {
+            PlanarTerrainConfig::Rigid(ground) => Some(ground.friction),
+            PlanarTerrainConfig::AddedMass(ground) => Some(ground.friction),
+            PlanarTerrainConfig::WrenchSpace(_) => None,
+        };
+        if let Some(friction) = friction {
+            if !(friction.is_finite() && (0.0..=10.0).contains(&friction)) {
+                fail!(
+                    "terrain.friction".into(),
+                    format!("must be in [0, 10], got {friction}"),
+                );
             }
+        }
+        match &self.terrain {
+            PlanarTerrainConfig::Rigid(_) => {}
             PlanarTerrainConfig::AddedMass(ground) => {
-                if !(ground.friction.is_finite()
-                    && ground.friction >= 0.0
-                    && ground.friction <= 10.0)
-                {
-                    fail!(
-                        "terrain.friction".into(),
-                        format!("must be in [0, 10], got {}", ground.friction),
-                    );
-                }
                 if !(ground.foot_radius.is_finite() && ground.foot_radius > 0.0) {
                     fail!(
                         "terrain.foot_radius".into(),
