@@ -102,8 +102,20 @@ pub fn run(run_dir: &Path, quiet: bool) -> anyhow::Result<u8> {
             s.planned_com_peak_m,
             100.0 * s.com_peak_error_rel
         );
-        for e in &s.events {
+        // In a bed, feet held on the verge of sinking creep (sink, stick, sink, ...): those
+        // events are counted here and listed in replay.json.
+        let creeping = |kind: &str| matches!(kind, "sinks" | "sticks");
+        for e in s.events.iter().filter(|e| !creeping(e.kind)) {
             println!("  {:>8.4} s  {:<10} {}", e.t, e.kind, e.contact);
+        }
+        let in_bed: Vec<_> = s.events.iter().filter(|e| creeping(e.kind)).collect();
+        if let (Some(first), Some(last)) = (in_bed.first(), in_bed.last()) {
+            println!(
+                "  {} times a foot began or stopped sinking into the bed, from {:.4} s to {:.4} s (replay.json lists them)",
+                in_bed.len(),
+                first.t,
+                last.t
+            );
         }
         if s.max_friction_excess > 0.0 {
             println!(

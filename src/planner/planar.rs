@@ -554,6 +554,10 @@ impl PlanarPlanner {
     /// stance's last node) and, free of the bed, accelerates upward (z̈ ≥ 0 at the next
     /// phase's first node, whose state is the same); then it stays above its crater's floor,
     /// the height it left from, at every later node. (The crater's walls are not modelled.)
+    ///
+    /// The upward acceleration has a margin, [`NORMAL_FORCE_MARGIN`] g, for the reason the
+    /// held feet's force has one: a plan that lifts a foot with z̈ = 0 leaves a replay's foot
+    /// stuck in the bed under a load of round-off size.
     fn leaves_the_bed(self: &Rc<Self>, p: usize, c: usize) -> [PointConstraint; 2] {
         let l = self.layout;
         let lift = Point {
@@ -575,6 +579,7 @@ impl PlanarPlanner {
         let name = self.robot.contacts[c].name.clone();
         let planner = Rc::clone(self);
         let guard_name = name.clone();
+        let least_lift = NORMAL_FORCE_MARGIN * self.problem.gravity;
         let guard = PointConstraint {
             name: format!("{name} leaves the bed"),
             f: Box::new(move |points: &[Vec<Sx>]| {
@@ -587,7 +592,8 @@ impl PlanarPlanner {
                 let az = rigid::acceleration(robot, c, q1, v1, a1).swap_remove(1);
                 vec![
                     Bounded::equal(format!("{guard_name} stops sinking"), vz, 0.0).nominal(0.1),
-                    Bounded::at_least(format!("{guard_name} accelerates up"), az, 0.0).nominal(1.0),
+                    Bounded::at_least(format!("{guard_name} accelerates up"), az, least_lift)
+                        .nominal(1.0),
                 ]
             }),
             instances: vec![vec![

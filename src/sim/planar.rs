@@ -554,8 +554,28 @@ pub fn replay(
             events.push(Event {
                 t: t1,
                 kind,
-                contact: name,
+                contact: name.clone(),
             });
+            // A foot that has just come to rest in the bed (stuck) may already be pulled up:
+            // it leaves at once, rather than being held by a guard that starts below 0.
+            if sim.bed.is_some() && matches!(kind, "sticks" | "touchdown") {
+                let k = mode
+                    .contacts
+                    .iter()
+                    .position(|&m| m == which)
+                    .expect("held");
+                if sim.evaluate(t1, &x1, &mode)?.wrenches[k][1] < 0.0 {
+                    mode.contacts.remove(k);
+                    mode.anchors.remove(k);
+                    mode.sinking.remove(k);
+                    mode.floors[which] = robot.contact_point(&x1[..n], which)[1].min(0.0);
+                    events.push(Event {
+                        t: t1,
+                        kind: "lift-off",
+                        contact: name,
+                    });
+                }
+            }
             // Feet that switch contact hundreds of times chatter. On a bed a foot held on the
             // verge of sinking (a plan's rest, F_z = F_hyd) creeps: it sinks and sticks in turn
             // by tiny amounts, which is the stick law at work, so those events count apart.
