@@ -245,3 +245,32 @@ fn a_foot_cannot_land_in_an_added_mass_bed() {
         ],
     );
 }
+
+/// `loam sweep` sweeps the hopper's problems; a planar file is refused up front with what to
+/// do instead, not parsed as a hopper (which named `robot.model` as the error).
+#[test]
+fn sweep_refuses_a_planar_problem_and_says_what_to_do() {
+    let dir = TempDir::new("sweep");
+    let out = dir.path().join("sweep");
+    let file = manifest().join("problems/monopod_hop.yaml");
+    let run = loam(
+        manifest(),
+        &[
+            "sweep",
+            file.to_str().unwrap(),
+            "--vary",
+            "task.distance=0.1,0.2",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.status, Some(2), "{}", run.stderr);
+    for expect in ["monopod_hop.yaml", "planar robot's problem", "loam solve"] {
+        assert!(
+            run.stderr.contains(expect),
+            "`{expect}` not in: {}",
+            run.stderr
+        );
+    }
+    assert!(!out.exists(), "nothing is written");
+}

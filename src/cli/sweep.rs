@@ -203,6 +203,16 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .iter()
         .map(|s| parse_axis(s))
         .collect::<Result<_, _>>()?;
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    if problem::is_planar(&text, &args.overrides) {
+        return Err(BadInput(format!(
+            "{}: a planar robot's problem; `loam sweep` sweeps the hopper's problems \
+             (robot.model: hopper) only. Solve a planar problem per value with \
+             `loam solve FILE --set PATH=VALUE --out DIR`",
+            file.display()
+        ))
+        .into());
+    }
     let base = super::ProblemArgs {
         file: file.clone(),
         overrides: args.overrides.clone(),
