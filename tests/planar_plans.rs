@@ -246,31 +246,52 @@ fn a_foot_cannot_land_in_an_added_mass_bed() {
     );
 }
 
-/// `loam sweep` sweeps the hopper's problems; a planar file is refused up front with what to
-/// do instead, not parsed as a hopper (which named `robot.model` as the error).
+/// `loam sweep` of a planar problem: every point planned and replayed, one row each in
+/// sweep.csv with a column per varied field; the hopper's warm chains are refused up front.
 #[test]
-fn sweep_refuses_a_planar_problem_and_says_what_to_do() {
+fn a_planar_sweep_plans_and_replays_every_point() {
     let dir = TempDir::new("sweep");
     let out = dir.path().join("sweep");
-    let file = manifest().join("problems/monopod_hop.yaml");
-    let run = loam(
-        manifest(),
-        &[
+    let file = manifest().join("problems/planar_foot_granular_lift.yaml");
+    let sweep = |extra: &[&str]| {
+        let mut args = vec![
             "sweep",
             file.to_str().unwrap(),
             "--vary",
-            "task.distance=0.1,0.2",
+            "task.distance=0.05,0.1",
             "--out",
             out.to_str().unwrap(),
-        ],
+            "-q",
+        ];
+        args.extend_from_slice(extra);
+        loam(manifest(), &args)
+    };
+    let refused = sweep(&["--warm-start"]);
+    assert_eq!(refused.status, Some(2), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("--warm-start"),
+        "{}",
+        refused.stderr
     );
-    assert_eq!(run.status, Some(2), "{}", run.stderr);
-    for expect in ["monopod_hop.yaml", "planar robot's problem", "loam solve"] {
-        assert!(
-            run.stderr.contains(expect),
-            "`{expect}` not in: {}",
-            run.stderr
-        );
-    }
     assert!(!out.exists(), "nothing is written");
+
+    let run = sweep(&[]);
+    assert_eq!(run.status, Some(0), "{}", run.stderr);
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(&header[..3], ["task.distance", "run", "converged"]);
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2);
+    for (row, distance) in rows.iter().zip([0.05, 0.1]) {
+        assert_eq!(row[0].parse::<f64>().unwrap(), distance);
+        assert_eq!(row[column("converged")], "true");
+        let planned: f64 = row[column("distance_m")].parse().unwrap();
+        assert!((planned - distance).abs() < 1e-6, "{row:?}");
+        let error: f64 = row[column("replay_distance_error_rel")].parse().unwrap();
+        assert!(error < 0.01, "{row:?}");
+        let folder = out.join(row[column("run")]);
+        assert!(folder.join("solution.json").is_file() && folder.join("replay.json").is_file());
+    }
 }

@@ -9,7 +9,11 @@
 //! that a sweep stopped by Ctrl-C (or SIGTERM, as Slurm sends) resumes where it stopped when
 //! run again with the same arguments (`point.rs`); `--shard I/N` runs one slice of the
 //! combinations and `loam sweep merge` joins the slices (`shard.rs`).
+//!
+//! A planar robot's problem is swept by `planar.rs`: each point planned and replayed on its
+//! own terrain, cold, in processes of their own, into one `sweep.csv`.
 
+mod planar;
 mod point;
 mod shard;
 mod table;
@@ -47,10 +51,10 @@ pub struct Args {
     /// is solved; the first --vary changes fastest.
     #[arg(long = "vary", value_name = "PATH=RANGE", required = true)]
     pub vary: Vec<String>,
-    /// Start each solve from its neighbour's plan (as `loam solve --warm-start` does, across
-    /// terrains too: `--vary terrain.model=rigid,added_mass`): along the first --vary, in
-    /// order, in this process; each value of the other --vary starts a new chain, solved cold
-    /// first.
+    /// The hopper's problems: start each solve from its neighbour's plan (as `loam solve
+    /// --warm-start` does, across terrains too: `--vary terrain.model=rigid,added_mass`):
+    /// along the first --vary, in order, in this process; each value of the other --vary
+    /// starts a new chain, solved cold first.
     #[arg(long)]
     pub warm_start: bool,
     /// Fixed overrides applied to every point: --set phases.0.nodes=41 (repeatable).
@@ -205,13 +209,21 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .collect::<Result<_, _>>()?;
     let text = std::fs::read_to_string(&file).unwrap_or_default();
     if problem::is_planar(&text, &args.overrides) {
-        return Err(BadInput(format!(
-            "{}: a planar robot's problem; `loam sweep` sweeps the hopper's problems \
-             (robot.model: hopper) only. Solve a planar problem per value with \
-             `loam solve FILE --set PATH=VALUE --out DIR`",
-            file.display()
-        ))
-        .into());
+        let base = super::ProblemArgs {
+            file: file.clone(),
+            overrides: args.overrides.clone(),
+        }
+        .load_any()?;
+        let name = match &base {
+            problem::AnyProblem::Planar(p) => p.name().to_string(),
+            problem::AnyProblem::Hopper(p) => p.name().to_string(),
+        };
+        let out = args
+            .out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("runs").join(format!("{name}-sweep")));
+        interrupt::install();
+        return planar::run(&args, &file, &axes, &out);
     }
     let base = super::ProblemArgs {
         file: file.clone(),

@@ -1,0 +1,239 @@
+//! `loam sweep` of a planar robot's problem: every combination of the `--vary` values planned
+//! by `loam solve` and replayed by `loam simulate`, each point in processes of its own, `jobs`
+//! at a time, into `OUT/<field=value-...>/`. `sweep.csv` has one row per point: a column for
+//! every varied field, the solve's status and key figures, and the replay's distance and
+//! peak rise against the plan's.
+//!
+//! Not for planar problems (refused, exit 2): `--warm-start` and `--shard` (the hopper's
+//! chains and slices), and wrench-space terrains (their replay is `loam solve`'s own).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use anyhow::Context;
+use loam::problem::planar::{PlanarProblem, PlanarTerrainConfig};
+use loam::problem::AnyProblem;
+use serde_json::Value;
+
+use super::{combinations, Args, Axis};
+use crate::cli::{interrupt, BadInput};
+
+/// One combination: its values, overrides and folder.
+struct Point {
+    varied: Vec<(String, String)>,
+    overrides: Vec<String>,
+    dir: PathBuf,
+}
+
+/// The figures of `sweep.csv` after the varied fields, in order.
+const FIGURES: [&str; 11] = [
+    "converged",
+    "status",
+    "iterations",
+    "objective",
+    "distance_m",
+    "com_rise_m",
+    "duration_s",
+    "replay_distance_m",
+    "replay_distance_error_rel",
+    "replay_com_peak_m",
+    "replay_com_peak_error_rel",
+];
+
+pub fn run(args: &Args, file: &Path, axes: &[Axis], out: &Path) -> anyhow::Result<u8> {
+    let refuse = |why: &str| -> anyhow::Error {
+        BadInput(format!(
+            "{}: a planar robot's problem: {why}",
+            file.display()
+        ))
+        .into()
+    };
+    if args.warm_start {
+        return Err(refuse(
+            "--warm-start chains the hopper's plans; a planar sweep solves each point cold",
+        ));
+    }
+    if args.shard.is_some() {
+        return Err(refuse("--shard slices the hopper's sweeps only"));
+    }
+    // Every point is loaded and validated before anything is solved or written.
+    let mut points = Vec::new();
+    for varied in combinations(axes) {
+        let mut overrides = args.overrides.clone();
+        overrides.extend(varied.iter().map(|(p, v)| format!("{p}={v}")));
+        let problem = match loam::problem::load_any(file, &overrides)? {
+            AnyProblem::Planar(problem) => problem,
+            AnyProblem::Hopper(_) => {
+                return Err(refuse("a --vary or --set makes a point the hopper's"))
+            }
+        };
+        check(&problem).map_err(|why| refuse(&why))?;
+        let name: Vec<String> = varied
+            .iter()
+            .map(|(p, v)| format!("{}={v}", p.rsplit('.').next().unwrap_or(p)))
+            .collect();
+        points.push(Point {
+            dir: out.join(name.join("-").replace('/', "_")),
+            varied,
+            overrides,
+        });
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let exe = std::env::current_exe().context("locating the loam binary")?;
+    let next = AtomicUsize::new(0);
+    let failure = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(points.len()) {
+            scope.spawn(|| loop {
+                if interrupt::requested() || failure.lock().unwrap().is_some() {
+                    break;
+                }
+                let Some(point) = points.get(next.fetch_add(1, Ordering::SeqCst)) else {
+                    break;
+                };
+                if let Err(e) = solve_and_replay(&exe, file, point) {
+                    failure.lock().unwrap().get_or_insert(e);
+                }
+            });
+        }
+    });
+    if let Some(e) = failure.into_inner().unwrap() {
+        return Err(e);
+    }
+    if interrupt::requested() {
+        anyhow::bail!("interrupted: sweep.csv was not written");
+    }
+    let mut csv: Vec<String> = axes.iter().map(|a| a.path.clone()).collect();
+    csv.push("run".into());
+    csv.extend(FIGURES.iter().map(|f| f.to_string()));
+    let mut lines = vec![csv.join(",")];
+    let mut all_converged = true;
+    for point in &points {
+        let (row, converged) = row_of(point)?;
+        all_converged &= converged;
+        lines.push(row.join(","));
+    }
+    let path = out.join("sweep.csv");
+    loam::output::write_atomic(&path, (lines.join("\n") + "\n").as_bytes())?;
+    if !args.quiet {
+        for line in &lines {
+            println!("{line}");
+        }
+        println!("wrote {}", path.display());
+    }
+    Ok(if all_converged { 0 } else { 1 })
+}
+
+/// What a planar sweep does not do, by the problem it is given.
+fn check(problem: &PlanarProblem) -> Result<(), String> {
+    if let PlanarTerrainConfig::WrenchSpace(_) = problem.terrain {
+        return Err(
+            "a plan on a wrench space is replayed by `loam solve` itself; \
+                    sweep it point by point with `loam solve FILE --set PATH=VALUE`"
+                .into(),
+        );
+    }
+    loam::solver::check_options(&loam::planner::planar::solver_options(problem))
+        .map_err(|e| format!("solver: {e}"))
+}
+
+/// `loam solve` then `loam simulate` on one point, in processes of their own. A solve that
+/// does not converge (exit 1) is recorded, and not replayed; bad input (exit 2) stops the
+/// sweep.
+fn solve_and_replay(exe: &Path, file: &Path, point: &Point) -> anyhow::Result<()> {
+    let mut solve = Command::new(exe);
+    solve
+        .arg("solve")
+        .arg(file)
+        .arg("--out")
+        .arg(&point.dir)
+        .arg("-q");
+    for o in &point.overrides {
+        solve.arg("--set").arg(o);
+    }
+    let code = run_quietly(solve, &point.dir, "loam solve")?;
+    if code == 0 {
+        let mut simulate = Command::new(exe);
+        simulate.arg("simulate").arg(&point.dir).arg("-q");
+        run_quietly(simulate, &point.dir, "loam simulate")?;
+    }
+    Ok(())
+}
+
+/// Runs `command`; its exit code when 0 or 1, an error (with its stderr) otherwise.
+fn run_quietly(mut command: Command, dir: &Path, what: &str) -> anyhow::Result<i32> {
+    let output = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .with_context(|| format!("running {what}"))?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    match output.status.code() {
+        Some(code @ (0 | 1)) => Ok(code),
+        Some(2) => Err(BadInput(format!("{what} {}: {}", dir.display(), stderr.trim())).into()),
+        _ => anyhow::bail!(
+            "{what} {}: ended with {}: {}",
+            dir.display(),
+            output.status,
+            stderr.trim()
+        ),
+    }
+}
+
+/// A point's row of `sweep.csv` (empty replay columns when it was not replayed) and whether
+/// it converged.
+fn row_of(point: &Point) -> anyhow::Result<(Vec<String>, bool)> {
+    let read = |name: &str| -> anyhow::Result<Option<Value>> {
+        let path = point.dir.join(name);
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        Ok(Some(serde_json::from_str(&text).with_context(|| {
+            format!("{} is not JSON", path.display())
+        })?))
+    };
+    let solution = read("solution.json")?
+        .with_context(|| format!("{}: no solution.json", point.dir.display()))?;
+    let replay = read("replay.json")?.unwrap_or(Value::Null);
+    let text = |v: &Value| match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let mut row: Vec<String> = point.varied.iter().map(|(_, v)| v.clone()).collect();
+    row.push(
+        point
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    );
+    let key = &solution["key_figures"];
+    row.extend(
+        [
+            &solution["converged"],
+            &solution["status"],
+            &solution["iterations"],
+            &solution["objective"],
+            &key["distance_m"],
+            &key["com_rise_m"],
+            &key["duration_s"],
+            &replay["achieved_distance_m"],
+            &replay["distance_error_rel"],
+            &replay["achieved_com_peak_m"],
+            &replay["com_peak_error_rel"],
+        ]
+        .into_iter()
+        .map(text),
+    );
+    Ok((row, solution["converged"] == Value::Bool(true)))
+}
