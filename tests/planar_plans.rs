@@ -294,4 +294,10 @@ fn a_planar_sweep_plans_and_replays_every_point() {
         let folder = out.join(row[column("run")]);
         assert!(folder.join("solution.json").is_file() && folder.join("replay.json").is_file());
     }
+    let plot = loam(
+        manifest(),
+        &["plot", out.to_str().unwrap(), "--png-only", "-q"],
+    );
+    assert_eq!(plot.status, Some(0), "{}", plot.stderr);
+    assert!(out.join("plots/sweep_planar.png").is_file());
 }

@@ -23,6 +23,7 @@ mod animation;
 mod data;
 mod dem;
 mod planar;
+mod planar_sweep;
 mod rail;
 mod run;
 mod style;
@@ -71,6 +72,9 @@ pub enum PlotError {
     },
     #[error("{}: {message}", path.display())]
     Json { path: PathBuf, message: String },
+    /// A file whose content the figure cannot use, and why.
+    #[error("{}: {message}", path.display())]
+    Invalid { path: PathBuf, message: String },
     #[error("the embedded font could not be loaded")]
     Font,
     #[error("drawing failed: {message}")]
@@ -228,7 +232,14 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
             .extend(style::save(&figure, &out.join("run"), settings.formats)?);
         report.replays = contents.replays.clone();
     }
-    if contents.sweep {
+    if contents.sweep && planar_sweep::is_planar_sweep(dir) {
+        let figure = planar_sweep::PlanarSweepFigure::load(dir)?;
+        report.files.extend(style::save(
+            &figure,
+            &out.join("sweep_planar"),
+            settings.formats,
+        )?);
+    } else if contents.sweep {
         let sweep = data::Sweep::load(dir)?;
         let apex = sweep::ApexFigure::new(&sweep);
         report.sweep_groups = apex.summary();

@@ -2,7 +2,7 @@
 //! by `loam solve` and replayed by `loam simulate`, each point in processes of its own, `jobs`
 //! at a time, into `OUT/<field=value-...>/`. `sweep.csv` has one row per point: a column for
 //! every varied field, the solve's status and key figures, and the replay's distance and
-//! peak rise against the plan's.
+//! peak rise against the plan's. `loam plot OUT` draws them (`plot::planar_sweep`).
 //!
 //! Not for planar problems (refused, exit 2): `--warm-start` and `--shard` (the hopper's
 //! chains and slices), and wrench-space terrains (their replay is `loam solve`'s own).
@@ -28,7 +28,7 @@ struct Point {
 }
 
 /// The figures of `sweep.csv` after the varied fields, in order.
-const FIGURES: [&str; 11] = [
+const FIGURES: [&str; 12] = [
     "converged",
     "status",
     "iterations",
@@ -38,6 +38,7 @@ const FIGURES: [&str; 11] = [
     "duration_s",
     "replay_distance_m",
     "replay_distance_error_rel",
+    "planned_com_peak_m",
     "replay_com_peak_m",
     "replay_com_peak_error_rel",
 ];
@@ -229,6 +230,7 @@ fn row_of(point: &Point) -> anyhow::Result<(Vec<String>, bool)> {
             &key["duration_s"],
             &replay["achieved_distance_m"],
             &replay["distance_error_rel"],
+            &replay["planned_com_peak_m"],
             &replay["achieved_com_peak_m"],
             &replay["com_peak_error_rel"],
         ]

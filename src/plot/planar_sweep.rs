@@ -1,0 +1,220 @@
+//! `sweep_planar`: a planar robot's sweep (`loam sweep` of a planar problem): the planned
+//! and the replayed distance and centre-of-mass peak rise against the first varied field,
+//! one colour per value of the other varied fields.
+
+use std::path::Path;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::style::{
+    draw_error, draw_grid, draw_legend_row, draw_line, draw_markers, font, range_of, trim_number,
+    Chart, Figure, LegendEntry, Marker, Stroke, BLUE, DARK, GREEN, ORANGE, PURPLE, TITLE_SIZE,
+    VERMILION,
+};
+use super::table::Table;
+use super::PlotError;
+
+/// Whether `sweep.csv` in `dir` is a planar sweep's (its replay columns, no hopper terrains).
+pub fn is_planar_sweep(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("sweep.csv"))
+        .ok()
+        .and_then(|text| text.lines().next().map(str::to_owned))
+        .is_some_and(|header| {
+            header.split(',').any(|c| c == "replay_distance_error_rel")
+                && !header.split(',').any(|c| c == "plan_terrain")
+        })
+}
+
+/// The x axis's label: the varied field's path with its unit where the name tells it.
+fn x_label(field: &str) -> String {
+    let last = field.rsplit('.').next().unwrap_or(field);
+    let unit = if ["distance", "apex_rise", "foot_radius", "gravity"].contains(&last)
+        || last.ends_with("_length")
+        || last.ends_with("_width")
+    {
+        " [m]"
+    } else if last.ends_with("_mass") {
+        " [kg]"
+    } else if last == "friction" {
+        " [-]"
+    } else {
+        ""
+    };
+    let unit = if last == "gravity" { " [m/s²]" } else { unit };
+    format!("{field}{unit}")
+}
+
+/// One curve: the points of one value of the other varied fields, ordered by x.
+struct Group {
+    label: String,
+    /// x, planned distance, replayed distance, planned peak, replayed peak (NaN: not replayed).
+    points: Vec<[f64; 5]>,
+}
+
+pub struct PlanarSweepFigure {
+    title: String,
+    x_name: String,
+    groups: Vec<Group>,
+}
+
+const COLORS: [RGBColor; 6] = [BLUE, VERMILION, GREEN, ORANGE, PURPLE, DARK];
+
+impl PlanarSweepFigure {
+    pub fn load(dir: &Path) -> Result<PlanarSweepFigure, PlotError> {
+        let path = dir.join("sweep.csv");
+        let table = Table::read(&path)?;
+        let varied: Vec<String> = table
+            .columns()
+            .iter()
+            .take_while(|c| *c != "run")
+            .cloned()
+            .collect();
+        let Some(x_name) = varied.first().cloned() else {
+            return Err(PlotError::Invalid {
+                path,
+                message: "no varied field before the `run` column".into(),
+            });
+        };
+        let x = table.numbers(&x_name).map_err(|_| PlotError::Invalid {
+            path: path.clone(),
+            message: format!(
+                "the first varied field, `{x_name}`, is not a number in every row: the figure's x axis is the first --vary"
+            ),
+        })?;
+        let number = |column: &str| -> Result<Vec<f64>, PlotError> {
+            Ok(table
+                .text(column)?
+                .iter()
+                .map(|v| v.parse().unwrap_or(f64::NAN))
+                .collect())
+        };
+        let columns = [
+            number("distance_m")?,
+            number("replay_distance_m")?,
+            number("planned_com_peak_m")?,
+            number("replay_com_peak_m")?,
+        ];
+        let others: Vec<Vec<&str>> = varied[1..]
+            .iter()
+            .map(|c| table.text(c))
+            .collect::<Result<_, _>>()?;
+        let mut groups: Vec<Group> = Vec::new();
+        for (i, &xi) in x.iter().enumerate() {
+            let label = varied[1..]
+                .iter()
+                .zip(&others)
+                .map(|(name, values)| {
+                    format!("{}={}", name.rsplit('.').next().unwrap_or(name), values[i])
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            let point = [
+                xi,
+                columns[0][i],
+                columns[1][i],
+                columns[2][i],
+                columns[3][i],
+            ];
+            match groups.iter_mut().find(|g| g.label == label) {
+                Some(group) => group.points.push(point),
+                None => groups.push(Group {
+                    label,
+                    points: vec![point],
+                }),
+            }
+        }
+        for group in &mut groups {
+            group.points.sort_by(|a, b| a[0].total_cmp(&b[0]));
+        }
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(PlanarSweepFigure {
+            title: format!(
+                "{name}: {} plans, planned (solid) and replayed (dashed)",
+                x.len()
+            ),
+            x_name,
+            groups,
+        })
+    }
+}
+
+impl Figure for PlanarSweepFigure {
+    fn size(&self) -> (u32, u32) {
+        (1400, 600)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
+        let (title_area, rest) = root.split_vertically(44);
+        title_area
+            .draw(&Text::new(self.title.clone(), (16, 10), font(TITLE_SIZE)))
+            .map_err(draw_error)?;
+        let (legend_area, rest) = rest.split_vertically(34);
+        let mut entries = vec![
+            LegendEntry::line("plan", DARK, Stroke::Solid, 2),
+            LegendEntry::line("replay", DARK, Stroke::Dashed(8, 5), 2),
+        ];
+        for (g, group) in self.groups.iter().enumerate() {
+            if !group.label.is_empty() {
+                entries.push(LegendEntry::line(
+                    group.label.clone(),
+                    COLORS[g % COLORS.len()],
+                    Stroke::Solid,
+                    3,
+                ));
+            }
+        }
+        draw_legend_row(&legend_area, (16, 4), &entries)?;
+        let panels = rest.split_evenly((1, 2));
+        let labels = [
+            "base distance travelled [m]",
+            "centre-of-mass peak rise [m]",
+        ];
+        let all = || self.groups.iter().flat_map(|g| g.points.iter());
+        let (x0, x1) = range_of(all().map(|p| p[0]), 0.05);
+        for (k, area) in panels.iter().enumerate() {
+            let (plan, replay) = (1 + 2 * k, 2 + 2 * k);
+            let values = all()
+                .flat_map(|p| [p[plan], p[replay]])
+                .filter(|v| v.is_finite())
+                .chain([0.0]);
+            let (y0, y1) = range_of(values, 0.08);
+            let mut chart: Chart<DB> = ChartBuilder::on(area)
+                .margin(12)
+                .x_label_area_size(50)
+                .y_label_area_size(80)
+                .build_cartesian_2d(x0..x1, y0..y1)
+                .map_err(draw_error)?;
+            draw_grid(
+                &mut chart,
+                (&x_label(&self.x_name), labels[k]),
+                6,
+                &|v| trim_number(*v),
+                &|v| trim_number(*v),
+            )?;
+            for (g, group) in self.groups.iter().enumerate() {
+                let color = COLORS[g % COLORS.len()];
+                let planned: Vec<(f64, f64)> = group
+                    .points
+                    .iter()
+                    .filter(|p| p[plan].is_finite())
+                    .map(|p| (p[0], p[plan]))
+                    .collect();
+                let replayed: Vec<(f64, f64)> = group
+                    .points
+                    .iter()
+                    .filter(|p| p[replay].is_finite())
+                    .map(|p| (p[0], p[replay]))
+                    .collect();
+                draw_line(&mut chart, &planned, color, Stroke::Solid, 2)?;
+                draw_markers(&mut chart, &planned, (Marker::Circle, true), 4, color)?;
+                draw_line(&mut chart, &replayed, color, Stroke::Dashed(8, 5), 2)?;
+                draw_markers(&mut chart, &replayed, (Marker::Diamond, false), 6, color)?;
+            }
+        }
+        Ok(())
+    }
+}
