@@ -301,3 +301,84 @@ fn a_planar_sweep_plans_and_replays_every_point() {
     assert_eq!(plot.status, Some(0), "{}", plot.stderr);
     assert!(out.join("plots/sweep_planar.png").is_file());
 }
+
+/// The replay's stick law on the bed, against statics: the planar foot held at the depth
+/// where F_hyd carries its weight stays there and the bed carries exactly m g; pulled up with
+/// twice its weight it leaves the bed at once; pushed down with its weight again it sinks,
+/// and comes to rest stuck where F_hyd carries at least the load.
+#[test]
+fn the_replays_stick_law_on_the_bed_holds_lifts_and_sinks_as_statics_says() {
+    use loam::problem::{load_any, planar::PlanarTerrainConfig, AnyProblem};
+    use loam::sim::planar::{replay, PlanTable};
+    let file = manifest().join("problems/planar_foot_granular_lift.yaml");
+    let AnyProblem::Planar(problem) = load_any(&file, &[]).unwrap() else {
+        panic!("a planar problem");
+    };
+    let PlanarTerrainConfig::AddedMass(ground) = &problem.terrain else {
+        panic!("an added-mass problem");
+    };
+    let bed = ground.bed();
+    let robot = problem.robot.build(problem.gravity);
+    let weight = robot.body.total_mass() * problem.gravity;
+    let depth = bed.equilibrium_depth(weight);
+    let mut x = robot.standing.clone();
+    x[1] -= depth;
+    x.extend(vec![0.0; robot.n_q()]);
+    let fz_input = robot.input("force_z").expect("the foot's vertical force");
+    // A plan that holds the rest state with a constant vertical force `push` [N] (+ = up).
+    let run = |push: f64| {
+        let mut u = vec![0.0; robot.inputs.len()];
+        u[fz_input] = push;
+        let plan = PlanTable {
+            t: vec![0.0, 0.3],
+            x: vec![x.clone(), x.clone()],
+            u: vec![u.clone(), u],
+            phase: vec![0, 0],
+        };
+        replay(&problem, &plan, 1e-3).unwrap()
+    };
+    let fz_column = |r: &loam::sim::planar::PlanarReplay| {
+        r.columns.iter().position(|c| c == "foot_fz").unwrap()
+    };
+    let foot_z = |row: &[f64]| robot.contact_point(&row[1..1 + robot.n_q()], 0)[1];
+
+    let rest = run(0.0);
+    let last = rest.rows.last().unwrap();
+    assert!(rest.summary.events.iter().all(|e| e.kind != "lift-off"));
+    assert!(
+        (foot_z(last) + depth).abs() < 1e-6,
+        "moved to {}",
+        foot_z(last)
+    );
+    let fz = last[fz_column(&rest)];
+    assert!(
+        (fz - weight).abs() < 1e-6 * weight,
+        "F_z {fz} N, weight {weight} N"
+    );
+
+    let pulled = run(2.0 * weight);
+    let first = &pulled.summary.events[0];
+    assert_eq!(first.kind, "lift-off", "{:?}", pulled.summary.events);
+    assert!(first.t < 1e-3, "left at {} s", first.t);
+
+    // Pushed: the servo holds the plan's height with K_p (8 Hz on the foot's mass), so the
+    // foot sinks until the bed carries weight + push + K_p Δd; it comes to rest stuck there
+    // or a little deeper (it overshoots while sinking, and a stuck foot takes any load up to
+    // F_hyd).
+    let pushed = run(-weight);
+    let last = pushed.rows.last().unwrap();
+    let end_depth = -foot_z(last);
+    assert!(
+        end_depth > depth + 1e-3,
+        "sank to {end_depth} m from {depth} m"
+    );
+    assert!(
+        pushed.summary.events.iter().any(|e| e.kind == "sinks"),
+        "{:?}",
+        pushed.summary.events
+    );
+    let fz = last[fz_column(&pushed)];
+    assert!(fz > weight && fz <= bed.static_resistance(end_depth) * (1.0 + 1e-9));
+    let speed = last[1 + robot.n_q() + 1].abs();
+    assert!(speed < 1e-3, "still moving at {speed} m/s");
+}
