@@ -292,6 +292,18 @@ pub fn run_planar(
     }
     let run = super::simulate_planar::read_planar_run(run_dir)?;
     let bed = Checkpoint::load(bed_path).map_err(dem_error)?;
+    if let (loam::problem::planar::PlanarTerrainConfig::AddedMass(ground), false) =
+        (&run.problem.terrain, quiet)
+    {
+        // The planner's feet are the added-mass model's discs; the grains meet boxes.
+        let side = 2.0 * PlanarDemSettings::default().point_foot_half_width;
+        eprintln!(
+            "note: the plan's feet are discs of {:.3} m radius in the added-mass model; on the \
+             grains each foot is a box on its sole ({side:.3} m long for a point foot), \
+             --foot-depth {} m across",
+            ground.foot_radius, args.foot_depth
+        );
+    }
     let (mut engine, name) = engine(backend)?;
     let settings = PlanarDemSettings {
         depth: args.foot_depth,
