@@ -160,19 +160,30 @@ fn input_limits_out_of_order_are_refused_on_the_robot() {
     );
 }
 
+/// A shipped planar problem on the added-mass terrain, and its terrain section.
+fn bed_problem(
+    file: &Path,
+) -> (
+    loam::problem::planar::PlanarProblem,
+    loam::problem::planar::AddedMassGroundConfig,
+) {
+    use loam::problem::{load_any, planar::PlanarTerrainConfig, AnyProblem};
+    let AnyProblem::Planar(problem) = load_any(file, &[]).unwrap() else {
+        panic!("{}: a planar problem", file.display());
+    };
+    let PlanarTerrainConfig::AddedMass(ground) = problem.terrain.clone() else {
+        panic!("{}: an added-mass problem", file.display());
+    };
+    (problem, ground)
+}
+
 /// On the added-mass bed the planner's start is the bed's static equilibrium, found by the
 /// NLP; the terrain's own bisection on F_hyd(d) = m g must give the same depth. The foot
 /// leaves the bed having stopped sinking and never drops below the floor it left.
 #[test]
 fn on_poppy_seeds_the_monopod_starts_where_the_bed_carries_its_weight() {
-    use loam::problem::{load_any, planar::PlanarTerrainConfig, AnyProblem};
     let file = manifest().join("problems/monopod_granular_hop.yaml");
-    let AnyProblem::Planar(problem) = load_any(&file, &[]).unwrap() else {
-        panic!("a planar problem");
-    };
-    let PlanarTerrainConfig::AddedMass(ground) = &problem.terrain else {
-        panic!("an added-mass problem");
-    };
+    let (problem, ground) = bed_problem(&file);
     let robot = problem.robot.build(problem.gravity);
     let weight = robot.body.total_mass() * problem.gravity;
     let rest_depth = ground.bed().equilibrium_depth(weight);
@@ -308,15 +319,9 @@ fn a_planar_sweep_plans_and_replays_every_point() {
 /// and comes to rest stuck where F_hyd carries at least the load.
 #[test]
 fn the_replays_stick_law_on_the_bed_holds_lifts_and_sinks_as_statics_says() {
-    use loam::problem::{load_any, planar::PlanarTerrainConfig, AnyProblem};
     use loam::sim::planar::{replay, PlanTable};
-    let file = manifest().join("problems/planar_foot_granular_lift.yaml");
-    let AnyProblem::Planar(problem) = load_any(&file, &[]).unwrap() else {
-        panic!("a planar problem");
-    };
-    let PlanarTerrainConfig::AddedMass(ground) = &problem.terrain else {
-        panic!("an added-mass problem");
-    };
+    let (problem, ground) =
+        bed_problem(&manifest().join("problems/planar_foot_granular_lift.yaml"));
     let bed = ground.bed();
     let robot = problem.robot.build(problem.gravity);
     let weight = robot.body.total_mass() * problem.gravity;

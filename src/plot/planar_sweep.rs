@@ -8,9 +8,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::style::{
-    draw_error, draw_grid, draw_legend_row, draw_line, draw_markers, font, range_of, trim_number,
-    Chart, Figure, LegendEntry, Marker, Stroke, BLUE, DARK, GREEN, ORANGE, PURPLE, TITLE_SIZE,
-    VERMILION,
+    draw_error, draw_grid, draw_heading, draw_line, draw_markers, range_of, trim_number, Chart,
+    Figure, LegendEntry, Marker, Stroke, BLUE, DARK, GREEN, ORANGE, PURPLE, VERMILION,
 };
 use super::table::Table;
 use super::PlotError;
@@ -148,11 +147,6 @@ impl Figure for PlanarSweepFigure {
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
-        let (title_area, rest) = root.split_vertically(44);
-        title_area
-            .draw(&Text::new(self.title.clone(), (16, 10), font(TITLE_SIZE)))
-            .map_err(draw_error)?;
-        let (legend_area, rest) = rest.split_vertically(34);
         let mut entries = vec![
             LegendEntry::line("plan", DARK, Stroke::Solid, 2),
             LegendEntry::line("replay", DARK, Stroke::Dashed(8, 5), 2),
@@ -167,7 +161,7 @@ impl Figure for PlanarSweepFigure {
                 ));
             }
         }
-        draw_legend_row(&legend_area, (16, 4), &entries)?;
+        let rest = draw_heading(root, &self.title, &entries)?;
         let panels = rest.split_evenly((1, 2));
         let labels = [
             "base distance travelled [m]",
@@ -197,18 +191,16 @@ impl Figure for PlanarSweepFigure {
             )?;
             for (g, group) in self.groups.iter().enumerate() {
                 let color = COLORS[g % COLORS.len()];
-                let planned: Vec<(f64, f64)> = group
-                    .points
-                    .iter()
-                    .filter(|p| p[plan].is_finite())
-                    .map(|p| (p[0], p[plan]))
-                    .collect();
-                let replayed: Vec<(f64, f64)> = group
-                    .points
-                    .iter()
-                    .filter(|p| p[replay].is_finite())
-                    .map(|p| (p[0], p[replay]))
-                    .collect();
+                // The finite points of one column against x.
+                let series = |column: usize| -> Vec<(f64, f64)> {
+                    group
+                        .points
+                        .iter()
+                        .filter(|p| p[column].is_finite())
+                        .map(|p| (p[0], p[column]))
+                        .collect()
+                };
+                let (planned, replayed) = (series(plan), series(replay));
                 draw_line(&mut chart, &planned, color, Stroke::Solid, 2)?;
                 draw_markers(&mut chart, &planned, (Marker::Circle, true), 4, color)?;
                 draw_line(&mut chart, &replayed, color, Stroke::Dashed(8, 5), 2)?;

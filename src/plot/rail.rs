@@ -8,8 +8,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::style::{
-    draw_error, draw_grid, draw_legend_row, draw_line, draw_markers, font, range_of, trim_number,
-    Chart, Figure, LegendEntry, Marker, Stroke, BLUE, DARK, GREEN, GREY, ORANGE, TITLE_SIZE,
+    draw_error, draw_grid, draw_heading, draw_legend_row, draw_line, draw_markers, range_of,
+    trim_number, Chart, Figure, LegendEntry, Marker, Stroke, BLUE, DARK, GREEN, GREY, ORANGE,
     VERMILION,
 };
 use super::table::Table;
@@ -86,16 +86,11 @@ impl Figure for RailFigure {
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
-        let (title_area, rest) = root.split_vertically(44);
-        title_area
-            .draw(&Text::new(self.title.clone(), (16, 10), font(TITLE_SIZE)))
-            .map_err(draw_error)?;
-        let (legend_area, rest) = rest.split_vertically(34);
         let plan_line =
             |label: &str, color| LegendEntry::marker(label, color, Marker::Circle, true);
-        draw_legend_row(
-            &legend_area,
-            (16, 4),
+        let rest = draw_heading(
+            root,
+            &self.title,
             &[
                 plan_line("plan (nodes)", DARK),
                 LegendEntry::line("MDP replay of the plan's command", DARK, Stroke::Solid, 2),

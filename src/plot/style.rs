@@ -198,6 +198,29 @@ pub fn draw_legend<DB: DrawingBackend>(
     Ok(())
 }
 
+/// Height of a figure's title band and of a one-row legend band below it [px].
+pub const TITLE_BAND: u32 = 44;
+pub const LEGEND_BAND: u32 = 34;
+
+/// A figure's heading: `title` in a band at the top of `root` and, when `legend` is not
+/// empty, the entries in one row below it; returns the area left under them.
+pub fn draw_heading<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    legend: &[LegendEntry],
+) -> Result<DrawingArea<DB, Shift>, PlotError> {
+    let (title_area, rest) = root.split_vertically(TITLE_BAND);
+    title_area
+        .draw(&Text::new(title.to_string(), (16, 10), font(TITLE_SIZE)))
+        .map_err(draw_error)?;
+    if legend.is_empty() {
+        return Ok(rest);
+    }
+    let (legend_area, rest) = rest.split_vertically(LEGEND_BAND);
+    draw_legend_row(&legend_area, (16, 4), legend)?;
+    Ok(rest)
+}
+
 /// Draws `entries` in a row from the left of `area`; returns the x after the last entry.
 pub fn draw_legend_row<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,

@@ -9,8 +9,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::style::{
-    draw_error, draw_grid, draw_legend_row, draw_line, draw_markers, font, range_of, trim_number,
-    Chart, Figure, LegendEntry, Marker, Stroke, BLUE, DARK, GREY, TITLE_SIZE, VERMILION,
+    draw_error, draw_grid, draw_heading, draw_line, draw_markers, font, range_of, trim_number,
+    Chart, Figure, LegendEntry, Marker, Stroke, BLUE, DARK, GREY, LEGEND_BAND, TITLE_BAND,
+    VERMILION,
 };
 use super::table::Table;
 use super::PlotError;
@@ -63,8 +64,6 @@ pub struct WrenchSlices {
 }
 
 const SLICE_PANEL: u32 = 330;
-const SLICE_TITLE: u32 = 44;
-const SLICE_LEGEND: u32 = 34;
 
 impl WrenchSlices {
     pub fn load(path: &Path) -> Result<WrenchSlices, PlotError> {
@@ -134,16 +133,11 @@ impl Figure for WrenchSlices {
     fn size(&self) -> (u32, u32) {
         (
             self.columns() as u32 * SLICE_PANEL + 20,
-            SLICE_TITLE + SLICE_LEGEND + self.depths.len() as u32 * SLICE_PANEL,
+            TITLE_BAND + LEGEND_BAND + self.depths.len() as u32 * SLICE_PANEL,
         )
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
-        let (title_area, rest) = root.split_vertically(SLICE_TITLE);
-        title_area
-            .draw(&Text::new(self.title.clone(), (16, 10), font(TITLE_SIZE)))
-            .map_err(draw_error)?;
-        let (legend_area, rest) = rest.split_vertically(SLICE_LEGEND);
         let mut legend = vec![
             LegendEntry::marker(
                 format!("data at the node ({} wrenches)", self.space.n_directions()),
@@ -167,7 +161,7 @@ impl Figure for WrenchSlices {
             Marker::Diamond,
             true,
         ));
-        draw_legend_row(&legend_area, (16, 4), &legend)?;
+        let rest = draw_heading(root, &self.title, &legend)?;
         let panels = rest.split_evenly((self.depths.len(), self.columns()));
         for (r, &(depth, deeper)) in self.depths.iter().enumerate() {
             let mid = 0.5 * (depth + deeper);
@@ -262,10 +256,7 @@ impl Figure for WrenchDepth {
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
-        let (title_area, rest) = root.split_vertically(SLICE_TITLE);
-        title_area
-            .draw(&Text::new(self.title.clone(), (16, 10), font(TITLE_SIZE)))
-            .map_err(draw_error)?;
+        let rest = draw_heading(root, &self.title, &[])?;
         let panels = rest.split_evenly((1, 3));
         let labels = [
             "F_x along the surface [N]",
