@@ -101,6 +101,10 @@ pub struct IntrudeArgs {
     /// Output CSV (default: results/intrude/<checkpoint name>_<body>.csv).
     #[arg(long, short)]
     pub output: Option<PathBuf>,
+    /// Where to step the bed: the CPU (all rayon threads) or an NVIDIA GPU (the same step;
+    /// a run is another realisation of the chaotic bed, as a nudged grain gives).
+    #[arg(long, value_enum, default_value = "cpu")]
+    pub backend: BenchBackend,
 }
 
 #[derive(clap::Args)]
@@ -298,10 +302,16 @@ fn run_intrude(args: IntrudeArgs) -> anyhow::Result<u8> {
     let output = args.output.unwrap_or_else(|| {
         Path::new("results/intrude").join(format!("{}_{:?}.csv", stem(&args.checkpoint), args.body))
     });
+    let mut engine: Box<dyn Backend> = match args.backend {
+        BenchBackend::Cpu => Box::new(CpuBackend::new()),
+        BenchBackend::Cuda => {
+            loam::sim::dem::cuda::probe().map_err(|e| anyhow::anyhow!("--backend cuda: {e}"))?;
+            Box::new(CudaBackend::new(1))
+        }
+    };
     interrupt::install();
-    let mut cpu = CpuBackend::new();
     let mut backend = progress::Stepped::new(
-        &mut cpu,
+        engine.as_mut(),
         progress::spinner(false, &format!("intruding to {} m", args.depth)),
         args.time_step.unwrap_or(checkpoint.scene.time_step()),
     );

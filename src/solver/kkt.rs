@@ -137,8 +137,19 @@ impl KktSolver {
             return Outcome::Failed;
         };
         if let Some(values) = values {
-            match factors.factor(values, self.positive, threshold, FLOOR) {
+            // With the inertia checked, a factorisation with too many negative pivots stops.
+            let most_negative = if check_inertia {
+                expected_negative
+            } else {
+                usize::MAX
+            };
+            let fac = factors.factor_within(values, self.positive, threshold, FLOOR, most_negative);
+            match fac {
                 Factor::NotFinite => return Outcome::Failed,
+                Factor::TooNegative { negative } => {
+                    self.negative = negative;
+                    return Outcome::WrongInertia;
+                }
                 Factor::Done {
                     negative,
                     regularized,
