@@ -84,12 +84,12 @@ pub(super) const BLOCK: u32 = 256;
 pub enum CudaError {
     #[error(
         "no CUDA driver: could not load libcuda.so.1 ({detail}); install the NVIDIA driver \
-         on a machine with an NVIDIA GPU, or use --backend dem-cpu"
+         on a machine with an NVIDIA GPU, or use the CPU backend"
     )]
     NoDriver { detail: String },
     #[error(
         "the CUDA driver loaded but sees no GPU ({detail}); check `nvidia-smi` and \
-         CUDA_VISIBLE_DEVICES, or use --backend dem-cpu"
+         CUDA_VISIBLE_DEVICES, or use the CPU backend"
     )]
     NoDevice { detail: String },
     #[error(

@@ -74,7 +74,7 @@ pub const DEFAULT_FRACTION: f64 = 0.1;
 /// bed harder and faster (the hopper's foot lands its weight on the bed, then pushes with up
 /// to 40 N in 0.1 s), and its replay did not: the granular 60 mm plan's apex over
 /// realisations of the shipped bed was 46.7 ± 2.0 mm at 0.2 T_R, 38.5 ± 1.8 at 0.1,
-/// 44.0 ± 1.1 at 0.05 and 46.8 (one realisation) at 0.025 (results/README.md).
+/// 45.5 ± 1.9 at 0.05 (nine) and 46.8 (one realisation) at 0.025 (results/README.md).
 pub const REPLAY_FRACTION: f64 = 0.05;
 /// Largest accepted step as a fraction of the Rayleigh time. A grain pressed at 100 g into a
 /// pocket of three grains (a soft, strongly damped material: E = 1e6 Pa, e = 0.2; the pocket
