@@ -269,3 +269,62 @@ fn a_warm_sweep_across_terrains_records_the_plan_each_point_started_from() {
         read_json(&d.join("sw/poppy_seeds-model=added_mass-apex_height=0.06/solution.json"));
     same_objective(&solved, &swept, 1e-9, "loam solve against loam sweep");
 }
+
+/// A sweep over heights builds its NLP once (`planner::Transcriptions`): the kept NLP, moved
+/// to another height, has the bounds of a fresh transcription at that height, and a warm
+/// chain of solves on it gives the plans of the same chain transcribed afresh for every
+/// height, bit for bit (same iterations, same variables); another terrain transcribes anew.
+#[test]
+fn a_height_sweep_transcribes_once_and_plans_as_if_it_transcribed_every_height() {
+    use loam::solver::SolveSettings;
+    for file in ["hopper_rigid.yaml", "hopper_two_hops.yaml"] {
+        let at = |height: f64| {
+            let set = vec![format!("task.apex_height={height}")];
+            problem::load(Path::new(&shipped(file)), &set).unwrap()
+        };
+        let settings = |p: &problem::Problem| SolveSettings {
+            options: planner::solver_options(p),
+            ..SolveSettings::default()
+        };
+        let mut kept = planner::Transcriptions::default();
+        let (mut start_kept, mut start_fresh) = (None, None);
+        for (i, height) in [0.05, 0.07, 0.09].into_iter().enumerate() {
+            let p = at(height);
+            let (kept_plan, _) =
+                warm_start::plan_from_with(&p, &settings(&p), start_kept.as_ref(), None, &mut kept)
+                    .unwrap();
+            let (fresh_plan, _) =
+                warm_start::plan_from(&p, &settings(&p), start_fresh.as_ref(), None).unwrap();
+            let what = format!("{file} at {height} m");
+            assert!(kept_plan.report.converged, "{what}");
+            assert_eq!(
+                kept_plan.report.iterations, fresh_plan.report.iterations,
+                "{what}"
+            );
+            assert_eq!(kept_plan.report.x, fresh_plan.report.x, "{what}");
+            assert!((kept_plan.apex_rise - height).abs() < 1e-4, "{what}");
+            if i > 0 {
+                // The kept NLP at this height has the bounds of a fresh transcription.
+                let (_, fresh) = planner::transcribe(&p).unwrap();
+                let (_, reused) = kept.take(&p).unwrap();
+                assert_eq!(reused.g_lower, fresh.g_lower, "{what}");
+                assert_eq!(reused.g_upper, fresh.g_upper, "{what}");
+                assert_eq!(reused.x_lower, fresh.x_lower, "{what}");
+                assert_eq!(reused.x_upper, fresh.x_upper, "{what}");
+                kept.keep(&p, reused);
+            }
+            start_kept = Some(warm_start::PlanStart::of(&kept_plan));
+            start_fresh = Some(warm_start::PlanStart::of(&fresh_plan));
+        }
+        if file != "hopper_rigid.yaml" {
+            continue; // several hops are planned on rigid ground only
+        }
+        // Another terrain shares nothing: the kept rigid NLP is not reused for the bed.
+        let mut bed = at(0.05);
+        bed.terrain.model = problem::TerrainModel::AddedMass;
+        let (_, reused) = kept.take(&bed).unwrap();
+        let (_, fresh) = planner::transcribe(&bed).unwrap();
+        assert_eq!(reused.g_lower, fresh.g_lower, "{file} on the bed");
+        assert_eq!(reused.jac_rows, fresh.jac_rows, "{file} on the bed");
+    }
+}

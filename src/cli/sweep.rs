@@ -578,6 +578,7 @@ fn solve_warm(
     out: &Path,
     bar: &ProgressBar,
 ) -> anyhow::Result<()> {
+    let mut kept = planner::Transcriptions::default();
     for (i, point) in points.iter().enumerate() {
         if done[i].is_some() {
             continue;
@@ -589,11 +590,12 @@ fn solve_warm(
         point::begin(&point.dir)?;
         bar.set_message(point.label.clone());
         let mut on_iteration = progress::ipopt(bar, &point.label);
-        let (plan, warm) = warm_start::plan_from(
+        let (plan, warm) = warm_start::plan_from_with(
             &point.problem,
             &settings(&point.problem),
             start.as_ref().map(|s| &s.0),
             Some(&mut on_iteration),
+            &mut kept,
         )?;
         if interrupt::requested() {
             return Ok(());
@@ -633,16 +635,19 @@ pub fn solve_in_order<'a>(
     mut each: impl FnMut(usize, &Plan) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let mut previous: Option<PlanStart> = None;
+    // Heights of one problem share a transcription; a warm and a cold sweep alike.
+    let mut kept = planner::Transcriptions::default();
     for (i, problem) in problems.enumerate() {
         let start = match previous.take().filter(|_| warm) {
             Some(start) => usable_start((start, ()), problem)?,
             None => None,
         };
-        let (plan, _) = warm_start::plan_from(
+        let (plan, _) = warm_start::plan_from_with(
             problem,
             &settings(problem),
             start.as_ref().map(|s| &s.0),
             None,
+            &mut kept,
         )?;
         each(i, &plan)?;
         previous = Some(PlanStart::of(&plan));

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{plan, Jump, Plan, PlanError};
+use super::{plan_with, Jump, Plan, PlanError, Transcriptions};
 use crate::model::hopper::state;
 use crate::problem::Problem;
 use crate::solver::{IpoptStatus, IterationInfo, Multipliers, OptionValue, SolveSettings};
@@ -156,10 +156,30 @@ pub fn plan_from(
     problem: &Problem,
     settings: &SolveSettings,
     start: Option<&PlanStart>,
+    on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
+) -> Result<(Plan, bool), PlanError> {
+    plan_from_with(
+        problem,
+        settings,
+        start,
+        on_iteration,
+        &mut Transcriptions::default(),
+    )
+}
+
+/// [`plan_from`] with the NLP kept between calls (a sweep over heights; [`Transcriptions`]).
+pub fn plan_from_with(
+    problem: &Problem,
+    settings: &SolveSettings,
+    start: Option<&PlanStart>,
     mut on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
+    kept: &mut Transcriptions,
 ) -> Result<(Plan, bool), PlanError> {
     let Some(start) = start else {
-        return Ok((plan(problem, settings, None, on_iteration)?, false));
+        return Ok((
+            plan_with(problem, settings, None, on_iteration, kept)?,
+            false,
+        ));
     };
     let mut warm = settings.clone();
     warm.options.extend(warm_start_options());
@@ -167,13 +187,16 @@ pub fn plan_from(
     let first_try = on_iteration
         .as_mut()
         .map(|f| &mut **f as &mut dyn FnMut(&IterationInfo) -> bool);
-    let plan_warm = plan(problem, &warm, Some(start), first_try)?;
+    let plan_warm = plan_with(problem, &warm, Some(start), first_try, kept)?;
     if plan_warm.report.converged || plan_warm.report.status == IpoptStatus::UserRequestedStop {
         return Ok((plan_warm, true));
     }
     // A warm start can mislead IPOPT (e.g. into declaring a reachable height infeasible); the
     // cold solve decides.
-    Ok((plan(problem, settings, None, on_iteration)?, false))
+    Ok((
+        plan_with(problem, settings, None, on_iteration, kept)?,
+        false,
+    ))
 }
 
 /// IPOPT's options for a warm start: take the given point and multipliers, start the barrier
