@@ -72,6 +72,8 @@ struct Front {
 /// columns the child could not eliminate) and its dense values (column-major, symmetric).
 #[derive(Clone, Debug)]
 struct Contribution {
+    /// The supernode that sent it.
+    from: usize,
     rows: Vec<usize>,
     delayed: usize,
     values: Vec<f64>,
@@ -88,6 +90,15 @@ pub struct Multifrontal {
     below: Vec<Vec<usize>>,
     /// The input entries each supernode assembles: (entry, new row, new column).
     entries: Vec<Vec<(usize, usize, usize)>>,
+    /// Where each of those entries lands in its front (lower triangle, column-major) when the
+    /// front holds no delayed column: its own columns, then `below`.
+    entry_slots: Vec<Vec<u32>>,
+    /// For each supernode, the positions of its `below` rows in its parent's front when
+    /// neither front holds a delayed column (increasing, as both are sorted).
+    relative: Vec<Vec<u32>>,
+    /// The input pattern as 32-bit indices, for the equilibration's passes.
+    rows32: Vec<u32>,
+    cols32: Vec<u32>,
     /// The input pattern (one triangle, original numbering) and its latest values.
     rows: Vec<usize>,
     cols: Vec<usize>,
@@ -239,12 +250,45 @@ impl Multifrontal {
             let (a, b) = (pinv[r], pinv[c]);
             entries[supernode_of[a.min(b)]].push((k, a, b));
         }
+        // The fronts' layouts without delayed columns, computed once: where each entry and
+        // each child's contribution lands.
+        let mut position = vec![NONE; n];
+        let mut entry_slots: Vec<Vec<u32>> = vec![Vec::new(); supernodes];
+        let mut relative: Vec<Vec<u32>> = vec![Vec::new(); supernodes];
+        let mut children_of: Vec<Vec<usize>> = vec![Vec::new(); supernodes];
+        for c in 0..supernodes {
+            if parent[c] != NONE {
+                children_of[parent[c]].push(c);
+            }
+        }
+        for s in 0..supernodes {
+            let own = first[s]..first[s + 1];
+            let m = own.len() + below[s].len();
+            for (t, g) in own.clone().chain(below[s].iter().copied()).enumerate() {
+                position[g] = t;
+            }
+            entry_slots[s] = entries[s]
+                .iter()
+                .map(|&(_, a, b)| {
+                    let (i, j) = (position[a], position[b]);
+                    (i.max(j) + i.min(j) * m) as u32
+                })
+                .collect();
+            for &c in &children_of[s] {
+                relative[c] = below[c].iter().map(|&g| position[g] as u32).collect();
+            }
+        }
+        let narrow = |v: &[usize]| -> Vec<u32> { v.iter().map(|&i| i as u32).collect() };
         Ok(Multifrontal {
             perm,
             first,
             parent,
             below,
             entries,
+            entry_slots,
+            relative,
+            rows32: narrow(rows),
+            cols32: narrow(cols),
             rows: rows.to_vec(),
             cols: cols.to_vec(),
             values: vec![0.0; rows.len()],
@@ -340,8 +384,8 @@ impl Multifrontal {
         self.norm = values.iter().fold(0.0, |m, v| m.max(v.abs()));
         let threshold = threshold.clamp(1e-12, 0.5);
         equilibrate(
-            &self.rows,
-            &self.cols,
+            &self.rows32,
+            &self.cols32,
             &self.values,
             &mut self.scale,
             &mut self.work,
@@ -361,8 +405,14 @@ impl Multifrontal {
             let summed = index.len();
             index.extend_from_slice(&self.below[s]);
             let m = index.len();
-            for (t, &g) in index.iter().enumerate() {
-                self.position[g] = t;
+            // Without delayed columns the front is laid out as the analysis computed it, and
+            // so is every child's contribution (its `below` rows): precomputed slots. Either
+            // way each entry of the front receives the same sums in the same order.
+            let planned = children.iter().all(|c| c.delayed == 0);
+            if !planned {
+                for (t, &g) in index.iter().enumerate() {
+                    self.position[g] = t;
+                }
             }
             // Only the lower triangle is read: zero just that.
             let f = &mut self.scratch;
@@ -372,21 +422,42 @@ impl Multifrontal {
             for j in 0..m {
                 f[j + j * m..(j + 1) * m].fill(0.0);
             }
-            for &(k, a, b) in &self.entries[s] {
-                let v = self.values[k] * self.scale[self.rows[k]] * self.scale[self.cols[k]];
-                let (i, j) = (self.position[a], self.position[b]);
-                f[i.max(j) + i.min(j) * m] += v;
+            if planned {
+                for (&(k, _, _), &slot) in self.entries[s].iter().zip(&self.entry_slots[s]) {
+                    let v = self.values[k] * self.scale[self.rows[k]] * self.scale[self.cols[k]];
+                    f[slot as usize] += v;
+                }
+            } else {
+                for &(k, a, b) in &self.entries[s] {
+                    let v = self.values[k] * self.scale[self.rows[k]] * self.scale[self.cols[k]];
+                    let (i, j) = (self.position[a], self.position[b]);
+                    f[i.max(j) + i.min(j) * m] += v;
+                }
             }
             for c in children {
                 let cm = c.rows.len();
-                for (cj, &gj) in c.rows.iter().enumerate() {
-                    let j = self.position[gj];
-                    for (&gi, &v) in c.rows[cj..]
-                        .iter()
-                        .zip(&c.values[cj + cj * cm..(cj + 1) * cm])
-                    {
-                        let i = self.position[gi];
-                        f[i.max(j) + i.min(j) * m] += v;
+                if planned {
+                    let relative = &self.relative[c.from];
+                    debug_assert_eq!(relative.len(), cm);
+                    for (cj, &j) in relative.iter().enumerate() {
+                        let column = &mut f[j as usize * m..(j as usize + 1) * m];
+                        for (&i, &v) in relative[cj..]
+                            .iter()
+                            .zip(&c.values[cj + cj * cm..(cj + 1) * cm])
+                        {
+                            column[i as usize] += v;
+                        }
+                    }
+                } else {
+                    for (cj, &gj) in c.rows.iter().enumerate() {
+                        let j = self.position[gj];
+                        for (&gi, &v) in c.rows[cj..]
+                            .iter()
+                            .zip(&c.values[cj + cj * cm..(cj + 1) * cm])
+                        {
+                            let i = self.position[gi];
+                            f[i.max(j) + i.min(j) * m] += v;
+                        }
                     }
                 }
                 self.pool.push(c);
@@ -449,10 +520,12 @@ impl Multifrontal {
             if !root && k < m {
                 let rest = m - k;
                 let mut c = self.pool.pop().unwrap_or(Contribution {
+                    from: s,
                     rows: Vec::new(),
                     delayed: 0,
                     values: Vec::new(),
                 });
+                c.from = s;
                 c.rows.clear();
                 c.rows.extend_from_slice(&index[k..]);
                 c.delayed = summed - k;
@@ -622,29 +695,25 @@ impl Multifrontal {
 /// that S A S has every row's largest entry near 1, so that pivot tests and floors see rows
 /// of comparable size. A row with no nonzero entry keeps scale 1. `largest` is workspace.
 #[inline(always)]
-fn equilibrate(
-    rows: &[usize],
-    cols: &[usize],
-    values: &[f64],
-    scale: &mut [f64],
-    largest: &mut [f64],
-) {
+fn equilibrate(rows: &[u32], cols: &[u32], values: &[f64], scale: &mut [f64], largest: &mut [f64]) {
     scale.fill(1.0);
     for _ in 0..RUIZ_PASSES {
         largest.fill(0.0);
         for ((&i, &j), &v) in rows.iter().zip(cols).zip(values) {
+            let (i, j) = (i as usize, j as usize);
             let a = (v * scale[i] * scale[j]).abs();
-            if a > largest[i] {
-                largest[i] = a;
-            }
-            if a > largest[j] {
-                largest[j] = a;
-            }
+            // max, not a comparison: the same value (the values are finite), no branch.
+            largest[i] = larger(largest[i], a);
+            largest[j] = larger(largest[j], a);
         }
         for (s, &m) in scale.iter_mut().zip(largest.iter()) {
-            if m > 0.0 && m.is_finite() {
-                *s /= m.sqrt();
-            }
+            // Dividing by 1 leaves a row without entries as it is: branch-free, vectorised.
+            let root = if m > 0.0 && m.is_finite() {
+                m.sqrt()
+            } else {
+                1.0
+            };
+            *s /= root;
         }
     }
 }
@@ -729,6 +798,35 @@ fn inf_norm(v: &[f64]) -> f64 {
     v.iter().fold(0.0, |m, x| m.max(x.abs()))
 }
 
+/// max(g, x) for a running maximum `g` that is never NaN: `f64::max`'s value (a NaN `x`
+/// leaves `g`), in one `maxsd` instead of a NaN test and a blend.
+#[inline(always)]
+fn larger(g: f64, x: f64) -> f64 {
+    if x > g {
+        x
+    } else {
+        g
+    }
+}
+
+/// The largest |v_i| (0 for none), in four running maxima: max is exact, so any grouping
+/// gives the same value, and four break the chain of dependent compares.
+#[inline(always)]
+fn largest_magnitude(v: &[f64]) -> f64 {
+    let mut lanes = [0.0_f64; 4];
+    let mut chunks = v.chunks_exact(4);
+    for chunk in &mut chunks {
+        for (lane, x) in lanes.iter_mut().zip(chunk) {
+            *lane = larger(*lane, x.abs());
+        }
+    }
+    let mut g = larger(larger(lanes[0], lanes[1]), larger(lanes[2], lanes[3]));
+    for x in chunks.remainder() {
+        g = larger(g, x.abs());
+    }
+    g
+}
+
 /// A pivot choice among a front's fully summed columns `k..summed`.
 #[derive(Clone, Copy, Debug)]
 enum Choice {
@@ -746,20 +844,20 @@ fn choose(f: &[f64], m: usize, k: usize, summed: usize, u: f64) -> Option<Choice
     let at = |i: usize, j: usize| f[i.max(j) + i.min(j) * m];
     // max is exact, so the order of the scan does not change the answer: the row part is
     // strided, the column part contiguous (and vectorised), around the skipped entry.
-    let largest = |v: &[f64]| v.iter().fold(0.0_f64, |g, x| g.max(x.abs()));
+    let largest = largest_magnitude;
     let column_max = |t: usize, skip: usize| {
         let mut g = 0.0_f64;
         for i in k..t {
             if i != skip {
-                g = g.max(f[t + i * m].abs());
+                g = larger(g, f[t + i * m].abs());
             }
         }
         let below = &f[t + 1 + t * m..(t + 1) * m];
         if skip > t && skip < m {
             let (before, after) = below.split_at(skip - t - 1);
-            g.max(largest(before)).max(largest(&after[1..]))
+            larger(larger(g, largest(before)), largest(&after[1..]))
         } else {
-            g.max(largest(below))
+            larger(g, largest(below))
         }
     };
     for t in k..summed {
