@@ -536,8 +536,9 @@ const APEX_RISE_ROW: &str = "task: apex rise";
 /// other difference (terrain, nodes, scheme, robot) builds a new one.
 #[derive(Default)]
 pub struct Transcriptions {
-    /// The problem last transcribed (its apex height zeroed), its NLP and the apex-rise rows.
-    kept: Option<(Problem, Nlp, Vec<usize>)>,
+    /// The problem last transcribed (its apex height zeroed), its NLP and, once looked up
+    /// (at the first reuse), the apex-rise rows.
+    kept: Option<(Problem, Nlp, Option<Vec<usize>>)>,
     /// The apex-rise rows of the NLP last taken from `kept`, for its return.
     lent: Option<Vec<usize>>,
 }
@@ -550,6 +551,11 @@ impl Transcriptions {
         self.lent = None;
         if let Some((key, mut nlp, rows)) = self.kept.take() {
             if key == height_free(problem) {
+                let rows = rows.unwrap_or_else(|| {
+                    (0..nlp.n_constraints())
+                        .filter(|&row| nlp.constraint_name(row) == APEX_RISE_ROW)
+                        .collect()
+                });
                 let rise = jump.task.apex_height;
                 for &row in &rows {
                     nlp.g_lower[row] = rise;
@@ -565,12 +571,7 @@ impl Transcriptions {
 
     /// Keeps `nlp`, the NLP of `problem`, for the next [`Self::take`].
     pub fn keep(&mut self, problem: &Problem, nlp: Nlp) {
-        let rows = self.lent.take().unwrap_or_else(|| {
-            (0..nlp.n_constraints())
-                .filter(|&row| nlp.constraint_name(row) == APEX_RISE_ROW)
-                .collect()
-        });
-        self.kept = Some((height_free(problem), nlp, rows));
+        self.kept = Some((height_free(problem), nlp, self.lent.take()));
     }
 }
 
