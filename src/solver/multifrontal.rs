@@ -108,6 +108,8 @@ pub struct Multifrontal {
     fronts: Vec<Front>,
     position: Vec<usize>,
     work: Vec<f64>,
+    /// A front's rows of the work vector, during a solve.
+    local: Vec<f64>,
     /// The largest |entry| of the matrix last factorised, and the refinement's workspaces
     /// (right-hand side, residual, the solution before a correction).
     norm: f64,
@@ -296,6 +298,7 @@ impl Multifrontal {
             fronts: vec![Front::default(); supernodes],
             position: vec![NONE; n],
             work: vec![0.0; n],
+            local: Vec::new(),
             norm: 0.0,
             rhs: vec![0.0; n],
             residual: vec![0.0; n],
@@ -616,33 +619,43 @@ impl Multifrontal {
     }
 
     /// Solves with the factors: `x` holds b on entry and the solution on exit.
+    ///
+    /// Each front gathers its rows of the work vector into a dense local one, applies its
+    /// pivots there (contiguous loops) and scatters them back: every entry receives the same
+    /// operations in the same order as applied in place.
     pub fn solve_factored(&mut self, x: &mut [f64]) {
         let w = &mut self.work;
+        let local = &mut self.local;
         for (wi, &old) in w.iter_mut().zip(&self.perm) {
             *wi = x[old] * self.scale[old];
         }
         for front in &self.fronts {
             let (m, rows, l) = (front.rows.len(), &front.rows, &front.l);
+            local.clear();
+            local.extend(rows.iter().map(|&r| w[r]));
             for pivot in &front.pivots {
                 match *pivot {
                     Pivot::One { at, .. } => {
-                        let x = w[rows[at]];
+                        let x = local[at];
                         if x != 0.0 {
                             let column = &l[at * m + at + 1..(at + 1) * m];
-                            for (&r, &li) in rows[at + 1..].iter().zip(column) {
-                                w[r] -= li * x;
+                            for (v, &li) in local[at + 1..].iter_mut().zip(column) {
+                                *v -= li * x;
                             }
                         }
                     }
                     Pivot::Two { at, .. } => {
-                        let (x, y) = (w[rows[at]], w[rows[at + 1]]);
+                        let (x, y) = (local[at], local[at + 1]);
                         let first = &l[at * m + at + 2..(at + 1) * m];
                         let second = &l[(at + 1) * m + at + 2..(at + 2) * m];
-                        for ((&r, &l0), &l1) in rows[at + 2..].iter().zip(first).zip(second) {
-                            w[r] -= l0 * x + l1 * y;
+                        for ((v, &l0), &l1) in local[at + 2..].iter_mut().zip(first).zip(second) {
+                            *v -= l0 * x + l1 * y;
                         }
                     }
                 }
+            }
+            for (&r, &v) in rows.iter().zip(local.iter()) {
+                w[r] = v;
             }
         }
         for front in &self.fronts {
@@ -660,28 +673,34 @@ impl Multifrontal {
         }
         for front in self.fronts.iter().rev() {
             let (m, rows, l) = (front.rows.len(), &front.rows, &front.l);
+            local.clear();
+            local.extend(rows.iter().map(|&r| w[r]));
             for pivot in front.pivots.iter().rev() {
                 match *pivot {
                     Pivot::One { at, .. } => {
-                        let mut x = w[rows[at]];
+                        let mut x = local[at];
                         let column = &l[at * m + at + 1..(at + 1) * m];
-                        for (&r, &li) in rows[at + 1..].iter().zip(column) {
-                            x -= li * w[r];
+                        for (&v, &li) in local[at + 1..].iter().zip(column) {
+                            x -= li * v;
                         }
-                        w[rows[at]] = x;
+                        local[at] = x;
                     }
                     Pivot::Two { at, .. } => {
-                        let (mut x, mut y) = (w[rows[at]], w[rows[at + 1]]);
+                        let (mut x, mut y) = (local[at], local[at + 1]);
                         let first = &l[at * m + at + 2..(at + 1) * m];
                         let second = &l[(at + 1) * m + at + 2..(at + 2) * m];
-                        for ((&r, &l0), &l1) in rows[at + 2..].iter().zip(first).zip(second) {
-                            x -= l0 * w[r];
-                            y -= l1 * w[r];
+                        for ((&v, &l0), &l1) in local[at + 2..].iter().zip(first).zip(second) {
+                            x -= l0 * v;
+                            y -= l1 * v;
                         }
-                        w[rows[at]] = x;
-                        w[rows[at + 1]] = y;
+                        local[at] = x;
+                        local[at + 1] = y;
                     }
                 }
+            }
+            // Only the pivots' rows changed: the eliminated ones, which lead the front.
+            for (&r, &v) in rows.iter().zip(local.iter()).take(front.eliminated) {
+                w[r] = v;
             }
         }
         for (new, &old) in self.perm.iter().enumerate() {
