@@ -25,10 +25,14 @@
 //!   smaller than a floor is raised to it ([`perturb`]); solves are refined
 //!   iteratively against the unperturbed matrix.
 //!
+//! - Fronts that receive no delayed column (most of them) assemble through slots the
+//!   analysis computed; only the others map their rows at factorisation time.
+//!
 //! Measured against MUMPS on every shipped problem and the height sweep: README, "Linear
-//! solvers". Left for later: the dense kernels are plain loops (no blocking, no BLAS), so on
-//! the larger planar problems a factorisation costs more than MUMPS's; the 2×2 partner is
-//! searched among the fully summed columns only.
+//! solvers" (per iteration it is now the cheaper of the two on every shipped problem, the
+//! planar ones included). Left for later: the dense kernels are plain loops (no blocking, no
+//! BLAS: the hopper's fronts hold 15 rows on average); the 2×2 partner is searched among the
+//! fully summed columns only.
 //!
 //! By Sylvester's law of inertia the eigenvalue signs of D's 1×1 and 2×2 blocks are the
 //! matrix's inertia, which IPOPT needs.
@@ -342,9 +346,10 @@ impl Multifrontal {
         floor: f64,
         most_negative: usize,
     ) -> Factor {
-        // The same code compiled twice: with AVX2 where the processor has it (about 1.6x
-        // faster dense eliminations here). No fused multiply-adds either way (Rust contracts
-        // none), so both give the same factors bit for bit.
+        // The same code compiled twice: with AVX2 where the processor has it (4-wide vectors
+        // in the dense loops; a few per cent on the hopper's KKT matrices, whose fronts are
+        // small). No fused multiply-adds either way (Rust contracts none), so both give the
+        // same factors bit for bit.
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the processor has AVX2 (checked just above).
