@@ -29,8 +29,8 @@
 //!   analysis computed; only the others map their rows at factorisation time.
 //!
 //! Measured against MUMPS on every shipped problem and the height sweep: README, "Linear
-//! solvers" (per iteration it is now the cheaper of the two on every shipped problem, the
-//! planar ones included). Left for later: the dense kernels are plain loops (no blocking, no
+//! solvers" (per IPOPT iteration it now costs as much as MUMPS on the rigid jump and less on
+//! every other shipped problem, the planar ones included). Left for later: the dense kernels are plain loops (no blocking, no
 //! BLAS: the hopper's fronts hold 15 rows on average); the 2×2 partner is searched among the
 //! fully summed columns only.
 //!
