@@ -5,7 +5,10 @@
 //! iteration, new values, a right-hand side or several, and the number of negative eigenvalues
 //! it expects (the number of constraint rows). The answer is the solution and the inertia, or
 //! "wrong inertia" (IPOPT then adds `δw I` to the primal block and asks again), or "singular"
-//! (IPOPT then adds `−δc I` to the constraint block). When IPOPT cannot refine a solution to
+//! (IPOPT then adds `−δc I` to the constraint block). A factorisation whose negative pivots
+//! already outnumber IPOPT's count stops there and answers "wrong inertia"
+//! ([`Multifrontal::factor_within`]): IPOPT only asks whether the count is too large or too
+//! small, so its path is the same. When IPOPT cannot refine a solution to
 //! its tolerance it asks for more quality, and the pivot threshold is raised as IPOPT's MUMPS
 //! interface raises its `mumps_pivtol` (from 1e-6 by u ← u^0.75 up to 0.1).
 //!
