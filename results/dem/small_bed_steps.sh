@@ -22,14 +22,12 @@ for seed in "${@:-1 2 3 4}"; do
             [ "$step" = default ] || args=(--time-step "$step")
             "$loam" dem intrude "$work/s$s.bed" --velocity 0.05 --depth 0.022 "${args[@]}" \
                 -o "$work/s$s.csv" >/dev/null
-            python3 - "$work/s$s.csv" "$s" "$step" "$packing" <<'PY'
-import csv, sys
-path, seed, step, packing = sys.argv[1:]
-rows = list(csv.DictReader(open(path)))
-f = []
-for d in (0.005, 0.010, 0.020):
-    w = [float(r["F_z"]) for r in rows if abs(float(r["depth"]) - d) <= 0.0025]
-    f.append(sum(w) / len(w))
+            python3 - "$work/s$s.csv" "$s" "$step" "$packing" "$root/results/dem" <<'PY'
+import sys
+path, seed, step, packing, here = sys.argv[1:]
+sys.path.insert(0, here)
+from step_study import forces  # the window means of results/README.md
+f = forces(path)
 micro = "14.8" if step == "default" else f"{float(step) * 1e6:.1f}"
 print(f"{seed:>4}  {micro:>9}  {packing:>7}  {f[0]:.1f} / {f[1]:.1f} / {f[2]:.1f}")
 PY

@@ -147,6 +147,28 @@ pub enum BenchBackend {
     Cuda,
 }
 
+impl BenchBackend {
+    /// The GPU's description for `cuda` (a missing driver, device or NVRTC is an error that
+    /// names the option), None for the CPU.
+    fn probe(self) -> anyhow::Result<Option<loam::sim::dem::cuda::DeviceInfo>> {
+        Ok(match self {
+            BenchBackend::Cpu => None,
+            BenchBackend::Cuda => Some(
+                loam::sim::dem::cuda::probe()
+                    .map_err(|e| anyhow::anyhow!("--backend cuda: {e}"))?,
+            ),
+        })
+    }
+
+    /// A fresh engine; `scenes` copies of each bed per launch on the GPU.
+    fn engine(self, scenes: usize) -> Box<dyn Backend> {
+        match self {
+            BenchBackend::Cpu => Box::new(CpuBackend::new()),
+            BenchBackend::Cuda => Box::new(CudaBackend::new(scenes)),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum LawKind {
     /// Soft spheres (E = 1e7 Pa, ν = 0.3, e = 0.5) at the default step (law::DEFAULT_FRACTION
@@ -302,13 +324,8 @@ fn run_intrude(args: IntrudeArgs) -> anyhow::Result<u8> {
     let output = args.output.unwrap_or_else(|| {
         Path::new("results/intrude").join(format!("{}_{:?}.csv", stem(&args.checkpoint), args.body))
     });
-    let mut engine: Box<dyn Backend> = match args.backend {
-        BenchBackend::Cpu => Box::new(CpuBackend::new()),
-        BenchBackend::Cuda => {
-            loam::sim::dem::cuda::probe().map_err(|e| anyhow::anyhow!("--backend cuda: {e}"))?;
-            Box::new(CudaBackend::new(1))
-        }
-    };
+    args.backend.probe()?;
+    let mut engine = args.backend.engine(1);
     interrupt::install();
     let mut backend = progress::Stepped::new(
         engine.as_mut(),
@@ -389,19 +406,9 @@ pub fn bench(args: BenchDemArgs) -> anyhow::Result<u8> {
         .into());
     }
     // A backend for each measurement (the device's memory is freed between sizes).
-    let device = match args.backend {
-        BenchBackend::Cpu => None,
-        BenchBackend::Cuda => Some(
-            loam::sim::dem::cuda::probe().map_err(|e| anyhow::anyhow!("--backend cuda: {e}"))?,
-        ),
-    };
+    let device = args.backend.probe()?;
     let scenes = args.scenes;
-    let fresh = || -> Box<dyn Backend> {
-        match args.backend {
-            BenchBackend::Cpu => Box::new(CpuBackend::new()),
-            BenchBackend::Cuda => Box::new(CudaBackend::new(scenes)),
-        }
-    };
+    let fresh = || args.backend.engine(scenes);
     let material = HertzMindlin::default();
     let (law, time_step) = match args.law {
         LawKind::HertzMindlin => (

@@ -484,6 +484,21 @@ fn solve_cold(
     }
 }
 
+/// `loam solve FILE --out DIR -q --set O...`: one sweep point's solve, to be run by `exe`.
+fn solve_command(exe: &Path, file: &Path, dir: &Path, overrides: &[String]) -> Command {
+    let mut command = Command::new(exe);
+    command
+        .arg("solve")
+        .arg(file)
+        .arg("--out")
+        .arg(dir)
+        .arg("-q");
+    for o in overrides {
+        command.arg("--set").arg(o);
+    }
+    command
+}
+
 /// One plan of a cold sweep: `loam solve` in a process of its own, then the replays and the
 /// marker. None when Ctrl-C stopped it (its folder then lacks the marker and is redone).
 fn solve_cold_point(
@@ -494,22 +509,14 @@ fn solve_cold_point(
 ) -> anyhow::Result<Option<Vec<String>>> {
     use std::os::unix::process::CommandExt;
     point::begin(&point.dir)?;
-    let mut command = Command::new(exe);
+    let mut command = solve_command(exe, file, &point.dir, &point.overrides);
     command
-        .arg("solve")
-        .arg(file)
-        .arg("--out")
-        .arg(&point.dir)
-        .arg("-q")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         // A process group of its own: Ctrl-C on the terminal reaches this process alone,
         // which stops each solve itself and cleans up after it.
         .process_group(0);
-    for o in &point.overrides {
-        command.arg("--set").arg(o);
-    }
     let mut child = command
         .spawn()
         .with_context(|| format!("running {}", exe.display()))?;

@@ -536,11 +536,12 @@ const APEX_RISE_ROW: &str = "task: apex rise";
 /// other difference (terrain, nodes, scheme, robot) builds a new one.
 #[derive(Default)]
 pub struct Transcriptions {
-    /// The problem last transcribed (its apex height zeroed), its NLP and, once looked up
-    /// (at the first reuse), the apex-rise rows.
-    kept: Option<(Problem, Nlp, Option<Vec<usize>>)>,
-    /// The apex-rise rows of the NLP last taken from `kept`, for its return.
-    lent: Option<Vec<usize>>,
+    /// The problem last transcribed, its apex height zeroed: what the kept NLP fits.
+    key: Option<Problem>,
+    /// Its NLP, between a solve's [`Self::keep`] and the next [`Self::take`].
+    nlp: Option<Nlp>,
+    /// Its apex-rise rows, looked up at the first reuse.
+    rows: Option<Vec<usize>>,
 }
 
 impl Transcriptions {
@@ -548,30 +549,36 @@ impl Transcriptions {
     /// only the height differs, else a new transcription.
     pub fn take(&mut self, problem: &Problem) -> Result<(Jump, Nlp), PlanError> {
         let jump = Jump::from_problem(problem)?;
-        self.lent = None;
-        if let Some((key, mut nlp, rows)) = self.kept.take() {
-            if key == height_free(problem) {
-                let rows = rows.unwrap_or_else(|| {
+        let key = height_free(problem);
+        match self.nlp.take() {
+            Some(mut nlp) if self.key.as_ref() == Some(&key) => {
+                let rows = self.rows.get_or_insert_with(|| {
                     (0..nlp.n_constraints())
                         .filter(|&row| nlp.constraint_name(row) == APEX_RISE_ROW)
                         .collect()
                 });
                 let rise = jump.task.apex_height;
-                for &row in &rows {
+                for &row in rows.iter() {
                     nlp.g_lower[row] = rise;
                     nlp.g_upper[row] = rise;
                 }
-                self.lent = Some(rows);
-                return Ok((jump, nlp));
+                Ok((jump, nlp))
+            }
+            _ => {
+                let nlp = Nlp::build(&jump.ocp(), jump.scheme)?;
+                (self.key, self.rows) = (Some(key), None);
+                Ok((jump, nlp))
             }
         }
-        let nlp = Nlp::build(&jump.ocp(), jump.scheme)?;
-        Ok((jump, nlp))
     }
 
-    /// Keeps `nlp`, the NLP of `problem`, for the next [`Self::take`].
+    /// Keeps `nlp`, the NLP [`Self::take`] gave for `problem`, for the next take.
     pub fn keep(&mut self, problem: &Problem, nlp: Nlp) {
-        self.kept = Some((height_free(problem), nlp, self.lent.take()));
+        let key = height_free(problem);
+        if self.key.as_ref() != Some(&key) {
+            (self.key, self.rows) = (Some(key), None);
+        }
+        self.nlp = Some(nlp);
     }
 }
 

@@ -74,7 +74,7 @@ struct Front {
 
 /// A contribution block on its way to the parent front: its rows (the first `delayed` are
 /// columns the child could not eliminate) and its dense values (column-major, symmetric).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 struct Contribution {
     /// The supernode that sent it.
     from: usize,
@@ -100,12 +100,10 @@ pub struct Multifrontal {
     /// For each supernode, the positions of its `below` rows in its parent's front when
     /// neither front holds a delayed column (increasing, as both are sorted).
     relative: Vec<Vec<u32>>,
-    /// The input pattern as 32-bit indices, for the equilibration's passes.
-    rows32: Vec<u32>,
-    cols32: Vec<u32>,
-    /// The input pattern (one triangle, original numbering) and its latest values.
-    rows: Vec<usize>,
-    cols: Vec<usize>,
+    /// The input pattern (one triangle, original numbering; 32-bit, which halves the
+    /// equilibration's and the refinement's index traffic) and its latest values.
+    rows: Vec<u32>,
+    cols: Vec<u32>,
     values: Vec<f64>,
     scale: Vec<f64>,
     /// One front per supernode (its buffers kept between factorisations).
@@ -137,6 +135,9 @@ impl Multifrontal {
     ) -> Result<Multifrontal, String> {
         if rows.len() != cols.len() || perm.len() != n {
             return Err("pattern and order differ in length".into());
+        }
+        if u32::try_from(n).is_err() {
+            return Err(format!("{n} rows: more than 32-bit indices address"));
         }
         if let Some(k) = (0..rows.len()).find(|&k| rows[k] >= n || cols[k] >= n) {
             return Err(format!(
@@ -270,6 +271,11 @@ impl Multifrontal {
         for s in 0..supernodes {
             let own = first[s]..first[s + 1];
             let m = own.len() + below[s].len();
+            if u32::try_from(m * m).is_err() {
+                return Err(format!(
+                    "a front of {m} rows: too large to factorise densely"
+                ));
+            }
             for (t, g) in own.clone().chain(below[s].iter().copied()).enumerate() {
                 position[g] = t;
             }
@@ -293,10 +299,8 @@ impl Multifrontal {
             entries,
             entry_slots,
             relative,
-            rows32: narrow(rows),
-            cols32: narrow(cols),
-            rows: rows.to_vec(),
-            cols: cols.to_vec(),
+            rows: narrow(rows),
+            cols: narrow(cols),
             values: vec![0.0; rows.len()],
             scale: vec![1.0; n],
             fronts: vec![Front::default(); supernodes],
@@ -385,15 +389,20 @@ impl Multifrontal {
             self.values.len(),
             "one value per analysed entry"
         );
-        if values.iter().any(|v| !v.is_finite()) {
+        // The largest |entry|, and in the same pass whether every entry is finite (f64::max
+        // would pass over a NaN).
+        let (norm, finite) = values.iter().fold((0.0_f64, true), |(m, finite), v| {
+            (m.max(v.abs()), finite && v.is_finite())
+        });
+        if !finite {
             return Factor::NotFinite;
         }
         self.values.copy_from_slice(values);
-        self.norm = values.iter().fold(0.0, |m, v| m.max(v.abs()));
+        self.norm = norm;
         let threshold = threshold.clamp(1e-12, 0.5);
         equilibrate(
-            &self.rows32,
-            &self.cols32,
+            &self.rows,
+            &self.cols,
             &self.values,
             &mut self.scale,
             &mut self.work,
@@ -432,12 +441,14 @@ impl Multifrontal {
             }
             if planned {
                 for (&(k, _, _), &slot) in self.entries[s].iter().zip(&self.entry_slots[s]) {
-                    let v = self.values[k] * self.scale[self.rows[k]] * self.scale[self.cols[k]];
+                    let (r, c) = (self.rows[k] as usize, self.cols[k] as usize);
+                    let v = self.values[k] * self.scale[r] * self.scale[c];
                     f[slot as usize] += v;
                 }
             } else {
                 for &(k, a, b) in &self.entries[s] {
-                    let v = self.values[k] * self.scale[self.rows[k]] * self.scale[self.cols[k]];
+                    let (r, c) = (self.rows[k] as usize, self.cols[k] as usize);
+                    let v = self.values[k] * self.scale[r] * self.scale[c];
                     let (i, j) = (self.position[a], self.position[b]);
                     f[i.max(j) + i.min(j) * m] += v;
                 }
@@ -527,12 +538,7 @@ impl Multifrontal {
             }
             if !root && k < m {
                 let rest = m - k;
-                let mut c = self.pool.pop().unwrap_or(Contribution {
-                    from: s,
-                    rows: Vec::new(),
-                    delayed: 0,
-                    values: Vec::new(),
-                });
+                let mut c = self.pool.pop().unwrap_or_default();
                 c.from = s;
                 c.rows.clear();
                 c.rows.extend_from_slice(&index[k..]);
@@ -616,6 +622,7 @@ impl Multifrontal {
     fn multiply(&self, x: &[f64], y: &mut [f64]) {
         y.fill(0.0);
         for ((&i, &j), &a) in self.rows.iter().zip(&self.cols).zip(&self.values) {
+            let (i, j) = (i as usize, j as usize);
             y[i] += a * x[j];
             if i != j {
                 y[j] += a * x[i];
@@ -868,7 +875,6 @@ fn choose(f: &[f64], m: usize, k: usize, summed: usize, u: f64) -> Option<Choice
     let at = |i: usize, j: usize| f[i.max(j) + i.min(j) * m];
     // max is exact, so the order of the scan does not change the answer: the row part is
     // strided, the column part contiguous (and vectorised), around the skipped entry.
-    let largest = largest_magnitude;
     let column_max = |t: usize, skip: usize| {
         let mut g = 0.0_f64;
         for i in k..t {
@@ -879,9 +885,10 @@ fn choose(f: &[f64], m: usize, k: usize, summed: usize, u: f64) -> Option<Choice
         let below = &f[t + 1 + t * m..(t + 1) * m];
         if skip > t && skip < m {
             let (before, after) = below.split_at(skip - t - 1);
-            larger(larger(g, largest(before)), largest(&after[1..]))
+            let g = larger(g, largest_magnitude(before));
+            larger(g, largest_magnitude(&after[1..]))
         } else {
-            larger(g, largest(below))
+            larger(g, largest_magnitude(below))
         }
     };
     for t in k..summed {

@@ -148,16 +148,7 @@ fn check(problem: &PlanarProblem) -> Result<(), String> {
 /// does not converge (exit 1) is recorded, and not replayed; bad input (exit 2) stops the
 /// sweep.
 fn solve_and_replay(exe: &Path, file: &Path, point: &Point) -> anyhow::Result<()> {
-    let mut solve = Command::new(exe);
-    solve
-        .arg("solve")
-        .arg(file)
-        .arg("--out")
-        .arg(&point.dir)
-        .arg("-q");
-    for o in &point.overrides {
-        solve.arg("--set").arg(o);
-    }
+    let solve = super::solve_command(exe, file, &point.dir, &point.overrides);
     let code = run_quietly(solve, &point.dir, "loam solve")?;
     if code == 0 {
         let mut simulate = Command::new(exe);
