@@ -163,9 +163,11 @@ fn the_hopper_stands_still_on_the_bed_in_its_analytic_rest_state() {
     // Held still for 0.15 s the coupled step keeps the analytic rest state: the rod–foot
     // gap stays l_0 − (m_m + m_r) g / k_s (56 mm) within 0.5 mm, the integrator holds the
     // motor's weight within 2 %, nothing moves faster than 2 cm/s and it never takes off.
-    let gap = robot.spring_rest_length
-        - (robot.motor_mass + robot.rod_mass) * robot.gravity / robot.spring_stiffness;
-    let e_rest = robot.motor_mass * robot.gravity / (robot.force_constant * robot.integral_gain);
+    let gap = robot.params.spring_rest_length
+        - (robot.params.motor_mass + robot.params.rod_mass) * robot.gravity
+            / robot.params.spring_stiffness;
+    let e_rest = robot.params.motor_mass * robot.gravity
+        / (robot.params.force_constant * robot.params.integral_gain);
     for s in &replay.samples {
         assert!(
             (s.z_r - s.z_f - gap).abs() < 5e-4,

@@ -191,26 +191,30 @@ fn free_flight_follows_the_parabola() {
 #[test]
 fn energy_is_conserved_in_flight_without_damping_or_motor() {
     let mut robot = paper_robot();
-    robot.spring_damping = 0.0;
-    robot.force_constant = 0.0;
+    robot.params.spring_damping = 0.0;
+    robot.params.force_constant = 0.0;
     let mut x0 = thrown(&robot);
     x0[state::E] = 0.0; // the rest state's integrator would hold the motor with no motor
     let energy = |x: &[f64]| {
-        let masses = [robot.motor_mass, robot.rod_mass, robot.foot_mass];
+        let masses = [
+            robot.params.motor_mass,
+            robot.params.rod_mass,
+            robot.params.foot_mass,
+        ];
         let heights = [x[state::Z_M], x[state::Z_R], x[state::Z_F]];
         let speeds = [x[state::V_M], x[state::V_R], x[state::V_F]];
-        let stretch = x[state::Z_F] - x[state::Z_R] + robot.spring_rest_length;
+        let stretch = x[state::Z_F] - x[state::Z_R] + robot.params.spring_rest_length;
         (0..3)
             .map(|i| 0.5 * masses[i] * speeds[i].powi(2) + masses[i] * robot.gravity * heights[i])
             .sum::<f64>()
-            + 0.5 * robot.spring_stiffness * stretch * stretch
+            + 0.5 * robot.params.spring_stiffness * stretch * stretch
     };
     let replay = hold_still(&robot, &Terrain::Rigid, 0.01, x0);
     let e0 = energy(&x0);
     // Relative to the energy that moves: kinetic plus elastic at the start.
-    let potential = (robot.motor_mass * x0[state::Z_M]
-        + robot.rod_mass * x0[state::Z_R]
-        + robot.foot_mass * x0[state::Z_F])
+    let potential = (robot.params.motor_mass * x0[state::Z_M]
+        + robot.params.rod_mass * x0[state::Z_R]
+        + robot.params.foot_mass * x0[state::Z_F])
         * robot.gravity;
     let scale = e0 - potential;
     let worst = replay

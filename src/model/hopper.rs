@@ -42,25 +42,74 @@ impl Domain {
     }
 }
 
-/// The robot's parameters (SI units; MODEL.md's table gives the defaults).
+/// The hopper's parameters, as a problem file's `robot:` section gives them (SI units; the
+/// defaults are MODEL.md's table). This is their one declaration: the problem schema reads it
+/// (`problem::Robot`) and [`Hopper`] carries it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Hopper {
+#[serde(default, deny_unknown_fields)]
+pub struct HopperParams {
+    /// m_m: motor block mass \[kg\]. Default 0.948 (paper).
     pub motor_mass: f64,
+    /// m_r: thrust rod mass \[kg\]. Default 0.165 (paper).
     pub rod_mass: f64,
+    /// m_f: foot mass \[kg\]. Default 0.044 (paper).
     pub foot_mass: f64,
+    /// R: foot disc radius \[m\]. Default 0.038 (paper: a 7.6 cm disc).
+    pub foot_radius: f64,
+    /// k_s: leg spring stiffness \[N/m\]. Default 2730 (paper).
     pub spring_stiffness: f64,
+    /// c_s: leg spring viscous damping \[N s/m\]. Default 2.0 (loam's; the paper gives none).
     pub spring_damping: f64,
+    /// l_0: spring rest length, the rod–foot gap at zero spring force \[m\]. Default 0.060 (loam's).
     pub spring_rest_length: f64,
-    /// K_m [N/A].
+    /// K_m: actuator force constant \[N/A\]. Default 3.81 (paper).
     pub force_constant: f64,
-    /// P_p [1/s].
+    /// P_p: drive's position gain \[1/s\]. Default 100 (loam's).
     pub position_gain: f64,
-    /// V_f.
+    /// V_f: drive's velocity feedforward \[-\]. Default 1 (loam's).
     pub velocity_feedforward: f64,
-    /// V_p [A/(m/s)].
+    /// V_p: drive's proportional velocity gain \[A/(m/s)\]. Default 10 (loam's).
     pub velocity_gain: f64,
-    /// V_i [A/m].
+    /// V_i: drive's integral velocity gain \[A/m\]. Default 40 (loam's).
     pub integral_gain: f64,
+    /// The robot model: `hopper` here. Planar robots (`planar_foot`, `monopod`, `quadruped`)
+    /// are read by the planar schema (`problem::planar`). Default `hopper`.
+    pub model: HopperModel,
+}
+
+impl Default for HopperParams {
+    fn default() -> Self {
+        HopperParams {
+            motor_mass: 0.948,
+            rod_mass: 0.165,
+            foot_mass: 0.044,
+            foot_radius: 0.038,
+            spring_stiffness: 2730.0,
+            spring_damping: 2.0,
+            spring_rest_length: 0.060,
+            force_constant: 3.81,
+            position_gain: 100.0,
+            velocity_feedforward: 1.0,
+            velocity_gain: 10.0,
+            integral_gain: 40.0,
+            model: HopperModel::Hopper,
+        }
+    }
+}
+
+/// The one robot model of this schema.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HopperModel {
+    /// The spring-legged jumper of MODEL.md section 1.
+    #[default]
+    Hopper,
+}
+
+/// The hopper as the equations see it: its parameters and gravity.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hopper {
+    pub params: HopperParams,
     pub gravity: f64,
 }
 
@@ -77,67 +126,58 @@ pub struct Forces<S> {
 impl Hopper {
     /// The robot of a problem file.
     pub fn from_problem(problem: &Problem) -> Hopper {
-        let r = &problem.robot;
         Hopper {
-            motor_mass: r.motor_mass,
-            rod_mass: r.rod_mass,
-            foot_mass: r.foot_mass,
-            spring_stiffness: r.spring_stiffness,
-            spring_damping: r.spring_damping,
-            spring_rest_length: r.spring_rest_length,
-            force_constant: r.force_constant,
-            position_gain: r.position_gain,
-            velocity_feedforward: r.velocity_feedforward,
-            velocity_gain: r.velocity_gain,
-            integral_gain: r.integral_gain,
+            params: problem.robot.clone(),
             gravity: problem.gravity,
         }
     }
 
     pub fn total_mass(&self) -> f64 {
-        self.motor_mass + self.rod_mass + self.foot_mass
+        self.params.motor_mass + self.params.rod_mass + self.params.foot_mass
     }
 
     /// F_s = k_s (z_f − z_r + l_0) − c_s (ż_r − ż_f).
     pub fn spring_force<S: Scalar>(&self, x: &[S]) -> S {
         use state::*;
-        (x[Z_F].clone() - x[Z_R].clone() + self.spring_rest_length) * self.spring_stiffness
-            - (x[V_R].clone() - x[V_F].clone()) * self.spring_damping
+        (x[Z_F].clone() - x[Z_R].clone() + self.params.spring_rest_length)
+            * self.params.spring_stiffness
+            - (x[V_R].clone() - x[V_F].clone()) * self.params.spring_damping
     }
 
     /// v_err = P_p (z_d − (z_m − z_r)) + V_f u − (ż_m − ż_r): the drive's velocity error.
     pub fn velocity_error<S: Scalar>(&self, x: &[S], u: &S) -> S {
         use state::*;
-        (x[Z_D].clone() - (x[Z_M].clone() - x[Z_R].clone())) * self.position_gain
-            + u.clone() * self.velocity_feedforward
+        (x[Z_D].clone() - (x[Z_M].clone() - x[Z_R].clone())) * self.params.position_gain
+            + u.clone() * self.params.velocity_feedforward
             - (x[V_M].clone() - x[V_R].clone())
     }
 
     /// F_m = K_m (V_p v_err + V_i e).
     pub fn motor_force<S: Scalar>(&self, x: &[S], u: &S) -> S {
-        (self.velocity_error(x, u) * self.velocity_gain + x[state::E].clone() * self.integral_gain)
-            * self.force_constant
+        (self.velocity_error(x, u) * self.params.velocity_gain
+            + x[state::E].clone() * self.params.integral_gain)
+            * self.params.force_constant
     }
 
     /// The load the foot puts on the ground: F_s + m_f g.
     pub fn ground_load<S: Scalar>(&self, x: &[S]) -> S {
-        self.spring_force(x) + self.foot_mass * self.gravity
+        self.spring_force(x) + self.params.foot_mass * self.gravity
     }
 
     /// Vertical momentum of the three bodies.
     pub fn momentum<S: Scalar>(&self, x: &[S]) -> S {
         use state::*;
-        x[V_M].clone() * self.motor_mass
-            + x[V_R].clone() * self.rod_mass
-            + x[V_F].clone() * self.foot_mass
+        x[V_M].clone() * self.params.motor_mass
+            + x[V_R].clone() * self.params.rod_mass
+            + x[V_F].clone() * self.params.foot_mass
     }
 
     /// Height of the centre of mass.
     pub fn centre_of_mass<S: Scalar>(&self, x: &[S]) -> S {
         use state::*;
-        (x[Z_M].clone() * self.motor_mass
-            + x[Z_R].clone() * self.rod_mass
-            + x[Z_F].clone() * self.foot_mass)
+        (x[Z_M].clone() * self.params.motor_mass
+            + x[Z_R].clone() * self.params.rod_mass
+            + x[Z_F].clone() * self.params.foot_mass)
             / self.total_mass()
     }
 
@@ -179,10 +219,10 @@ impl Hopper {
             velocity_error: v_err,
         } = self.leg(x, u);
         let (a_f, terrain_force) = match domain {
-            Domain::Flight => ((-spring.clone()) / self.foot_mass - g, S::zero()),
+            Domain::Flight => ((-spring.clone()) / self.params.foot_mass - g, S::zero()),
             Domain::Stance => {
-                let load = spring.clone() + self.foot_mass * g;
-                let foot = terrain.stance(&x[Z_F], &x[V_F], &load, self.foot_mass);
+                let load = spring.clone() + self.params.foot_mass * g;
+                let foot = terrain.stance(&x[Z_F], &x[V_F], &load, self.params.foot_mass);
                 (foot.acceleration, foot.force)
             }
         };
@@ -215,10 +255,11 @@ impl Hopper {
         let g = self.gravity;
         let spring = self.spring_force(x);
         let v_err = self.velocity_error(x, u);
-        let motor = (v_err.clone() * self.velocity_gain + x[E].clone() * self.integral_gain)
-            * self.force_constant;
-        let a_m = motor.clone() / self.motor_mass - g;
-        let a_r = (spring.clone() - motor.clone()) / self.rod_mass - g;
+        let motor = (v_err.clone() * self.params.velocity_gain
+            + x[E].clone() * self.params.integral_gain)
+            * self.params.force_constant;
+        let a_m = motor.clone() / self.params.motor_mass - g;
+        let a_r = (spring.clone() - motor.clone()) / self.params.rod_mass - g;
         Leg {
             spring,
             motor,
@@ -234,9 +275,10 @@ impl Hopper {
     pub fn rest_state(&self, terrain: &Terrain, actuator_position: f64) -> [f64; state::COUNT] {
         let g = self.gravity;
         let z_f = terrain.rest_height(self.total_mass() * g);
-        let z_r = z_f + self.spring_rest_length
-            - (self.motor_mass + self.rod_mass) * g / self.spring_stiffness;
-        let e = self.motor_mass * g / (self.force_constant * self.integral_gain);
+        let z_r = z_f + self.params.spring_rest_length
+            - (self.params.motor_mass + self.params.rod_mass) * g / self.params.spring_stiffness;
+        let e =
+            self.params.motor_mass * g / (self.params.force_constant * self.params.integral_gain);
         [
             z_r + actuator_position,
             0.0,

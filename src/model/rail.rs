@@ -147,7 +147,7 @@ impl RailHopper {
         let mut rate = self
             .hopper
             .derivatives(Domain::Flight, &Terrain::Rigid, x, u);
-        rate[V_F] = rate[V_F].clone() + force.clone() / self.hopper.foot_mass;
+        rate[V_F] = rate[V_F].clone() + force.clone() / self.hopper.params.foot_mass;
         let mut next: Vec<S> = x.to_vec();
         for (z, v) in [(Z_M, V_M), (Z_R, V_R), (Z_F, V_F)] {
             next[v] = x[v].clone() + h.clone() * rate[v].clone();

@@ -77,68 +77,8 @@ impl Problem {
     }
 }
 
-/// The hopper of MODEL.md section 1: motor block, thrust rod and foot disc on a vertical rail,
-/// a spring between rod and foot, a linear actuator between motor and rod under a PI drive.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Robot {
-    /// m_m: motor block mass \[kg\]. Default 0.948 (paper).
-    pub motor_mass: f64,
-    /// m_r: thrust rod mass \[kg\]. Default 0.165 (paper).
-    pub rod_mass: f64,
-    /// m_f: foot mass \[kg\]. Default 0.044 (paper).
-    pub foot_mass: f64,
-    /// R: foot disc radius \[m\]. Default 0.038 (paper: a 7.6 cm disc).
-    pub foot_radius: f64,
-    /// k_s: leg spring stiffness \[N/m\]. Default 2730 (paper).
-    pub spring_stiffness: f64,
-    /// c_s: leg spring viscous damping \[N s/m\]. Default 2.0 (loam's; the paper gives none).
-    pub spring_damping: f64,
-    /// l_0: spring rest length, the rod–foot gap at zero spring force \[m\]. Default 0.060 (loam's).
-    pub spring_rest_length: f64,
-    /// K_m: actuator force constant \[N/A\]. Default 3.81 (paper).
-    pub force_constant: f64,
-    /// P_p: drive's position gain \[1/s\]. Default 100 (loam's).
-    pub position_gain: f64,
-    /// V_f: drive's velocity feedforward \[-\]. Default 1 (loam's).
-    pub velocity_feedforward: f64,
-    /// V_p: drive's proportional velocity gain \[A/(m/s)\]. Default 10 (loam's).
-    pub velocity_gain: f64,
-    /// V_i: drive's integral velocity gain \[A/m\]. Default 40 (loam's).
-    pub integral_gain: f64,
-    /// The robot model: `hopper` here. Planar robots (`planar_foot`, `monopod`, `quadruped`)
-    /// are read by the planar schema (`problem::planar`). Default `hopper`.
-    pub model: HopperModel,
-}
-
-impl Default for Robot {
-    fn default() -> Self {
-        Robot {
-            motor_mass: 0.948,
-            rod_mass: 0.165,
-            foot_mass: 0.044,
-            foot_radius: 0.038,
-            spring_stiffness: 2730.0,
-            spring_damping: 2.0,
-            spring_rest_length: 0.060,
-            force_constant: 3.81,
-            position_gain: 100.0,
-            velocity_feedforward: 1.0,
-            velocity_gain: 10.0,
-            integral_gain: 40.0,
-            model: HopperModel::Hopper,
-        }
-    }
-}
-
-/// The one robot model of this schema.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HopperModel {
-    /// The spring-legged jumper of MODEL.md section 1.
-    #[default]
-    Hopper,
-}
+/// The hopper's parameters: declared once, in the model ([`crate::model::hopper`]).
+pub use crate::model::hopper::HopperParams as Robot;
 
 /// The ground: a terrain model and, for granular models, the medium's parameters.
 ///

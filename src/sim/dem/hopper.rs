@@ -223,7 +223,7 @@ pub fn replay_hopper(
             thickness: settings.foot_thickness,
         }),
         motion: Motion::Dynamic,
-        mass: robot.foot_mass,
+        mass: robot.params.foot_mass,
         friction: settings.foot_friction.unwrap_or(scene.grains.friction),
         state: BodyState {
             position: [0.0, 0.0, centre_of(x[Z_F])],
@@ -235,7 +235,7 @@ pub fn replay_hopper(
     backend.upload(&bed.grains, &scene.container, &[foot], &params)?;
 
     let model = poppy_seed_model(foot_radius);
-    let static_load = (robot.motor_mass + robot.rod_mass) * g;
+    let static_load = (robot.params.motor_mass + robot.params.rod_mass) * g;
     let rod_offset = x[Z_R] - x[Z_F];
     let motor_offset = x[Z_M] - x[Z_F];
     let settle_steps = (settings.settle_time.max(0.0) / dt).round() as usize;

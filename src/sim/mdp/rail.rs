@@ -53,7 +53,7 @@ pub fn step(
     if depth >= 0.0 || vertices.iter().all(|w| w.iter().all(|c| *c == 0.0)) {
         return Ok(none);
     }
-    let m_f = rail.hopper.foot_mass;
+    let m_f = rail.hopper.params.foot_mass;
     let twist = rail.twist();
     let J_t = DMatrix::from_row_slice(1, 3, &twist);
     let G = J_t.transpose() / m_f;
