@@ -124,3 +124,52 @@ fn the_granular_plan_is_the_same_with_either_linear_solver() {
         }
     }
 }
+
+/// MUMPS's plan does not depend on the machine's core count: loam holds OpenBLAS to one thread
+/// (`ipopt_shim.cc`), so the solve with OpenBLAS left to its default (a thread per core) is the
+/// solve with one thread, bit for bit. The quadruped's fronts are large enough for OpenBLAS to
+/// thread them: with two threads its plan took 294 iterations, with one 463 (same optimum).
+#[test]
+fn mumpss_plan_does_not_depend_on_the_core_count() {
+    let file = problem_dir("quadruped_stand.yaml");
+    let dir = TempDir::new("blas-threads");
+    let solve_with = |threads: Option<&str>| {
+        let out = dir
+            .path()
+            .join(format!("run-{}", threads.unwrap_or("default")));
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_loam"));
+        command
+            .args([
+                "solve",
+                file.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "-q",
+            ])
+            .current_dir(manifest())
+            .env_remove("OPENBLAS_NUM_THREADS")
+            .env_remove("OMP_NUM_THREADS")
+            .env_remove("GOTO_NUM_THREADS");
+        if let Some(n) = threads {
+            command.env("OPENBLAS_NUM_THREADS", n);
+        }
+        let status = command.status().expect("run loam");
+        assert_eq!(
+            status.code(),
+            Some(0),
+            "quadruped_stand, OpenBLAS threads {threads:?}"
+        );
+        read_json(&out.join("solution.json"))
+    };
+    let default = solve_with(None);
+    let one = solve_with(Some("1"));
+    assert_eq!(default["converged"], true);
+    assert_eq!(
+        (
+            default["iterations"].as_u64(),
+            objective(&default).to_bits()
+        ),
+        (one["iterations"].as_u64(), objective(&one).to_bits()),
+        "the default BLAS threads changed MUMPS's plan"
+    );
+}

@@ -8,6 +8,9 @@
 // makes the next solves factorise the KKT systems with callbacks into Rust
 // (`src/solver/kkt.rs`) instead of MUMPS.
 
+#include <dlfcn.h>
+
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -265,6 +268,25 @@ bool Tnlp::intermediate_callback(Ipopt::AlgorithmMode mode, Index iter, Number o
     return go_on;
 }
 
+// One BLAS thread unless the user asks for more with OPENBLAS_NUM_THREADS. MUMPS calls the BLAS
+// of CasADi's wheel (OpenBLAS, libcasadi-tp-openblas, loaded with IPOPT), which starts a thread
+// per core. loam's KKT systems are small: threads do not help, and they cost twice over.
+// (1) Speed: on a busy machine (a sweep's parallel solves, other work) its threads wait on each
+// other; measured on 2 cores beside two other busy processes, quadruped_stand took 94 s with
+// OpenBLAS's default against 6.5 s with one thread. (2) Reproducibility: a threaded dgemm sums
+// in another order, so MUMPS's plans depended on the machine's core count (quadruped_stand:
+// 294 iterations with 2 threads, 463 with 1; the hopper's plans, whose fronts are too small
+// to thread, were the same bit for bit). Looked up at run time: another BLAS has no such call.
+void one_blas_thread() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr) return;
+        using SetThreads = void (*)(int);
+        auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+        if (set != nullptr) set(1);
+    });
+}
+
 }  // namespace
 
 extern "C" {
@@ -296,6 +318,7 @@ void* loam_CreateIpoptProblem(Index n, Number* x_L, Number* x_U, Index m, Number
         problem->eval_grad_f = eval_grad_f;
         problem->eval_jac_g = eval_jac_g;
         problem->eval_h = eval_h;
+        one_blas_thread();
         problem->app = new IpoptApplication();
         return problem;
     } catch (...) {
