@@ -15,7 +15,10 @@ Subcommands (each prints JSON or writes the named file):
   bed-info BED GRAINS               surface height and packing fractions of a settled bed
   liggghts-csv AVE.txt OUT.csv      LIGGGHTS's fix ave/time rows as the force CSV
   summary FORCE.csv                 force at 5, 10, 20 mm depth (+-0.5 mm window means)
-  summary-line BED.json FORCE.csv   one line of summary.jsonl: the bed's figures and the forces
+  summary-line BED.json FORCE.csv [DT]
+                                    one line of summary.jsonl: the bed's figures and the forces
+                                    (DT: the intrusion's time step, when not TIME_STEP)
+  time-step K                       TIME_STEP / K
   table SUMMARY.jsonl               the results table (markdown): per peer and bed, the mean
                                     over realisations and their range
 """
@@ -311,7 +314,8 @@ def table(path):
     runs = [json.loads(line) for line in open(path) if line.strip()]
     groups = {}
     for run in runs:
-        groups.setdefault((run["peer"], run["bed"]), []).append(run)
+        dt = run.get("time_step_s", TIME_STEP)
+        groups.setdefault((run["peer"], run["bed"], dt), []).append(run)
     keys = [
         ("force_5mm_N", "F(5 mm) [N]", "{:.1f}"),
         ("force_10mm_N", "F(10 mm) [N]", "{:.1f}"),
@@ -324,10 +328,11 @@ def table(path):
         ("surface_height_m", "surface [mm]", "{:.1f}"),
         ("settle_time_s", "settle [s]", "{:.2f}"),
     ]
-    lines = ["| peer | bed | grains | seeds | " + " | ".join(k[1] for k in keys) + " |"]
-    lines.append("|---" * (4 + len(keys)) + "|")
-    for (peer, bed), group in sorted(groups.items(), key=lambda g: (g[0][1], g[0][0])):
-        cells = [peer, bed, str(group[0]["grains"]), ", ".join(str(r["seed"]) for r in group)]
+    lines = ["| peer | bed | dt [us] | grains | seeds | " + " | ".join(k[1] for k in keys) + " |"]
+    lines.append("|---" * (5 + len(keys)) + "|")
+    for (peer, bed, dt), group in sorted(groups.items(), key=lambda g: (g[0][1], g[0][0], -g[0][2])):
+        seeds = ", ".join(str(r["seed"]) for r in group)
+        cells = [peer, bed, "%.2f" % (dt * 1e6), str(group[0]["grains"]), seeds]
         for key, _title, fmt in keys:
             scale = 1000.0 if key == "surface_height_m" else 1.0
             values = [r[key] * scale for r in group if r.get(key) is not None]
@@ -371,7 +376,11 @@ def main(argv):
     elif cmd == "summary-line":
         line = json.load(open(args[0]))
         line.update(force_summary(args[1]))
+        if len(args) > 2:
+            line["time_step_s"] = float(args[2])
         print(json.dumps(line))
+    elif cmd == "time-step":
+        print(repr(TIME_STEP / int(args[0])))
     elif cmd == "table":
         table(args[0])
     elif cmd == "summary":

@@ -15,6 +15,9 @@
 # Environment (defaults in brackets):
 #   OUT [results/dem/peers]   where results go        WORK [a temporary folder]  restarts, logs
 #   LIGGGHTS_BEDS [small shipped]  LIGGGHTS_SEEDS [1 2]
+#   LIGGGHTS_DIVISORS [1]  the intrusion again from the same settled bed at the time step
+#                          divided by each (e.g. "1 2 4"): <name>_dt<k>.force.csv, summary lines
+#                          with time_step_s; the peer's own time-step study
 #   YADE_BEDS [small]              YADE_SEEDS [1]
 #   SPEED_BEDS [shipped large]     SPEED_STEPS [2000]  YADE_SPEED_BEDS [shipped]
 #   NICE [nice]  (set NICE= to run at normal priority)
@@ -34,6 +37,7 @@ esac
 out=${OUT:-$root/results/dem/peers}
 liggghts_beds=${LIGGGHTS_BEDS-small shipped}
 liggghts_seeds=${LIGGGHTS_SEEDS-1 2}
+liggghts_divisors=${LIGGGHTS_DIVISORS-1}
 yade_beds=${YADE_BEDS-small}
 yade_seeds=${YADE_SEEDS-1}
 work=${WORK:-$(mktemp -d -t loam-peers.XXXXXX)}
@@ -86,6 +90,19 @@ print(json.dumps(d))' "$seed" "$settled" "$settle_time" >"$out/$name.bed.json"
         -var surface "$surface" -var steps "$(common steps)" -var out "$name" \
         -log "$name.intrude.log" >/dev/null)
     common liggghts-csv "$work/$name.force.txt" "$out/$name.force.csv"
+    local k
+    for k in $liggghts_divisors; do
+        [ "$k" = 1 ] && continue
+        say "liggghts: intrusion into $bed bed, seed $seed, time step / $k"
+        (cd "$work" && $nice_cmd liggghts -in "$here/liggghts/intrude.in" -var dir "$here/liggghts" \
+            -var R "$(radius_of "$bed")" -var restart "$name.restart" -var stl disc.stl \
+            -var surface "$surface" -var steps "$(($(common steps) * k))" \
+            -var dt "$(common time-step "$k")" -var row "$((148 * k))" -var out "${name}_dt$k" \
+            -log "${name}_dt$k.intrude.log" >/dev/null)
+        common liggghts-csv "$work/${name}_dt$k.force.txt" "$out/${name}_dt$k.force.csv"
+        common summary-line "$out/$name.bed.json" "$out/${name}_dt$k.force.csv" "$(common time-step "$k")" \
+            >>"$out/summary.jsonl"
+    done
 }
 
 yade_intrusion() {
