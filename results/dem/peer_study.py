@@ -18,6 +18,7 @@ import os
 import re
 import statistics as st
 
+from step_study import mean_force
 from step_study import runs as loam_shipped_runs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -70,6 +71,29 @@ def peers():
     return found
 
 
+def peer_mean_force(path, top=0.0, bottom=0.020):
+    """A peer's mean force over depths top..bottom (step_study.mean_force's definition)."""
+    points = []
+    for line in open(path).read().splitlines()[1:]:
+        _, depth, force = line.split(",")[:3]
+        if top <= float(depth) <= bottom:
+            points.append((float(depth), float(force)))
+    work = sum(0.5 * (f0 + f1) * (d1 - d0) for (d0, f0), (d1, f1) in zip(points, points[1:]))
+    return work / (points[-1][0] - points[0][0])
+
+
+def peer_work(bed, divisor):
+    """{seed: [mean force over 0-20 mm]} of LIGGGHTS's runs at its step / divisor."""
+    found = {}
+    folder = os.path.join(HERE, "peers")
+    suffix = "" if divisor == 1 else f"_dt{divisor}"
+    for name in os.listdir(folder):
+        m = re.fullmatch(rf"liggghts_{bed}_seed(\d+){suffix}\.force\.csv", name)
+        if m:
+            found[int(m.group(1))] = [peer_mean_force(os.path.join(folder, name))]
+    return found
+
+
 def row(label, runs):
     cells = "  ".join(cell([r[i] for r in runs]) for i in range(3))
     print(f"  {label:34s} n = {len(runs):2d}  {cells}")
@@ -86,9 +110,12 @@ def paired(label, by_seed_a, by_seed_b):
     seeds = sorted(set(by_seed_a) & set(by_seed_b))
     if not seeds:
         return
-    changes = [[100 * (by_seed_b[s][i] / by_seed_a[s][i] - 1) for i in range(3)] for s in seeds]
+    columns = len(by_seed_a[seeds[0]])
+    changes = [
+        [100 * (by_seed_b[s][i] / by_seed_a[s][i] - 1) for i in range(columns)] for s in seeds
+    ]
     cells = "  ".join(
-        "%+.1f +- %.1f %%" % mean_se([c[i] for c in changes]) for i in range(3)
+        "%+.1f +- %.1f %%" % mean_se([c[i] for c in changes]) for i in range(columns)
     )
     print(f"  {label:34s} n = {len(seeds):2d}  {cells}")
 
@@ -142,6 +169,26 @@ def main():
         paired("LIGGGHTS shipped: 13.5 -> 3.375 us", peer_steps[1], peer_steps[4])
     small_by = lambda dt: {s: v for (s, d), v in small.items() if d == dt}
     paired("loam small: 14.8 -> 7.4 us", small_by("14.8"), small_by("7.4"))
+
+    print("Mean force over 0-20 mm (work / depth), shipped bed:")
+    loam_work = loam_shipped_runs(lambda path: [mean_force(path)])
+    work_by = lambda name: {(b, k): v for (b, k, s), v in loam_work.items() if s == name}
+    for name, label in (("default", "14.8"), ("half", "7.4"), ("quarter", "3.7")):
+        values = [v[0] for v in work_by(name).values()]
+        print(f"  {'loam, ' + label + ' us':34s} n = {len(values):2d}  " + cell(values))
+    peer_runs = {k: peer_work("shipped", k) for k in (1, 2, 4)}
+    for k, runs in peer_runs.items():
+        if runs:
+            values = [v[0] for v in runs.values()]
+            print(f"  {'LIGGGHTS, %.2f us' % (13.5 / k):34s} n = {len(values):2d}  " + cell(values))
+    if peer_runs[1]:
+        a = [v[0] for v in work_by("default").values()]
+        b = [v[0] for v in peer_runs[1].values()]
+        print(f"  {'loam 14.8 us against LIGGGHTS':34s}         " + "%+.1f %% (t = %+.1f)" % welch(a, b))
+    paired("loam: 14.8 -> 7.4 us", work_by("default"), work_by("half"))
+    paired("loam: 7.4 -> 3.7 us", work_by("half"), work_by("quarter"))
+    paired("LIGGGHTS: 13.5 -> 6.75 us", peer_runs[1], peer_runs[2])
+    paired("LIGGGHTS: 6.75 -> 3.375 us", peer_runs[2], peer_runs[4])
 
 
 if __name__ == "__main__":
