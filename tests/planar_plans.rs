@@ -116,6 +116,18 @@ fn an_unknown_contact_in_the_schedule_is_refused_with_its_line() {
 }
 
 #[test]
+fn the_hoppers_guesses_are_refused_for_a_planar_robot() {
+    for guess in ["ballistic", "best"] {
+        refused(
+            &format!(
+                "robot:\n  model: monopod\nschedule:\n  - {{contacts: [foot]}}\n  - {{contacts: []}}\ninitial_guess: {guess}\n"
+            ),
+            &["initial_guess", "the hopper's guesses", "`rest` or `zero`"],
+        );
+    }
+}
+
+#[test]
 fn a_phase_that_neither_lifts_nor_lands_a_foot_is_refused() {
     refused(
         "robot:\n  model: monopod\nschedule:\n  - {contacts: [foot]}\n  - {contacts: []}\n  - {contacts: []}\n",

@@ -63,7 +63,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let provenance = Provenance::new(warm_start::provenance(&problem, source, warm));
     let written = output::write_run_with(&out.path, &problem, &plan, provenance, Some(&log))?;
     if !args.quiet {
-        let task = [
+        let mut task = vec![
             format!("objective      {:.6e} (½∫u² dt)", plan.report.objective),
             format!(
                 "apex rise      {:.2} mm (target {:.2} mm)",
@@ -71,6 +71,17 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 plan.jump.task.apex_height * 1e3
             ),
         ];
+        for (k, start) in plan.starts.iter().enumerate() {
+            task.push(format!(
+                "{:15}from {}: {} after {} iterations, objective {:.6e}{}",
+                if k == 0 { "starts" } else { "" },
+                start.guess.name(),
+                start.status,
+                start.iterations,
+                start.objective,
+                if start.kept { " (kept)" } else { "" }
+            ));
+        }
         print_summary(
             &plan.report,
             plan.setup_seconds,

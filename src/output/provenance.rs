@@ -15,6 +15,9 @@ pub enum WarmStart {
     Rest,
     /// The hopper's crouch-and-extend guess (`initial_guess: ballistic`).
     Ballistic,
+    /// The better of `rest` and `ballistic` (`initial_guess: best`); `solution.json`'s
+    /// `starts` says which was kept.
+    Best,
     /// Another plan's primal and dual solution (a warm-started sweep): its identity and folder.
     Plan { plan_id: String, dir: String },
 }
@@ -25,6 +28,7 @@ impl From<InitialGuess> for WarmStart {
             InitialGuess::Zero => WarmStart::Zero,
             InitialGuess::Rest => WarmStart::Rest,
             InitialGuess::Ballistic => WarmStart::Ballistic,
+            InitialGuess::Best => WarmStart::Best,
         }
     }
 }

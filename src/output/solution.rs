@@ -11,7 +11,7 @@ use super::identity::plan_id_of;
 use super::{temporary_path, write_new, OutputError, Provenance, WarmStart};
 use crate::model::hopper::STATE_NAMES;
 use crate::planner::warm_start::NamedMultipliers;
-use crate::planner::Plan;
+use crate::planner::{Plan, StartOutcome};
 use crate::problem::Problem;
 use crate::solver::{OptionValue, SolveReport};
 use crate::transcription::Violation;
@@ -97,6 +97,9 @@ pub struct SolutionFile<'a> {
     pub phases: Vec<PhaseSummary>,
     /// IPOPT's multipliers at the end, by name: what `loam solve --warm-start` starts from.
     pub multipliers: &'a NamedMultipliers,
+    /// `initial_guess: best`: each start's outcome, the kept one marked.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub starts: &'a [StartOutcome],
 }
 
 impl<'a> SolutionFile<'a> {
@@ -130,6 +133,7 @@ impl<'a> SolutionFile<'a> {
                 })
                 .collect(),
             multipliers: &plan.multipliers,
+            starts: &plan.starts,
         }
     }
 }

@@ -296,6 +296,7 @@ impl Jump {
             InitialGuess::Zero => vec![0.0; nlp.n_variables()],
             InitialGuess::Rest => nlp.pack(&self.rest_guess()),
             InitialGuess::Ballistic => nlp.pack(&self.ballistic_guess()),
+            InitialGuess::Best => unreachable!("plan_with solves `best` as rest and ballistic"),
         }
     }
 
@@ -501,6 +502,19 @@ fn domain_of(domain: problem::Domain) -> Domain {
     }
 }
 
+/// One start of an `initial_guess: best` plan: where IPOPT started and where it ended.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct StartOutcome {
+    pub guess: InitialGuess,
+    pub status: String,
+    pub converged: bool,
+    pub iterations: usize,
+    pub objective: f64,
+    pub solve_seconds: f64,
+    /// Whether this start's plan is the one kept.
+    pub kept: bool,
+}
+
 /// A solved (or attempted) plan.
 pub struct Plan {
     pub jump: Jump,
@@ -513,6 +527,8 @@ pub struct Plan {
     pub n_constraints: usize,
     /// IPOPT's multipliers at the end, by row and variable name (for later warm starts).
     pub multipliers: NamedMultipliers,
+    /// `initial_guess: best`: every start, the kept one marked (empty for one start).
+    pub starts: Vec<StartOutcome>,
 }
 
 /// Transcribes the problem, ready to solve: set-up is timed by the caller.
@@ -637,18 +653,28 @@ pub fn plan_with(
 ) -> Result<Plan, PlanError> {
     let started = Instant::now();
     let (jump, mut nlp) = kept.take(problem)?;
-    let (x0, warm) = match start {
+    let (report, setup_seconds, starts) = match start {
         Some(start) => {
             if let Some(why) = start.mismatch_with(&jump) {
                 return Err(PlanError::Start(why));
             }
             let (x0, multipliers) = start.point(&jump, &nlp);
-            (x0, Some(multipliers))
+            let setup_seconds = started.elapsed().as_secs_f64();
+            let report = solver::solve(&mut nlp, &x0, settings, Some(&multipliers), on_iteration)?;
+            (report, setup_seconds, Vec::new())
         }
-        None => (jump.initial_guess(problem.initial_guess, &nlp), None),
+        None => {
+            let setup_seconds = started.elapsed().as_secs_f64();
+            let (report, starts) = solve_from_guesses(
+                &jump,
+                &mut nlp,
+                problem.initial_guess,
+                settings,
+                on_iteration,
+            )?;
+            (report, setup_seconds, starts)
+        }
     };
-    let setup_seconds = started.elapsed().as_secs_f64();
-    let report = solver::solve(&mut nlp, &x0, settings, warm.as_ref(), on_iteration)?;
     let trajectory = nlp.unpack(&report.x);
     let first = &trajectory.phases[0].states[0];
     let last = trajectory.phases.last().unwrap().states.last().unwrap();
@@ -662,9 +688,75 @@ pub fn plan_with(
         n_constraints: nlp.n_constraints(),
         multipliers: NamedMultipliers::of(&nlp, &report.multipliers),
         report,
+        starts,
     };
     kept.keep(problem, nlp);
     Ok(plan)
+}
+
+/// How good a start's end is: converged before not, then the lower objective, or for two
+/// unconverged ends the lower constraint violation (their objectives mean nothing).
+fn rank(report: &SolveReport) -> (bool, f64) {
+    if report.converged {
+        (true, -report.objective)
+    } else {
+        (false, -report.max_violation)
+    }
+}
+
+/// Solves `nlp` from the guess `kind`, or, for `best`, from `rest` and from `ballistic` in
+/// turn, keeping the better report ([`rank`]; the first on a tie). The kept report's `solve_seconds` is the time of every
+/// start, what the plan cost; each start's own is in the outcomes.
+fn solve_from_guesses(
+    jump: &Jump,
+    nlp: &mut Nlp,
+    kind: InitialGuess,
+    settings: &SolveSettings,
+    mut on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
+) -> Result<(SolveReport, Vec<StartOutcome>), PlanError> {
+    if kind != InitialGuess::Best {
+        let x0 = jump.initial_guess(kind, nlp);
+        return Ok((
+            solver::solve(nlp, &x0, settings, None, on_iteration)?,
+            Vec::new(),
+        ));
+    }
+    let mut best: Option<SolveReport> = None;
+    let mut starts = Vec::new();
+    let mut total = 0.0;
+    for guess in [InitialGuess::Rest, InitialGuess::Ballistic] {
+        let x0 = jump.initial_guess(guess, nlp);
+        // A reborrow, with the trait object's lifetime shortened to it.
+        let progress = on_iteration
+            .as_mut()
+            .map(|f| &mut **f as &mut dyn FnMut(&IterationInfo) -> bool);
+        let report = solver::solve(nlp, &x0, settings, None, progress)?;
+        total += report.solve_seconds;
+        let stopped = report.status == solver::IpoptStatus::UserRequestedStop;
+        let better = best.as_ref().is_none_or(|b| rank(&report) > rank(b));
+        starts.push(StartOutcome {
+            guess,
+            status: report.status.name().to_string(),
+            converged: report.converged,
+            iterations: report.iterations,
+            objective: report.objective,
+            solve_seconds: report.solve_seconds,
+            kept: false,
+        });
+        if better {
+            for s in &mut starts {
+                s.kept = false;
+            }
+            starts.last_mut().expect("just pushed").kept = true;
+            best = Some(report);
+        }
+        if stopped {
+            break; // interrupted: the user wants out, not the next start
+        }
+    }
+    let mut report = best.expect("at least one start");
+    report.solve_seconds = total;
+    Ok((report, starts))
 }
 
 impl Plan {

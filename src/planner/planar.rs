@@ -761,7 +761,9 @@ impl PlanarPlanner {
             InitialGuess::Zero => vec![0.0; nlp.n_variables()],
             InitialGuess::Rest => nlp.pack(&self.rest_guess()),
             // Refused by the schema (`PlanarProblem::validate`).
-            InitialGuess::Ballistic => unreachable!("the ballistic guess is the hopper's"),
+            InitialGuess::Ballistic | InitialGuess::Best => {
+                unreachable!("the ballistic and best guesses are the hopper's")
+            }
         }
     }
 

@@ -388,10 +388,14 @@ impl Schema for PlanarProblem {
                 }
             }
         }
-        if self.initial_guess == InitialGuess::Ballistic {
+        if matches!(
+            self.initial_guess,
+            InitialGuess::Ballistic | InitialGuess::Best
+        ) {
             fail!(
                 "initial_guess".into(),
-                "`ballistic` is the hopper's guess; a planar robot starts from `rest` or `zero`"
+                "`ballistic` and `best` are the hopper's guesses; a planar robot starts from \
+                 `rest` or `zero`"
                     .into(),
             );
         }
