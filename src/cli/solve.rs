@@ -388,6 +388,8 @@ fn solve_logged<P>(
     let log = out
         .path
         .join(format!(".ipopt.log.tmp{}", std::process::id()));
+    // IPOPT appends each solve of the run (a warm start and its retry, `best`'s starts).
+    std::fs::remove_file(&log).ok();
     let settings = SolveSettings {
         options,
         log_file: Some(log.clone()),

@@ -1210,7 +1210,8 @@ impl Ipopt {
         )
     }
 
-    /// Makes IPOPT also write its log to `path` at `print_level` (0..=12).
+    /// Makes IPOPT also write its log to `path` at `print_level` (0..=12), appended to what
+    /// the file holds.
     pub fn open_output_file(&mut self, path: &Path, print_level: i32) -> Result<(), IpoptError> {
         let fail = || IpoptError::OutputFile {
             path: path.to_path_buf(),

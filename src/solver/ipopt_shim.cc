@@ -340,9 +340,11 @@ bool loam_AddIpoptIntOption(void* p, char* keyword, Index val) {
     return static_cast<Problem*>(p)->app->Options()->SetIntegerValue(keyword, val);
 }
 
+// Appends: one log holds every solve of a run (a warm start and its cold retry, the starts of
+// `initial_guess: best`); the caller starts the file empty.
 bool loam_OpenIpoptOutputFile(void* p, char* file_name, int print_level) {
     return static_cast<Problem*>(p)->app->OpenOutputFile(
-        file_name, static_cast<EJournalLevel>(print_level));
+        file_name, static_cast<EJournalLevel>(print_level), true);
 }
 
 bool loam_SetIpoptProblemScaling(void* p, Number obj_scaling, Number* x_scaling,
