@@ -331,6 +331,7 @@ def table(path):
     lines = ["| peer | bed | dt [us] | grains | seeds | " + " | ".join(k[1] for k in keys) + " |"]
     lines.append("|---" * (5 + len(keys)) + "|")
     for (peer, bed, dt), group in sorted(groups.items(), key=lambda g: (g[0][1], g[0][0], -g[0][2])):
+        group = sorted(group, key=lambda r: r["seed"])
         seeds = ", ".join(str(r["seed"]) for r in group)
         cells = [peer, bed, "%.2f" % (dt * 1e6), str(group[0]["grains"]), seeds]
         for key, _title, fmt in keys:
