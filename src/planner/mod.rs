@@ -705,8 +705,9 @@ fn rank(report: &SolveReport) -> (bool, f64) {
 }
 
 /// Solves `nlp` from the guess `kind`, or, for `best`, from `rest` and from `ballistic` in
-/// turn, keeping the better report ([`rank`]; the first on a tie). The kept report's `solve_seconds` is the time of every
-/// start, what the plan cost; each start's own is in the outcomes.
+/// turn, keeping the better report ([`rank`]; the first on a tie). The kept report's
+/// `solve_seconds` is the time of every start, what the plan cost; each start's own is in the
+/// outcomes.
 fn solve_from_guesses(
     jump: &Jump,
     nlp: &mut Nlp,
