@@ -90,17 +90,20 @@ print(json.dumps(d))' "$seed" "$settled" "$settle_time" >"$out/$name.bed.json"
         -var surface "$surface" -var steps "$(common steps)" -var out "$name" \
         -log "$name.intrude.log" >/dev/null)
     common liggghts-csv "$work/$name.force.txt" "$out/$name.force.csv"
-    local k
+    local k dt steps
+    steps=$(common steps)
     for k in $liggghts_divisors; do
         [ "$k" = 1 ] && continue
+        dt=$(common time-step "$k")
         say "liggghts: intrusion into $bed bed, seed $seed, time step / $k"
+        # The same travel in k times the steps; a force row still every 0.1 mm (148 steps at
+        # the default step, intrude.in's row).
         (cd "$work" && $nice_cmd liggghts -in "$here/liggghts/intrude.in" -var dir "$here/liggghts" \
             -var R "$(radius_of "$bed")" -var restart "$name.restart" -var stl disc.stl \
-            -var surface "$surface" -var steps "$(($(common steps) * k))" \
-            -var dt "$(common time-step "$k")" -var row "$((148 * k))" -var out "${name}_dt$k" \
-            -log "${name}_dt$k.intrude.log" >/dev/null)
+            -var surface "$surface" -var steps "$((steps * k))" -var dt "$dt" \
+            -var row "$((148 * k))" -var out "${name}_dt$k" -log "${name}_dt$k.intrude.log" >/dev/null)
         common liggghts-csv "$work/${name}_dt$k.force.txt" "$out/${name}_dt$k.force.csv"
-        common summary-line "$out/$name.bed.json" "$out/${name}_dt$k.force.csv" "$(common time-step "$k")" \
+        common summary-line "$out/$name.bed.json" "$out/${name}_dt$k.force.csv" "$dt" \
             >>"$out/summary.jsonl"
     done
 }

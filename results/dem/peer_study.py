@@ -16,20 +16,13 @@ import json
 import math
 import os
 import re
-import statistics as st
 
-from step_study import mean_force
+from step_study import mean_force, mean_se
 from step_study import runs as loam_shipped_runs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEPTHS = ("5", "10", "20")
 PEER_STEP = 1.35e-5  # bench/peers/common.py TIME_STEP
-
-
-def mean_se(values):
-    if len(values) < 2:
-        return values[0] if values else float("nan"), float("nan")
-    return st.mean(values), st.stdev(values) / math.sqrt(len(values))
 
 
 def cell(values):
@@ -71,17 +64,6 @@ def peers():
     return found
 
 
-def peer_mean_force(path, top=0.0, bottom=0.020):
-    """A peer's mean force over depths top..bottom (step_study.mean_force's definition)."""
-    points = []
-    for line in open(path).read().splitlines()[1:]:
-        _, depth, force = line.split(",")[:3]
-        if top <= float(depth) <= bottom:
-            points.append((float(depth), float(force)))
-    work = sum(0.5 * (f0 + f1) * (d1 - d0) for (d0, f0), (d1, f1) in zip(points, points[1:]))
-    return work / (points[-1][0] - points[0][0])
-
-
 def peer_work(bed, divisor):
     """{seed: [mean force over 0-20 mm]} of LIGGGHTS's runs at its step / divisor."""
     found = {}
@@ -90,7 +72,8 @@ def peer_work(bed, divisor):
     for name in os.listdir(folder):
         m = re.fullmatch(rf"liggghts_{bed}_seed(\d+){suffix}\.force\.csv", name)
         if m:
-            found[int(m.group(1))] = [peer_mean_force(os.path.join(folder, name))]
+            path = os.path.join(folder, name)
+            found[int(m.group(1))] = [mean_force(path, depth="depth_m", force="force_z_N")]
     return found
 
 

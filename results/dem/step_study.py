@@ -30,11 +30,12 @@ def forces(path):
     ]
 
 
-def mean_force(path, top=0.0, bottom=0.020):
-    """The mean of F_z over depths top..bottom, by the trapezoidal rule: the work / depth."""
+def mean_force(path, top=0.0, bottom=0.020, depth="depth", force="F_z"):
+    """The mean of the force over depths top..bottom, by the trapezoidal rule: the work /
+    depth. `depth` and `force` name the CSV's columns (a peer's are depth_m, force_z_N)."""
     with open(path) as f:
         rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
-    points = [(float(r["depth"]), float(r["F_z"])) for r in rows]
+    points = [(float(r[depth]), float(r[force])) for r in rows]
     points = [(d, f) for d, f in points if top <= d <= bottom]
     work = sum(0.5 * (f0 + f1) * (d1 - d0) for (d0, f0), (d1, f1) in zip(points, points[1:]))
     return work / (points[-1][0] - points[0][0])
@@ -55,6 +56,9 @@ def runs(measure=forces):
 
 
 def mean_se(values):
+    """Mean and standard error; the error is nan for a single value."""
+    if len(values) < 2:
+        return (values[0] if values else float("nan")), float("nan")
     return st.mean(values), st.stdev(values) / math.sqrt(len(values))
 
 

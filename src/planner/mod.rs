@@ -653,28 +653,30 @@ pub fn plan_with(
 ) -> Result<Plan, PlanError> {
     let started = Instant::now();
     let (jump, mut nlp) = kept.take(problem)?;
-    let (report, setup_seconds, starts) = match start {
+    // The starting points are set-up: another plan's (with its multipliers), or one per guess
+    // (`best` is `rest` and `ballistic`).
+    let (points, warm) = match start {
         Some(start) => {
             if let Some(why) = start.mismatch_with(&jump) {
                 return Err(PlanError::Start(why));
             }
             let (x0, multipliers) = start.point(&jump, &nlp);
-            let setup_seconds = started.elapsed().as_secs_f64();
-            let report = solver::solve(&mut nlp, &x0, settings, Some(&multipliers), on_iteration)?;
-            (report, setup_seconds, Vec::new())
+            (vec![(None, x0)], Some(multipliers))
         }
         None => {
-            let setup_seconds = started.elapsed().as_secs_f64();
-            let (report, starts) = solve_from_guesses(
-                &jump,
-                &mut nlp,
-                problem.initial_guess,
-                settings,
-                on_iteration,
-            )?;
-            (report, setup_seconds, starts)
+            let guesses = match problem.initial_guess {
+                InitialGuess::Best => vec![InitialGuess::Rest, InitialGuess::Ballistic],
+                guess => vec![guess],
+            };
+            let points = guesses
+                .into_iter()
+                .map(|guess| (Some(guess), jump.initial_guess(guess, &nlp)))
+                .collect();
+            (points, None)
         }
     };
+    let setup_seconds = started.elapsed().as_secs_f64();
+    let (report, starts) = solve_from(&mut nlp, points, settings, warm.as_ref(), on_iteration)?;
     let trajectory = nlp.unpack(&report.x);
     let first = &trajectory.phases[0].states[0];
     let last = trajectory.phases.last().unwrap().states.last().unwrap();
@@ -704,58 +706,51 @@ fn rank(report: &SolveReport) -> (bool, f64) {
     }
 }
 
-/// Solves `nlp` from the guess `kind`, or, for `best`, from `rest` and from `ballistic` in
-/// turn, keeping the better report ([`rank`]; the first on a tie). The kept report's
-/// `solve_seconds` is the time of every start, what the plan cost; each start's own is in the
-/// outcomes.
-fn solve_from_guesses(
-    jump: &Jump,
+/// Solves `nlp` from each starting point in turn (several only for `initial_guess: best`),
+/// keeping the better report ([`rank`]; the first on a tie). With several, each start's outcome
+/// is listed, the kept one marked, and the kept report's `solve_seconds` is the time of them
+/// all, what the plan cost.
+fn solve_from(
     nlp: &mut Nlp,
-    kind: InitialGuess,
+    points: Vec<(Option<InitialGuess>, Vec<f64>)>,
     settings: &SolveSettings,
+    warm: Option<&solver::Multipliers>,
     mut on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
 ) -> Result<(SolveReport, Vec<StartOutcome>), PlanError> {
-    if kind != InitialGuess::Best {
-        let x0 = jump.initial_guess(kind, nlp);
-        return Ok((
-            solver::solve(nlp, &x0, settings, None, on_iteration)?,
-            Vec::new(),
-        ));
-    }
-    let mut best: Option<SolveReport> = None;
+    let several = points.len() > 1;
+    let mut best: Option<(usize, SolveReport)> = None;
     let mut starts = Vec::new();
     let mut total = 0.0;
-    for guess in [InitialGuess::Rest, InitialGuess::Ballistic] {
-        let x0 = jump.initial_guess(guess, nlp);
+    for (k, (guess, x0)) in points.into_iter().enumerate() {
         // A reborrow, with the trait object's lifetime shortened to it.
         let progress = on_iteration
             .as_mut()
             .map(|f| &mut **f as &mut dyn FnMut(&IterationInfo) -> bool);
-        let report = solver::solve(nlp, &x0, settings, None, progress)?;
+        let report = solver::solve(nlp, &x0, settings, warm, progress)?;
         total += report.solve_seconds;
         let stopped = report.status == solver::IpoptStatus::UserRequestedStop;
-        let better = best.as_ref().is_none_or(|b| rank(&report) > rank(b));
-        starts.push(StartOutcome {
-            guess,
-            status: report.status.name().to_string(),
-            converged: report.converged,
-            iterations: report.iterations,
-            objective: report.objective,
-            solve_seconds: report.solve_seconds,
-            kept: false,
-        });
-        if better {
-            for s in &mut starts {
-                s.kept = false;
-            }
-            starts.last_mut().expect("just pushed").kept = true;
-            best = Some(report);
+        if let (true, Some(guess)) = (several, guess) {
+            starts.push(StartOutcome {
+                guess,
+                status: report.status.name().to_string(),
+                converged: report.converged,
+                iterations: report.iterations,
+                objective: report.objective,
+                solve_seconds: report.solve_seconds,
+                kept: false,
+            });
+        }
+        if best.as_ref().is_none_or(|(_, b)| rank(&report) > rank(b)) {
+            best = Some((k, report));
         }
         if stopped {
             break; // interrupted: the user wants out, not the next start
         }
     }
-    let mut report = best.expect("at least one start");
+    let (kept, mut report) = best.expect("at least one starting point");
+    if let Some(start) = starts.get_mut(kept) {
+        start.kept = true;
+    }
     report.solve_seconds = total;
     Ok((report, starts))
 }
