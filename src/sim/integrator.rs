@@ -78,38 +78,38 @@ const D: [f64; 7] = [
 
 /// One accepted step from `t0` to `t0 + h`, with what its dense output needs.
 #[derive(Clone, Debug)]
-pub struct Step<const N: usize> {
+pub struct Step {
     pub t0: f64,
     pub h: f64,
-    pub x0: [f64; N],
-    pub x1: [f64; N],
+    pub x0: Vec<f64>,
+    pub x1: Vec<f64>,
     /// ẋ at the end of the step (first-same-as-last: the next step's first stage).
-    pub dx1: [f64; N],
-    dense: [[f64; N]; 5],
+    pub dx1: Vec<f64>,
+    dense: [Vec<f64>; 5],
 }
 
-impl<const N: usize> Step<N> {
+impl Step {
     pub fn t1(&self) -> f64 {
         self.t0 + self.h
     }
 
     /// The state at `t` in [t0, t0 + h] from the fourth-order continuous extension.
-    pub fn interpolate(&self, t: f64) -> [f64; N] {
+    pub fn interpolate(&self, t: f64) -> Vec<f64> {
         let theta = ((t - self.t0) / self.h).clamp(0.0, 1.0);
         let theta1 = 1.0 - theta;
         let r = &self.dense;
-        let mut x = [0.0; N];
-        for i in 0..N {
-            x[i] = r[0][i]
-                + theta * (r[1][i] + theta1 * (r[2][i] + theta * (r[3][i] + theta1 * r[4][i])));
-        }
-        x
+        (0..self.x0.len())
+            .map(|i| {
+                r[0][i]
+                    + theta * (r[1][i] + theta1 * (r[2][i] + theta * (r[3][i] + theta1 * r[4][i])))
+            })
+            .collect()
     }
 }
 
 /// The outcome of one attempted step.
-pub enum Attempt<const N: usize> {
-    Accepted(Step<N>),
+pub enum Attempt {
+    Accepted(Step),
     /// The error was too large; try again from the same point with `h`.
     Rejected {
         h: f64,
@@ -117,39 +117,42 @@ pub enum Attempt<const N: usize> {
 }
 
 /// Takes one step of size `h` from (t0, x0) with ẋ0 = `dx0`; returns the step and the error
-/// norm (≤ 1 means acceptable).
-pub fn step<const N: usize>(
-    f: &mut dyn FnMut(f64, &[f64; N]) -> [f64; N],
+/// norm (≤ 1 means acceptable). `f` may fail (a singular constrained system); its error is
+/// passed on.
+pub fn step<E>(
+    f: &mut dyn FnMut(f64, &[f64]) -> Result<Vec<f64>, E>,
     t0: f64,
-    x0: &[f64; N],
-    dx0: &[f64; N],
+    x0: &[f64],
+    dx0: &[f64],
     h: f64,
     tol: Tolerances,
-) -> (Step<N>, f64) {
-    let mut k = [[0.0; N]; 7];
-    k[0] = *dx0;
-    for s in 1..7 {
-        let mut x = *x0;
+) -> Result<(Step, f64), E> {
+    let n = x0.len();
+    let mut k: Vec<Vec<f64>> = Vec::with_capacity(7);
+    k.push(dx0.to_vec());
+    // Stages 2-6; the seventh is evaluated at the fifth-order solution (below).
+    for s in 1..6 {
+        let mut x = x0.to_vec();
         for (j, kj) in k.iter().enumerate().take(s) {
             let a = A[s][j];
             if a != 0.0 {
-                for i in 0..N {
+                for i in 0..n {
                     x[i] += h * a * kj[i];
                 }
             }
         }
-        k[s] = f(t0 + C[s] * h, &x);
+        k.push(f(t0 + C[s] * h, &x)?);
     }
     // Stage 7 is evaluated at the fifth-order solution, which A[6] holds the weights of.
-    let mut x1 = *x0;
+    let mut x1 = x0.to_vec();
     for (j, kj) in k.iter().enumerate().take(6) {
-        for i in 0..N {
+        for i in 0..n {
             x1[i] += h * A[6][j] * kj[i];
         }
     }
-    k[6] = f(t0 + h, &x1);
+    k.push(f(t0 + h, &x1)?);
     let mut sum = 0.0;
-    for i in 0..N {
+    for i in 0..n {
         let mut err = 0.0;
         for (j, kj) in k.iter().enumerate() {
             err += E[j] * kj[i];
@@ -157,9 +160,9 @@ pub fn step<const N: usize>(
         let scale = tol.atol + tol.rtol * x0[i].abs().max(x1[i].abs());
         sum += (h * err / scale).powi(2);
     }
-    let error = (sum / N as f64).sqrt();
-    let mut dense = [[0.0; N]; 5];
-    for i in 0..N {
+    let error = (sum / n as f64).sqrt();
+    let mut dense: [Vec<f64>; 5] = std::array::from_fn(|_| vec![0.0; n]);
+    for i in 0..n {
         let dx = x1[i] - x0[i];
         let b = h * k[0][i] - dx;
         dense[0][i] = x0[i];
@@ -172,37 +175,38 @@ pub fn step<const N: usize>(
         }
         dense[4][i] = h * d;
     }
-    (
+    let dx1 = k.pop().expect("seven stages");
+    Ok((
         Step {
             t0,
             h,
-            x0: *x0,
+            x0: x0.to_vec(),
             x1,
-            dx1: k[6],
+            dx1,
             dense,
         },
         error,
-    )
+    ))
 }
 
 /// A step with size control: accepted, or rejected with the next size to try.
 /// `h_next` of an accepted step is returned through the step's error as the usual
 /// 0.9 · err^(−1/5) factor, clamped to [0.2, 5].
-pub fn attempt<const N: usize>(
-    f: &mut dyn FnMut(f64, &[f64; N]) -> [f64; N],
+pub fn attempt<E>(
+    f: &mut dyn FnMut(f64, &[f64]) -> Result<Vec<f64>, E>,
     t0: f64,
-    x0: &[f64; N],
-    dx0: &[f64; N],
+    x0: &[f64],
+    dx0: &[f64],
     h: f64,
     tol: Tolerances,
-) -> (Attempt<N>, f64) {
-    let (step, error) = step(f, t0, x0, dx0, h, tol);
+) -> Result<(Attempt, f64), E> {
+    let (step, error) = step(f, t0, x0, dx0, h, tol)?;
     let factor = if error == 0.0 {
         5.0
     } else {
         (0.9 * error.powf(-0.2)).clamp(0.2, 5.0)
     };
-    if error <= 1.0 && error.is_finite() {
+    Ok(if error <= 1.0 && error.is_finite() {
         (Attempt::Accepted(step), h * factor)
     } else {
         let shrink = if error.is_finite() {
@@ -211,7 +215,7 @@ pub fn attempt<const N: usize>(
             0.1
         };
         (Attempt::Rejected { h: h * shrink }, h * shrink)
-    }
+    })
 }
 
 /// Finds t in [a, b] where `g` changes sign (g(a) and g(b) of opposite signs) by the Illinois
@@ -266,15 +270,15 @@ mod tests {
     #[test]
     fn exponential_decay_matches_the_analytic_solution_and_its_dense_output() {
         let lambda = -3.0;
-        let mut f = |_t: f64, x: &[f64; 1]| [lambda * x[0]];
+        let mut f = |_t: f64, x: &[f64]| Ok::<_, ()>(vec![lambda * x[0]]);
         let tol = Tolerances::default();
-        let (mut t, mut x) = (0.0, [1.0]);
-        let mut dx = f(t, &x);
+        let (mut t, mut x) = (0.0, vec![1.0]);
+        let mut dx = f(t, &x).unwrap();
         let mut h: f64 = 1e-3;
         let mut worst_dense: f64 = 0.0;
         while t < 1.0 {
             h = h.min(1.0 - t);
-            match attempt(&mut f, t, &x, &dx, h, tol) {
+            match attempt(&mut f, t, &x, &dx, h, tol).unwrap() {
                 (Attempt::Accepted(s), next) => {
                     let mid = s.t0 + 0.37 * s.h;
                     worst_dense =

@@ -3,6 +3,7 @@
 
 pub mod command;
 pub mod dem;
+pub mod hybrid;
 pub mod integrator;
 pub mod mdp;
 pub mod planar;

@@ -28,7 +28,8 @@
 use serde::Serialize;
 
 use super::command::{Command, Segment};
-use super::integrator::{self, Attempt, Tolerances};
+use super::hybrid::{self, HybridSystem, LoopError, Switch};
+use super::integrator::Tolerances;
 use crate::model::hopper::{state, Domain, Hopper};
 use crate::terrain::Terrain;
 
@@ -159,12 +160,8 @@ impl Replay {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
-    #[error("the replay took more than {0} integrator steps at t = {1} s; the dynamics are too stiff or chattering")]
-    TooManySteps(usize, f64),
-    #[error(
-        "the integrator's step fell below {h:e} s at t = {t} s (state not finite or too stiff)"
-    )]
-    StepTooSmall { t: f64, h: f64 },
+    #[error(transparent)]
+    Loop(#[from] LoopError),
 }
 
 /// The hopper on one terrain under one command.
@@ -272,15 +269,14 @@ impl Simulator<'_> {
             .collect();
         times.sort_by(f64::total_cmp);
         times.dedup();
-        let mut next_sample = 0;
 
         let mut x = initial;
         x[state::Z_D] = self.command.at(0.0).0;
         // The ground is the surface z = 0 or, for a foot that starts in a bed, where it rests.
-        let mut floor = x[state::Z_F].min(0.0);
+        let floor = x[state::Z_F].min(0.0);
         let airborne = x[state::Z_F] > floor + s.height_margin
             || (x[state::Z_F] >= floor && x[state::V_F] > 0.0);
-        let mut mode = if airborne {
+        let mode = if airborne {
             Mode::Flight
         } else {
             self.contact_mode(&x)
@@ -288,159 +284,151 @@ impl Simulator<'_> {
         if mode == Mode::Stick {
             x[state::V_F] = 0.0;
         }
-        let mut t = 0.0;
-        let mut h: f64 = 1e-5;
-        let mut replay = Replay {
-            samples: vec![self.sample(mode, 0.0, &x)],
-            events: Vec::new(),
-            apex: None,
-            initial: x,
-            steps: 0,
-            rejected: 0,
+        let mut run = Run {
+            sim: self,
+            replay: Replay {
+                samples: vec![self.sample(mode, 0.0, &x)],
+                events: Vec::new(),
+                apex: None,
+                initial: x,
+                steps: 0,
+                rejected: 0,
+            },
+            // The centre of mass's height at the last take-off, and the hops completed.
+            takeoff_height: self.robot.centre_of_mass(x.as_slice()),
+            hops: 0,
         };
-        // The centre of mass's height at the last take-off, and the hops completed.
-        let mut takeoff_height = self.robot.centre_of_mass(x.as_slice());
-        let mut hops = 0;
-        let breakpoints = self.command.breakpoints();
-        let mut derivative: Option<(Segment, [f64; N])> = None;
-        while t < t_end {
-            if replay.steps + replay.rejected >= s.max_steps {
-                return Err(SimError::TooManySteps(s.max_steps, t));
-            }
-            // Never step across a node of the command: its derivatives jump there.
-            let next_break = breakpoints
-                .get(breakpoints.partition_point(|&b| b <= t * (1.0 + 1e-15) + 1e-15))
-                .copied()
-                .unwrap_or(t_end);
-            let h_try = h.min(next_break - t).min(t_end - t);
-            if h_try < 1e-14 * (1.0 + t) {
-                // Within rounding of a node: step over it.
-                if next_break - t < 1e-12 {
-                    t = next_break;
-                    continue;
-                }
-                return Err(SimError::StepTooSmall { t, h: h_try });
-            }
-            let segment = self.command.segment(t + 0.5 * h_try);
-            let mut f = |tt: f64, xx: &[f64; N]| self.derivatives(mode, segment, tt, xx);
-            // First same as last: the previous step's ẋ at its end, unless a retry, an event or
-            // a node of the command (where u jumps) makes it stale.
-            let dx0 = match derivative {
-                Some((piece, dx)) if piece == segment => dx,
-                _ => f(t, &x),
-            };
-            derivative = Some((segment, dx0));
-            let (attempt, h_next) = integrator::attempt(&mut f, t, &x, &dx0, h_try, s.tolerances);
-            let step = match attempt {
-                Attempt::Rejected { .. } => {
-                    replay.rejected += 1;
-                    h = h_next;
-                    continue;
-                }
-                Attempt::Accepted(step) => step,
-            };
-            replay.steps += 1;
-            if h_try == h {
-                h = h_next;
-            } else {
-                // A step cut short by a node says little about the step size that works.
-                h = h.max(h_next);
-            }
+        let settings = hybrid::LoopSettings {
+            tolerances: s.tolerances,
+            first_step: 1e-5,
+            max_steps: s.max_steps,
+        };
+        let finish = hybrid::run(
+            &mut run,
+            Phase { mode, floor },
+            x.to_vec(),
+            t_end,
+            &times,
+            settings,
+            false,
+        )?;
+        run.replay.steps = finish.steps;
+        run.replay.rejected = finish.rejected;
+        Ok(run.replay)
+    }
+}
 
-            // The earliest guard to rise through 0 within the step.
-            let before = self.guards(mode, floor, &step.x0);
-            let after = self.guards(mode, floor, &step.x1);
-            let mut event: Option<(f64, EventKind)> = None;
-            for i in 0..2 {
-                let (kind, g0) = before[i];
-                let g1 = after[i].1;
-                if g0 < 0.0 && g1 >= 0.0 {
-                    let mut g = |tt: f64| self.guards(mode, floor, &step.interpolate(tt))[i].1;
-                    let te = integrator::locate_root(&mut g, step.t0, step.t1(), 1e-13);
-                    if event.is_none_or(|(t_best, _)| te < t_best) {
-                        event = Some((te, kind));
-                    }
-                }
-            }
+/// The hopper's discrete state in the hybrid loop: the foot's mode and the floor it lands on.
+#[derive(Clone, Copy, Debug)]
+struct Phase {
+    mode: Mode,
+    floor: f64,
+}
 
-            derivative = match event {
-                None => Some((segment, step.dx1)),
-                Some(_) => None,
-            };
-            let (t_new, mut x_new) = match event {
-                None => (step.t1(), step.x1),
-                Some((te, _)) if te >= step.t1() => (step.t1(), step.x1),
-                // Re-step exactly to the event so its state carries the full order.
-                Some((te, _)) => {
-                    let (exact, _) = integrator::step(
-                        &mut f,
-                        step.t0,
-                        &step.x0,
-                        &dx0,
-                        te - step.t0,
-                        s.tolerances,
-                    );
-                    (te, exact.x1)
-                }
-            };
-            while next_sample < times.len() && times[next_sample] <= t_new {
-                let ts = times[next_sample];
-                let xs = if ts >= t_new {
-                    x_new
-                } else {
-                    step.interpolate(ts)
-                };
-                replay.samples.push(self.sample(mode, ts, &xs));
-                next_sample += 1;
-            }
-            t = t_new;
+/// One replay in progress: the simulator, what it has recorded, and the hop count.
+struct Run<'s, 'a> {
+    sim: &'s Simulator<'a>,
+    replay: Replay,
+    takeoff_height: f64,
+    hops: usize,
+}
 
-            if let Some((_, mut kind)) = event {
-                match kind {
-                    EventKind::Apex => {
-                        replay.events.push(Event { t, kind, mode });
-                        replay.samples.push(self.sample(mode, t, &x_new));
-                        let rise = self.robot.centre_of_mass(x_new.as_slice()) - takeoff_height;
-                        hops += usize::from(rise >= s.min_hop_rise);
-                        if hops >= s.apexes {
-                            replay.apex = Some((t, x_new));
-                            return Ok(replay);
-                        }
-                        x = x_new;
-                        continue;
-                    }
-                    EventKind::Takeoff => {
-                        mode = Mode::Flight;
-                        floor = x_new[state::Z_F];
-                        takeoff_height = self.robot.centre_of_mass(x_new.as_slice());
-                    }
-                    EventKind::Yield => mode = Mode::Sink,
-                    EventKind::Rest | EventKind::Touchdown => {
-                        if kind == EventKind::Touchdown && matches!(self.terrain, Terrain::Rigid) {
-                            // A plastic impact: the rigid ground stops the foot.
-                            x_new[state::V_F] = 0.0;
-                            x_new[state::Z_F] = floor;
-                        }
-                        if kind == EventKind::Rest {
-                            x_new[state::V_F] = 0.0;
-                        }
-                        mode = self.contact_mode(&x_new);
-                        if mode == Mode::Flight {
-                            // The foot came to rest with the spring already pulling it up.
-                            kind = EventKind::Takeoff;
-                            floor = x_new[state::Z_F];
-                            takeoff_height = self.robot.centre_of_mass(x_new.as_slice());
-                        }
-                    }
+fn as_state(x: &[f64]) -> [f64; N] {
+    x.try_into().expect("the hopper has N states")
+}
+
+impl HybridSystem for Run<'_, '_> {
+    type Mode = Phase;
+    type Piece = Segment;
+    type Error = SimError;
+
+    fn breakpoints(&self) -> &[f64] {
+        self.sim.command.breakpoints()
+    }
+
+    fn piece(&self, t: f64) -> Segment {
+        self.sim.command.segment(t)
+    }
+
+    fn derivative(
+        &self,
+        p: &Phase,
+        piece: Segment,
+        t: f64,
+        x: &[f64],
+    ) -> Result<Vec<f64>, SimError> {
+        Ok(self
+            .sim
+            .derivatives(p.mode, piece, t, &as_state(x))
+            .to_vec())
+    }
+
+    fn guards(&self, p: &Phase, _: Segment, _: f64, x: &[f64]) -> Result<Vec<f64>, SimError> {
+        let guards = self.sim.guards(p.mode, p.floor, &as_state(x));
+        Ok(guards.iter().map(|&(_, g)| g).collect())
+    }
+
+    fn sample(&mut self, p: &Phase, _: Segment, t: f64, x: &[f64]) -> Result<(), SimError> {
+        let sample = self.sim.sample(p.mode, t, &as_state(x));
+        self.replay.samples.push(sample);
+        Ok(())
+    }
+
+    fn switch(
+        &mut self,
+        p: &mut Phase,
+        guard: usize,
+        t: f64,
+        x: &mut Vec<f64>,
+    ) -> Result<Switch, SimError> {
+        let sim = self.sim;
+        let s = &sim.settings;
+        let mut x_new = as_state(x);
+        let mut kind = sim.guards(p.mode, p.floor, &x_new)[guard].0;
+        let mut mode = p.mode;
+        match kind {
+            EventKind::Apex => {
+                self.replay.events.push(Event { t, kind, mode });
+                self.replay.samples.push(sim.sample(mode, t, &x_new));
+                let rise = sim.robot.centre_of_mass(x_new.as_slice()) - self.takeoff_height;
+                self.hops += usize::from(rise >= s.min_hop_rise);
+                if self.hops >= s.apexes {
+                    self.replay.apex = Some((t, x_new));
+                    return Ok(Switch::Stop);
                 }
-                if mode == Mode::Stick {
+                return Ok(Switch::Continue { arm: false });
+            }
+            EventKind::Takeoff => {
+                mode = Mode::Flight;
+                p.floor = x_new[state::Z_F];
+                self.takeoff_height = sim.robot.centre_of_mass(x_new.as_slice());
+            }
+            EventKind::Yield => mode = Mode::Sink,
+            EventKind::Rest | EventKind::Touchdown => {
+                if kind == EventKind::Touchdown && matches!(sim.terrain, Terrain::Rigid) {
+                    // A plastic impact: the rigid ground stops the foot.
+                    x_new[state::V_F] = 0.0;
+                    x_new[state::Z_F] = p.floor;
+                }
+                if kind == EventKind::Rest {
                     x_new[state::V_F] = 0.0;
                 }
-                replay.events.push(Event { t, kind, mode });
-                replay.samples.push(self.sample(mode, t, &x_new));
+                mode = sim.contact_mode(&x_new);
+                if mode == Mode::Flight {
+                    // The foot came to rest with the spring already pulling it up.
+                    kind = EventKind::Takeoff;
+                    p.floor = x_new[state::Z_F];
+                    self.takeoff_height = sim.robot.centre_of_mass(x_new.as_slice());
+                }
             }
-            x = x_new;
         }
-        Ok(replay)
+        if mode == Mode::Stick {
+            x_new[state::V_F] = 0.0;
+        }
+        p.mode = mode;
+        self.replay.events.push(Event { t, kind, mode });
+        self.replay.samples.push(sim.sample(mode, t, &x_new));
+        x.copy_from_slice(&x_new);
+        Ok(Switch::Continue { arm: false })
     }
 }
