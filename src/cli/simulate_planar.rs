@@ -94,7 +94,7 @@ pub fn run(run_dir: &Path, quiet: bool) -> anyhow::Result<u8> {
         let s = &replay.summary;
         println!(
             "replayed {} steps: distance {:.4} m (plan {:.4} m, {:.2}% off), centre of mass peak rise {:.4} m (plan {:.4} m, {:.2}% off)",
-            s.steps,
+            s.integration.steps,
             s.achieved_distance_m,
             s.planned_distance_m,
             100.0 * s.distance_error_rel,

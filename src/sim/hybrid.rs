@@ -10,12 +10,18 @@
 //!   derivatives jump: the plan's nodes), reusing a step's last stage as the next one's first
 //!   (first same as last) within one piece of the input;
 //! - after each accepted step, checks every guard of the mode: guard i fires when it rises
-//!   through 0 (from below 0 at the step's start to 0 or above at its end), located on the
-//!   step's dense output by the Illinois method to 1e-13 s; the earliest fires, and the state
+//!   through 0, from below 0 at the end of the previous step (or switch) to 0 or above at this
+//!   one's end. It is located on the step's dense output by the Illinois method to 1e-13 s, or
+//!   put at the step's start where it already reads 0 or above there (the input jumped at a
+//!   breakpoint: a guard that reads the input jumps with it). The earliest fires, and the state
 //!   there is re-stepped from the step's start so that it carries the method's full order;
 //! - samples the state on the caller's instants, from the dense output;
 //! - hands a fired guard to the system's [`HybridSystem::switch`], which changes the mode,
 //!   resets the state (an impact) and says whether to go on.
+//!
+//! Events are found by sign at the ends of steps, so a guard must start a mode strictly below 0:
+//! a switch that leaves a guard on 0 (a foot put on the ground) gives it a margin, as the
+//! hopper's height and load margins do, or the next crossing may hide inside one long step.
 //!
 //! A switch may *arm* the new mode's guards ([`Switch::Continue`]'s `arm`): a guard already at
 //! or above 0 right after the switch then fires at the end of the next step, at the switch's
@@ -67,6 +73,7 @@ pub trait HybridSystem {
         &mut self,
         mode: &mut Self::Mode,
         guard: usize,
+        piece: Self::Piece,
         t: f64,
         x: &mut Vec<f64>,
     ) -> Result<Switch, Self::Error>;
@@ -131,6 +138,8 @@ pub fn run<S: HybridSystem>(
     let (mut steps, mut rejected) = (0, 0);
     let mut armed = arm;
     let mut derivative: Option<(S::Piece, Vec<f64>)> = None;
+    // The guards at the end of the last accepted step (or switch), in that step's piece.
+    let mut guards = system.guards(&mode, system.piece(0.0), 0.0, &x)?;
     while t < t_end {
         if steps + rejected >= settings.max_steps {
             return Err(LoopError::TooManySteps(settings.max_steps, t).into());
@@ -178,15 +187,21 @@ pub fn run<S: HybridSystem>(
             h = h.max(h_next);
         }
 
-        // The earliest guard to rise through 0 within the step (an armed guard: at its start).
-        let before = sys.guards(&mode, piece, step.t0, &step.x0)?;
+        // The earliest guard to rise through 0 within the step: from below 0 at the end of the
+        // previous step (or armed) to 0 or above at this one's end. A guard already at or above 0
+        // at the step's start in this piece of the input (the input jumped at a breakpoint, or
+        // an armed guard) fires there.
         let after = sys.guards(&mode, piece, step.t1(), &step.x1)?;
+        let mut start: Option<Vec<f64>> = None;
         let mut event: Option<(f64, usize)> = None;
-        for (i, (&g0, &g1)) in before.iter().zip(&after).enumerate() {
+        for (i, (&g0, &g1)) in guards.iter().zip(&after).enumerate() {
             if !((g0 < 0.0 || armed) && g1 >= 0.0) {
                 continue;
             }
-            let te = if g0 >= 0.0 {
+            if start.is_none() {
+                start = Some(sys.guards(&mode, piece, step.t0, &step.x0)?);
+            }
+            let te = if start.as_ref().is_some_and(|g| g[i] >= 0.0) {
                 step.t0
             } else {
                 let mut failure = None;
@@ -228,6 +243,7 @@ pub fn run<S: HybridSystem>(
         };
         if event.is_none() {
             derivative = Some((piece, step.dx1.clone()));
+            guards = after;
         }
         while next_sample < sample_times.len() && sample_times[next_sample] <= t_new {
             let ts = sample_times[next_sample];
@@ -243,7 +259,7 @@ pub fn run<S: HybridSystem>(
         t = t_new;
 
         if let Some((_, guard)) = event {
-            match system.switch(&mut mode, guard, t, &mut x_new)? {
+            match system.switch(&mut mode, guard, piece, t, &mut x_new)? {
                 Switch::Stop => {
                     return Ok(Finish {
                         t,
@@ -255,6 +271,7 @@ pub fn run<S: HybridSystem>(
                 }
                 Switch::Continue { arm } => armed = arm,
             }
+            guards = system.guards(&mode, piece, t, &x_new)?;
         }
         x = x_new;
     }
@@ -265,4 +282,150 @@ pub fn run<S: HybridSystem>(
         steps,
         rejected,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const G: f64 = 9.81;
+
+    /// A ball dropped on rigid ground, bouncing back with restitution `e`: events at analytic
+    /// instants, the parabola sampled in between.
+    struct Ball {
+        e: f64,
+        bounces: Vec<f64>,
+        samples: Vec<(f64, f64)>,
+        stop_after: usize,
+    }
+
+    impl HybridSystem for Ball {
+        type Mode = ();
+        type Piece = ();
+        type Error = LoopError;
+        fn breakpoints(&self) -> &[f64] {
+            &[]
+        }
+        fn piece(&self, _: f64) {}
+        fn derivative(&self, _: &(), _: (), _: f64, x: &[f64]) -> Result<Vec<f64>, LoopError> {
+            Ok(vec![x[1], -G])
+        }
+        /// The ball reaches the ground, with a margin, so that a ball leaving the ground
+        /// starts below its guard.
+        fn guards(&self, _: &(), _: (), _: f64, x: &[f64]) -> Result<Vec<f64>, LoopError> {
+            Ok(vec![-x[0] - 1e-12])
+        }
+        fn switch(
+            &mut self,
+            _: &mut (),
+            _: usize,
+            _: (),
+            t: f64,
+            x: &mut Vec<f64>,
+        ) -> Result<Switch, LoopError> {
+            self.bounces.push(t);
+            // On the ground (the event lies within 1e-13 s past it), bouncing back.
+            x[0] = 0.0;
+            x[1] = -self.e * x[1];
+            Ok(if self.bounces.len() == self.stop_after {
+                Switch::Stop
+            } else {
+                Switch::Continue { arm: false }
+            })
+        }
+        fn sample(&mut self, _: &(), _: (), t: f64, x: &[f64]) -> Result<(), LoopError> {
+            self.samples.push((t, x[0]));
+            Ok(())
+        }
+    }
+
+    fn settings() -> LoopSettings {
+        LoopSettings {
+            tolerances: Tolerances::default(),
+            first_step: 1e-5,
+            max_steps: 100_000,
+        }
+    }
+
+    #[test]
+    fn a_bouncing_ball_bounces_at_the_analytic_instants() {
+        let (h, e) = (1.0, 0.5);
+        let mut ball = Ball {
+            e,
+            bounces: Vec::new(),
+            samples: Vec::new(),
+            stop_after: 3,
+        };
+        let times: Vec<f64> = (1..40).map(|k| k as f64 * 0.025).collect();
+        let finish = run(&mut ball, (), vec![h, 0.0], 10.0, &times, settings(), false).unwrap();
+        assert!(finish.stopped, "{:?} {:?}", ball.bounces, finish);
+        assert_eq!(ball.bounces.len(), 3);
+        // First fall sqrt(2h/g); each flight after lasts 2 v / g with v scaled by e.
+        let mut expected = Vec::new();
+        let mut t = (2.0 * h / G).sqrt();
+        let mut v = (2.0 * G * h).sqrt();
+        for _ in 0..3 {
+            expected.push(t);
+            v *= e;
+            t += 2.0 * v / G;
+        }
+        for (got, want) in ball.bounces.iter().zip(&expected) {
+            assert!(
+                (got - want).abs() < 1e-10,
+                "bounce at {got}, analytic {want}"
+            );
+        }
+        assert!(finish.x[0].abs() < 1e-10 && (finish.x[1] - v).abs() < 1e-9);
+        // Samples before the first bounce lie on the parabola.
+        for &(t, z) in ball.samples.iter().filter(|s| s.0 < expected[0]) {
+            assert!((z - (h - 0.5 * G * t * t)).abs() < 1e-10, "z({t}) = {z}");
+        }
+        assert_eq!(ball.samples.len(), times.len());
+    }
+
+    /// ẋ = u, with u = 1 before t = 0.5 and −1 after, and a guard that reads the input:
+    /// −u rises through 0 exactly at the breakpoint, where the input jumps.
+    struct Jump {
+        fired: Option<f64>,
+    }
+
+    impl HybridSystem for Jump {
+        type Mode = ();
+        type Piece = bool;
+        type Error = LoopError;
+        fn breakpoints(&self) -> &[f64] {
+            &[0.5]
+        }
+        fn piece(&self, t: f64) -> bool {
+            t >= 0.5
+        }
+        fn derivative(&self, _: &(), late: bool, _: f64, _: &[f64]) -> Result<Vec<f64>, LoopError> {
+            Ok(vec![if late { -1.0 } else { 1.0 }])
+        }
+        fn guards(&self, _: &(), late: bool, _: f64, _: &[f64]) -> Result<Vec<f64>, LoopError> {
+            Ok(vec![if late { 1.0 } else { -1.0 }])
+        }
+        fn switch(
+            &mut self,
+            _: &mut (),
+            _: usize,
+            _: bool,
+            t: f64,
+            _: &mut Vec<f64>,
+        ) -> Result<Switch, LoopError> {
+            self.fired = Some(t);
+            Ok(Switch::Stop)
+        }
+        fn sample(&mut self, _: &(), _: bool, _: f64, _: &[f64]) -> Result<(), LoopError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_guard_that_jumps_with_the_input_fires_at_the_breakpoint() {
+        let mut jump = Jump { fired: None };
+        let finish = run(&mut jump, (), vec![0.0], 1.0, &[], settings(), false).unwrap();
+        assert_eq!(jump.fired, Some(0.5));
+        assert!((finish.x[0] - 0.5).abs() < 1e-14, "x = {}", finish.x[0]);
+    }
 }

@@ -1,6 +1,10 @@
 //! Replay of a planar robot's plan: a hybrid simulation whose modes are the sets of feet on
 //! the ground, found by the simulator itself (lift-off when a foot's normal force would turn
 //! negative, touchdown when a sole reaches z = 0, with a plastic impact), on rigid ground.
+//! It runs in the hybrid event loop the hopper's replay runs in (`sim::hybrid`: Dormand–Prince
+//! 5(4) with error control, never stepping across a node of the plan, where the servo's
+//! reference has a kink, events located on the dense output); this file is its
+//! [`HybridSystem`]: the modes, their dynamics, guards and switches.
 //!
 //! What is replayed: the plan's joint references and feed-forward inputs, as a robot's servos
 //! would run them: every input u_i acting on coordinate j is
@@ -26,6 +30,8 @@
 use nalgebra::{DMatrix, DVector};
 use serde::Serialize;
 
+use super::hybrid::{self, HybridSystem, LoopError, LoopSettings, Switch};
+use super::integrator::Tolerances;
 use crate::model::planar::PlanarRobot;
 use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
 use crate::terrain::rigid::{self, RigidGround};
@@ -47,9 +53,19 @@ impl PlanTable {
     /// The plan's state and inputs at `t` (linear between nodes; at a phase boundary, the
     /// next phase's first node; the last node's after the end).
     pub fn at(&self, t: f64) -> (Vec<f64>, Vec<f64>) {
+        self.at_piece(self.piece(t), t)
+    }
+
+    /// The node that starts the interval holding `t`: the last node at or before `t` (at a
+    /// phase boundary, where two nodes share a time, the next phase's first node).
+    pub fn piece(&self, t: f64) -> usize {
+        self.t.partition_point(|&tk| tk <= t).saturating_sub(1)
+    }
+
+    /// The plan's state and inputs at `t` on the interval that node `k` starts (linear
+    /// between node k and node k + 1, clamped to the interval; node k's after the end).
+    pub fn at_piece(&self, k: usize, t: f64) -> (Vec<f64>, Vec<f64>) {
         let ts = &self.t;
-        // The last node at or before t (at a phase boundary, the next phase's first node).
-        let k = ts.partition_point(|&tk| tk <= t).saturating_sub(1);
         if k + 1 >= ts.len() || ts[k + 1] <= ts[k] {
             return (self.x[k].clone(), self.u[k].clone());
         }
@@ -94,6 +110,8 @@ pub enum PlanarSimError {
          simulator (sim::mdp::hop)"
     )]
     WrenchSpace,
+    #[error(transparent)]
+    Loop(#[from] LoopError),
 }
 
 /// One event the simulator found.
@@ -122,7 +140,17 @@ pub struct PlanarReplaySummary {
     pub max_friction_excess: f64,
     pub events: Vec<Event>,
     pub planned_contacts: Vec<Vec<String>>,
+    pub integration: Integration,
+}
+
+/// How the replay was integrated (`replay.json`'s `integration`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Integration {
+    pub method: &'static str,
+    pub rtol: f64,
+    pub atol: f64,
     pub steps: usize,
+    pub rejected: usize,
 }
 
 /// The result: samples every `sample_every` seconds and at events, and the summary.
@@ -164,15 +192,10 @@ struct Sim<'a> {
 const BAUMGARTE: f64 = 2.0 * std::f64::consts::PI * 30.0;
 /// Servo bandwidth and damping ratio.
 const SERVO: f64 = 2.0 * std::f64::consts::PI * 8.0;
-const STEP: f64 = 1e-4;
 
 impl Sim<'_> {
-    fn reference(&self, t: f64) -> (Vec<f64>, Vec<f64>) {
-        self.plan.at(t)
-    }
-
-    fn inputs(&self, t: f64, x: &[f64]) -> Vec<f64> {
-        let (xr, ur) = self.reference(t);
+    fn inputs(&self, piece: usize, t: f64, x: &[f64]) -> Vec<f64> {
+        let (xr, ur) = self.plan.at_piece(piece, t);
         let n = self.n;
         self.robot
             .inputs
@@ -188,12 +211,18 @@ impl Sim<'_> {
 
     /// The state's derivative and the held contacts' wrenches (F_x, F_z, τ each) in `mode`:
     /// M a + h = Q + Gᵀλ with every held direction's acceleration Baumgarte-stabilised.
-    fn evaluate(&self, t: f64, x: &[f64], mode: &Mode) -> Result<Evaluation, PlanarSimError> {
+    fn evaluate(
+        &self,
+        piece: usize,
+        t: f64,
+        x: &[f64],
+        mode: &Mode,
+    ) -> Result<Evaluation, PlanarSimError> {
         let n = self.n;
         let (q, v) = x.split_at(n);
         let body = &self.robot.body;
         let h = body.bias_forces(q, v);
-        let u = self.inputs(t, x);
+        let u = self.inputs(piece, t, x);
         let f = self.robot.generalized_forces(q, v, &u);
         let mut force: Vec<f64> = f.iter().zip(&h).map(|(f, h)| f - h).collect();
         let mut mass = body.mass_matrix(q);
@@ -233,6 +262,9 @@ impl Sim<'_> {
         })?;
         let mut dx = v.to_vec();
         dx.extend_from_slice(&solution[..n]);
+        if !dx.iter().all(|d| d.is_finite()) {
+            return Err(PlanarSimError::Diverged { t });
+        }
         let mut wrenches = Vec::new();
         let mut r = n;
         let mut sinking = sinking.into_iter();
@@ -265,31 +297,6 @@ impl Sim<'_> {
             e.push(self.robot.body.frames(q)[self.robot.contacts[c].body].angle - anchor[2]);
         }
         e
-    }
-
-    /// One classical Runge–Kutta step of length `h` from (t, x), whose derivative `dx` is
-    /// known; returns the new state and its evaluation (the next step's first stage).
-    fn step(
-        &self,
-        t: f64,
-        x: &[f64],
-        dx: &[f64],
-        h: f64,
-        mode: &Mode,
-    ) -> Result<(Vec<f64>, Evaluation), PlanarSimError> {
-        let add =
-            |k: &[f64], s: f64| -> Vec<f64> { x.iter().zip(k).map(|(x, k)| x + s * k).collect() };
-        let k2 = self.evaluate(t + h / 2.0, &add(dx, h / 2.0), mode)?.dx;
-        let k3 = self.evaluate(t + h / 2.0, &add(&k2, h / 2.0), mode)?.dx;
-        let k4 = self.evaluate(t + h, &add(&k3, h), mode)?.dx;
-        let next: Vec<f64> = (0..x.len())
-            .map(|i| x[i] + h / 6.0 * (dx[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]))
-            .collect();
-        if !next.iter().all(|v| v.is_finite()) {
-            return Err(PlanarSimError::Diverged { t: t + h });
-        }
-        let at = self.evaluate(t + h, &next, mode)?;
-        Ok((next, at))
     }
 
     /// Guards, one per contact, crossing below 0 when the contact switches: a held foot's
@@ -396,10 +403,17 @@ impl Sim<'_> {
 
     /// A row of `replay.csv` (t, state, inputs, every contact's wrench) and how far the held
     /// feet's wrenches are outside the friction cone.
-    fn sample(&self, t: f64, x: &[f64], mode: &Mode, at: &Evaluation) -> (Vec<f64>, f64) {
+    fn sample(
+        &self,
+        piece: usize,
+        t: f64,
+        x: &[f64],
+        mode: &Mode,
+        at: &Evaluation,
+    ) -> (Vec<f64>, f64) {
         let mut row = vec![t];
         row.extend_from_slice(x);
-        row.extend(self.inputs(t, x));
+        row.extend(self.inputs(piece, t, x));
         let mut excess: f64 = 0.0;
         for (c, contact) in self.robot.contacts.iter().enumerate() {
             match mode.contacts.iter().position(|&m| m == c) {
@@ -412,6 +426,175 @@ impl Sim<'_> {
             }
         }
         (row, excess)
+    }
+}
+
+/// The replay's error control: tight enough that the replay's error is far below the plan's
+/// collocation error and the servo's tracking error it measures.
+const TOLERANCES: Tolerances = Tolerances {
+    rtol: 1e-9,
+    atol: 1e-11,
+};
+
+/// One replay in progress: the simulator and what it has recorded.
+struct Run<'s, 'a> {
+    sim: &'s Sim<'a>,
+    /// The plan's node times, each once: the servo's reference has a kink at every node.
+    breakpoints: Vec<f64>,
+    rows: Vec<Vec<f64>>,
+    modes: Vec<String>,
+    events: Vec<Event>,
+    /// Lift-offs and touchdowns among `events` (the rest are a bed's sink/stick events).
+    contact_events: usize,
+    max_excess: f64,
+    com0: f64,
+    peak: f64,
+}
+
+impl Run<'_, '_> {
+    fn record(&mut self, mode: &Mode, piece: usize, t: f64, x: &[f64], at: &Evaluation) {
+        let (row, excess) = self.sim.sample(piece, t, x, mode, at);
+        self.rows.push(row);
+        self.modes.push(self.sim.mode_name(&mode.contacts));
+        self.max_excess = self.max_excess.max(excess);
+    }
+}
+
+impl HybridSystem for Run<'_, '_> {
+    type Mode = Mode;
+    type Piece = usize;
+    type Error = PlanarSimError;
+
+    fn breakpoints(&self) -> &[f64] {
+        &self.breakpoints
+    }
+
+    fn piece(&self, t: f64) -> usize {
+        self.sim.plan.piece(t)
+    }
+
+    fn derivative(
+        &self,
+        mode: &Mode,
+        piece: usize,
+        t: f64,
+        x: &[f64],
+    ) -> Result<Vec<f64>, PlanarSimError> {
+        Ok(self.sim.evaluate(piece, t, x, mode)?.dx)
+    }
+
+    /// The loop's guards fire on reaching 0 from below; the simulator's fire on falling
+    /// strictly below 0 (a foot at rest, ż = 0 exactly, has not stopped sinking: it never
+    /// started). So each is negated, and an exact 0 reads as just below 0.
+    fn guards(
+        &self,
+        mode: &Mode,
+        piece: usize,
+        t: f64,
+        x: &[f64],
+    ) -> Result<Vec<f64>, PlanarSimError> {
+        let at = self.sim.evaluate(piece, t, x, mode)?;
+        let guards = self.sim.guards(x, mode, &at);
+        Ok(guards
+            .into_iter()
+            .map(|g| if g == 0.0 { -f64::MIN_POSITIVE } else { -g })
+            .collect())
+    }
+
+    fn sample(
+        &mut self,
+        mode: &Mode,
+        piece: usize,
+        t: f64,
+        x: &[f64],
+    ) -> Result<(), PlanarSimError> {
+        let at = self.sim.evaluate(piece, t, x, mode)?;
+        self.record(mode, piece, t, x, &at);
+        Ok(())
+    }
+
+    fn stepped(&mut self, _: &Mode, _: f64, x: &[f64]) {
+        let n = self.sim.n;
+        let com = self.sim.robot.body.centre_of_mass(&x[..n])[1];
+        self.peak = self.peak.max(com - self.com0);
+    }
+
+    fn switch(
+        &mut self,
+        mode: &mut Mode,
+        which: usize,
+        piece: usize,
+        t: f64,
+        x: &mut Vec<f64>,
+    ) -> Result<Switch, PlanarSimError> {
+        let sim = self.sim;
+        let robot = sim.robot;
+        let n = sim.n;
+        let name = robot.contacts[which].name.clone();
+        let kind = match mode.contacts.iter().position(|&m| m == which) {
+            Some(k) if mode.sinking[k] => {
+                // Sinking stops: the foot is stuck where it is.
+                mode.sinking[k] = false;
+                mode.anchors[k][1] = robot.contact_point(&x[..n], which)[1];
+                sim.impact(t, x, mode)?;
+                "sticks"
+            }
+            Some(k) => {
+                // The state at the crossing, in the mode before it.
+                let fz = sim.evaluate(piece, t, x, mode)?.wrenches[k][1];
+                let yields = match &sim.bed {
+                    Some(bed) => sim.bed_strength(bed, which, &x[..n]) - fz < fz,
+                    None => false,
+                };
+                if yields {
+                    mode.sinking[k] = true;
+                    "sinks"
+                } else {
+                    sim.lift_off(mode, k, &x[..n]);
+                    "lift-off"
+                }
+            }
+            None => {
+                mode.contacts.push(which);
+                mode.anchors.push(sim.anchor(which, &x[..n]));
+                mode.sinking.push(false);
+                sim.impact(t, x, mode)?;
+                "touchdown"
+            }
+        };
+        let mut kinds = vec![kind];
+        // A foot that has just come to rest in the bed (stuck) may already be pulled up:
+        // it leaves at once, rather than being held by a guard that starts below 0.
+        if sim.bed.is_some() && matches!(kind, "sticks" | "touchdown") {
+            let k = mode
+                .contacts
+                .iter()
+                .position(|&m| m == which)
+                .expect("held");
+            if sim.evaluate(piece, t, x, mode)?.wrenches[k][1] < 0.0 {
+                sim.lift_off(mode, k, &x[..n]);
+                kinds.push("lift-off");
+            }
+        }
+        for kind in kinds {
+            self.contact_events += usize::from(matches!(kind, "lift-off" | "touchdown"));
+            self.events.push(Event {
+                t,
+                kind,
+                contact: name.clone(),
+            });
+        }
+        // Feet that switch contact hundreds of times chatter. On a bed a foot held on the
+        // verge of sinking (a plan's rest, F_z = F_hyd) creeps: it sinks and sticks in turn
+        // by tiny amounts, which is the stick law at work, so those events count apart.
+        if self.contact_events > 200 {
+            return Err(PlanarSimError::Chatter(200));
+        }
+        if self.events.len() - self.contact_events > 20_000 {
+            return Err(PlanarSimError::Creep(20_000));
+        }
+        // A switch is effective from here: the new mode's guards start armed.
+        Ok(Switch::Continue { arm: true })
     }
 }
 
@@ -468,145 +651,65 @@ pub fn replay(
             .collect()
     };
     let t_end = *plan.t.last().unwrap();
-    let mut t = 0.0;
-    let mut x = plan.x[0].clone();
+    let x0 = plan.x[0].clone();
     let contacts = contacts_of(0);
-    let mut mode = Mode {
-        anchors: contacts.iter().map(|&c| sim.anchor(c, &x[..n])).collect(),
+    let mode = Mode {
+        anchors: contacts.iter().map(|&c| sim.anchor(c, &x0[..n])).collect(),
         sinking: vec![false; contacts.len()],
         contacts,
         floors: vec![0.0; robot.contacts.len()],
     };
-    let mut events = Vec::new();
-    // Lift-offs and touchdowns among `events` (the rest are a bed's sink/stick events).
-    let mut contact_events = 0;
-    let mut rows = Vec::new();
-    let mut modes = Vec::new();
-    let mut next_sample = 0.0;
-    let mut steps = 0;
-    let mut max_excess: f64 = 0.0;
+    // Samples on the regular grid and at the plan's nodes (where the errors are measured).
+    let mut times: Vec<f64> = (1..)
+        .map(|k| k as f64 * sample_every)
+        .take_while(|&t| t < t_end - 1e-12)
+        .chain(plan.t.iter().copied().filter(|&t| t > 0.0))
+        .chain([t_end])
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times.dedup();
+    let mut breakpoints = plan.t.clone();
+    breakpoints.dedup();
     let com_z = |x: &[f64]| robot.body.centre_of_mass(&x[..n])[1];
-    let com0 = com_z(&x);
-    let mut peak = 0.0_f64;
-    let mut here = sim.evaluate(t, &x, &mode)?;
-    let mut guards = sim.guards(&x, &mode, &here);
-    if sim.bed.is_some() {
-        // The plan starts each foot in the bed on the verge of sinking (F_z = F_hyd): that
-        // guard starts at 0 up to round-off.
-        for g in guards.iter_mut() {
-            *g = g.max(0.0);
-        }
-    }
-    loop {
-        let done = t >= t_end - 1e-12;
-        if done || t >= next_sample - 1e-12 {
-            let (row, excess) = sim.sample(t, &x, &mode, &here);
-            rows.push(row);
-            modes.push(sim.mode_name(&mode.contacts));
-            max_excess = max_excess.max(excess);
-            next_sample += sample_every;
-        }
-        if done {
-            break;
-        }
-        let h = STEP.min(t_end - t);
-        let (mut x1, mut next) = sim.step(t, &x, &here.dx, h, &mode)?;
-        steps += 1;
-        let crossing = |g1: &[f64]| (0..g1.len()).find(|&c| guards[c] >= 0.0 && g1[c] < 0.0);
-        let switched = crossing(&sim.guards(&x1, &mode, &next));
-        let mut t1 = t + h;
-        if let Some(first) = switched {
-            // The earliest crossing, by bisection on the step length.
-            let (mut lo, mut hi, mut which) = (0.0, h, first);
-            for _ in 0..40 {
-                let mid = 0.5 * (lo + hi);
-                let (xm, at) = sim.step(t, &x, &here.dx, mid, &mode)?;
-                match crossing(&sim.guards(&xm, &mode, &at)) {
-                    Some(c) => {
-                        (hi, which, x1, next) = (mid, c, xm, at);
-                    }
-                    None => lo = mid,
-                }
-            }
-            t1 = t + hi;
-            let name = robot.contacts[which].name.clone();
-            let kind = match mode.contacts.iter().position(|&m| m == which) {
-                Some(k) if mode.sinking[k] => {
-                    // Sinking stops: the foot is stuck where it is.
-                    mode.sinking[k] = false;
-                    mode.anchors[k][1] = robot.contact_point(&x1[..n], which)[1];
-                    sim.impact(t1, &mut x1, &mode)?;
-                    "sticks"
-                }
-                Some(k) => {
-                    // `next` is the state at the crossing, in the mode before it.
-                    let fz = next.wrenches[k][1];
-                    let yields = match &sim.bed {
-                        Some(bed) => sim.bed_strength(bed, which, &x1[..n]) - fz < fz,
-                        None => false,
-                    };
-                    if yields {
-                        mode.sinking[k] = true;
-                        "sinks"
-                    } else {
-                        sim.lift_off(&mut mode, k, &x1[..n]);
-                        "lift-off"
-                    }
-                }
-                None => {
-                    mode.contacts.push(which);
-                    mode.anchors.push(sim.anchor(which, &x1[..n]));
-                    mode.sinking.push(false);
-                    sim.impact(t1, &mut x1, &mode)?;
-                    "touchdown"
-                }
-            };
-            let mut kinds = vec![kind];
-            next = sim.evaluate(t1, &x1, &mode)?;
-            // A foot that has just come to rest in the bed (stuck) may already be pulled up:
-            // it leaves at once, rather than being held by a guard that starts below 0.
-            if sim.bed.is_some() && matches!(kind, "sticks" | "touchdown") {
-                let k = mode
-                    .contacts
-                    .iter()
-                    .position(|&m| m == which)
-                    .expect("held");
-                if next.wrenches[k][1] < 0.0 {
-                    sim.lift_off(&mut mode, k, &x1[..n]);
-                    kinds.push("lift-off");
-                    next = sim.evaluate(t1, &x1, &mode)?;
-                }
-            }
-            for kind in kinds {
-                contact_events += usize::from(matches!(kind, "lift-off" | "touchdown"));
-                events.push(Event {
-                    t: t1,
-                    kind,
-                    contact: name.clone(),
-                });
-            }
-            // Feet that switch contact hundreds of times chatter. On a bed a foot held on the
-            // verge of sinking (a plan's rest, F_z = F_hyd) creeps: it sinks and sticks in turn
-            // by tiny amounts, which is the stick law at work, so those events count apart.
-            if contact_events > 200 {
-                return Err(PlanarSimError::Chatter(200));
-            }
-            if events.len() - contact_events > 20_000 {
-                return Err(PlanarSimError::Creep(20_000));
-            }
-        }
-        t = t1;
-        x = x1;
-        here = next;
-        peak = peak.max(com_z(&x) - com0);
-        guards = sim.guards(&x, &mode, &here);
-        if switched.is_some() {
-            // A switch is effective from here: the new mode's guards start non-negative.
-            for g in guards.iter_mut() {
-                *g = g.max(0.0);
-            }
-        }
-    }
+    let com0 = com_z(&x0);
+    let mut run = Run {
+        sim: &sim,
+        breakpoints,
+        rows: Vec::new(),
+        modes: Vec::new(),
+        events: Vec::new(),
+        contact_events: 0,
+        max_excess: 0.0,
+        com0,
+        peak: 0.0,
+    };
+    let first = sim.evaluate(0, 0.0, &x0, &mode)?;
+    run.record(&mode, 0, 0.0, &x0, &first);
+    let settings = LoopSettings {
+        tolerances: TOLERANCES,
+        first_step: 1e-5,
+        max_steps: 2_000_000,
+    };
+    // A plan on a bed starts each foot on the verge of sinking (F_z = F_hyd): that guard starts
+    // at 0 up to round-off, armed.
+    let arm = sim.bed.is_some();
+    let finish = hybrid::run(&mut run, mode, x0, t_end, &times, settings, arm)?;
+    let x = finish.x;
+    let integration = Integration {
+        method: "Dormand-Prince 5(4) with dense output and event location (sim::hybrid)",
+        rtol: TOLERANCES.rtol,
+        atol: TOLERANCES.atol,
+        steps: finish.steps,
+        rejected: finish.rejected,
+    };
+    let Run {
+        rows,
+        modes,
+        events,
+        max_excess,
+        peak,
+        ..
+    } = run;
 
     let mut columns = vec!["t".to_string()];
     columns.extend(robot.coordinates.iter().map(|c| c.name.clone()));
@@ -666,7 +769,7 @@ pub fn replay(
             .iter()
             .map(|p| p.contacts.clone())
             .collect(),
-        steps,
+        integration,
     };
     Ok(PlanarReplay {
         columns,

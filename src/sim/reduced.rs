@@ -378,6 +378,7 @@ impl HybridSystem for Run<'_, '_> {
         &mut self,
         p: &mut Phase,
         guard: usize,
+        _: Segment,
         t: f64,
         x: &mut Vec<f64>,
     ) -> Result<Switch, SimError> {
