@@ -28,7 +28,7 @@
 //! x_{k+1} = step(x_k, u_k, h), cost h·l(x_k, u_k)), so that a simulator replays it exactly.
 //!
 //! Four planners fill it in:
-//! - the hopper's (`planner`, docs/MODEL.md section 1): x = (z_m, ż_m, z_r, ż_r, z_f, ż_f,
+//! - the hopper's (`planner::hopper`, docs/MODEL.md section 1): x = (z_m, ż_m, z_r, ż_r, z_f, ż_f,
 //!   e, z_d), u = ż_d, cost ½u²; stance and flight in turn (one hop on a granular bed,
 //!   any number on rigid ground, a plastic impact on the foot at each landing); the last
 //!   flight ends at the apex, where the rod's rise is the task;
@@ -46,7 +46,9 @@
 //!   multibody with maximum dissipation over each foot's vertices, flights trapezoidal with
 //!   the implicit equations of motion, start at rest in the sand, end at a distance.
 //!
-//! Each planner's module docs write its NLP out in full.
+//! Each planner's module docs write its NLP out in full; the hopper's and the planar robots'
+//! implement [`planner::Transcribe`], through which one pipeline gives them their starting
+//! points and solves them.
 
 pub mod model;
 pub mod output;

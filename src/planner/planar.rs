@@ -850,6 +850,22 @@ pub fn phase_name(p: usize, contacts: &[String]) -> String {
     }
 }
 
+/// A planar robot's problem as the planner transcribes it (the OCP is built through the
+/// shared planner, so the trait is on its `Rc`).
+impl super::Transcribe for Rc<PlanarPlanner> {
+    fn ocp(&self) -> Ocp {
+        PlanarPlanner::ocp(self)
+    }
+
+    fn scheme(&self) -> Scheme {
+        self.scheme
+    }
+
+    fn initial_guess(&self, kind: InitialGuess, nlp: &Nlp) -> Vec<f64> {
+        PlanarPlanner::initial_guess(self, kind, nlp)
+    }
+}
+
 /// A solved (or attempted) planar plan.
 pub struct PlanarPlan {
     pub planner: Rc<PlanarPlanner>,
@@ -872,9 +888,9 @@ pub fn plan(
     let started = Instant::now();
     let planner = Rc::new(PlanarPlanner::new(problem));
     let mut nlp = Nlp::build(&planner.ocp(), planner.scheme)?;
-    let x0 = planner.initial_guess(problem.initial_guess, &nlp);
+    let points = super::starting_points(&planner, problem.initial_guess, &nlp);
     let setup_seconds = started.elapsed().as_secs_f64();
-    let report = solver::solve(&mut nlp, &x0, settings, None, on_iteration)?;
+    let (report, _) = super::solve_from(&mut nlp, points, settings, None, on_iteration)?;
     let trajectory = nlp.unpack(&report.x);
     Ok(PlanarPlan {
         planner,
