@@ -457,6 +457,13 @@ impl Run<'_, '_> {
         self.rows.push(row);
         self.modes.push(self.sim.mode_name(&mode.contacts));
         self.max_excess = self.max_excess.max(excess);
+        self.track_peak(x);
+    }
+
+    /// The highest rise of the centre of mass, over every step's end and every sample.
+    fn track_peak(&mut self, x: &[f64]) {
+        let com = self.sim.robot.body.centre_of_mass(&x[..self.sim.n])[1];
+        self.peak = self.peak.max(com - self.com0);
     }
 }
 
@@ -514,9 +521,7 @@ impl HybridSystem for Run<'_, '_> {
     }
 
     fn stepped(&mut self, _: &Mode, _: f64, x: &[f64]) {
-        let n = self.sim.n;
-        let com = self.sim.robot.body.centre_of_mass(&x[..n])[1];
-        self.peak = self.peak.max(com - self.com0);
+        self.track_peak(x);
     }
 
     fn switch(
