@@ -60,6 +60,7 @@ pub mod scalar;
 pub mod sim;
 #[cfg(feature = "planner")]
 pub mod solver;
+pub mod sweep;
 #[cfg(feature = "planner")]
 pub mod symbolic;
 pub mod terrain;

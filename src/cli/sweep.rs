@@ -27,11 +27,12 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use indicatif::ProgressBar;
 use loam::output::{self, Provenance};
-use loam::planner::warm_start::{self, PlanStart};
-use loam::planner::{self, Plan};
-use loam::problem::{self, Problem, TerrainModel};
+use loam::planner::{self, warm_start};
+use loam::problem::{self, Problem};
 use loam::sim::replay::terrain_label;
-use loam::solver::SolveSettings;
+pub use loam::sweep::chain::solve_in_order;
+use loam::sweep::chain::{settings, usable_start};
+pub use loam::sweep::{combinations, other_terrain, parse_axis, point_dir, Axis};
 
 use self::shard::{Manifest, Shard};
 use self::table::Row;
@@ -85,98 +86,6 @@ enum SweepCommand {
     Merge(shard::MergeArgs),
 }
 
-/// One varied field.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Axis {
-    pub path: String,
-    pub values: Vec<String>,
-}
-
-/// Parses `PATH=start:stop:step` or `PATH=a,b,c` (or a single `PATH=value`).
-pub fn parse_axis(spec: &str) -> Result<Axis, BadInput> {
-    let bad = |why: &str| {
-        BadInput(format!(
-            "--vary {spec}: {why}; write PATH=START:STOP:STEP (e.g. task.apex_height=0.03:0.10:0.01) or PATH=A,B,C"
-        ))
-    };
-    let (path, range) = spec.split_once('=').ok_or_else(|| bad("no `=`"))?;
-    let path = path.trim();
-    if path.is_empty() {
-        return Err(bad("no field path before `=`"));
-    }
-    let values: Vec<String> = if range.contains(':') {
-        let parts: Vec<&str> = range.split(':').collect();
-        if parts.len() != 3 {
-            return Err(bad("a range has three parts"));
-        }
-        let number = |s: &str| {
-            s.trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite())
-                .ok_or_else(|| bad(&format!("`{s}` is not a number")))
-        };
-        let (start, stop, step) = (number(parts[0])?, number(parts[1])?, number(parts[2])?);
-        if step <= 0.0 {
-            return Err(bad("the step must be positive"));
-        }
-        if stop < start {
-            return Err(bad("the stop is below the start"));
-        }
-        let count = ((stop - start) / step + 1e-9).floor() as usize + 1;
-        if count > 10_000 {
-            return Err(bad(&format!("{count} values are too many")));
-        }
-        // Printed with the step's decimals so that 0.03 + 2·0.01 is written 0.05.
-        let decimals = decimals_of(parts[2]).max(decimals_of(parts[0]));
-        (0..count)
-            .map(|k| format!("{:.*}", decimals, start + k as f64 * step))
-            .collect()
-    } else {
-        range.split(',').map(|v| v.trim().to_string()).collect()
-    };
-    if values.iter().any(String::is_empty) {
-        return Err(bad("an empty value"));
-    }
-    Ok(Axis {
-        path: path.to_string(),
-        values,
-    })
-}
-
-fn decimals_of(number: &str) -> usize {
-    let number = number.trim();
-    match number.split_once(['e', 'E']) {
-        Some((mantissa, exponent)) => {
-            let e: i64 = exponent.parse().unwrap_or(0);
-            (decimals_of(mantissa) as i64 - e).max(0) as usize
-        }
-        None => number.split_once('.').map_or(0, |(_, f)| f.len()),
-    }
-}
-
-/// Every combination of the axes' values, the first axis changing fastest.
-pub fn combinations(axes: &[Axis]) -> Vec<Vec<(String, String)>> {
-    // Built from the last axis inwards, so that the first axis is the innermost loop.
-    let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
-    for axis in axes.iter().rev() {
-        combos = combos
-            .into_iter()
-            .flat_map(|outer| {
-                axis.values.iter().map(move |v| {
-                    let mut c = outer.clone();
-                    c.push((axis.path.clone(), v.clone()));
-                    c
-                })
-            })
-            .collect();
-    }
-    for c in &mut combos {
-        c.reverse();
-    }
-    combos
-}
-
 /// One plan of the sweep, loaded and validated.
 struct Point {
     /// 0-based index of the combination in the whole sweep.
@@ -205,7 +114,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let axes: Vec<Axis> = args
         .vary
         .iter()
-        .map(|s| parse_axis(s))
+        .map(|s| parse_axis(s).map_err(|e| BadInput(e.to_string())))
         .collect::<Result<_, _>>()?;
     let text = std::fs::read_to_string(&file).unwrap_or_default();
     if problem::is_planar(&text, &args.overrides) {
@@ -397,15 +306,8 @@ fn points_of(
     for (position, &k) in selected.iter().enumerate() {
         let (problem, overrides) = std::mem::take(&mut problems[k]);
         let varied = combos[k].clone();
-        let short: Vec<String> = varied
-            .iter()
-            .map(|(p, v)| format!("{}={v}", p.rsplit('.').next().unwrap_or(p)))
-            .collect();
-        let dir = out.join(format!(
-            "{}-{}",
-            terrain_label(&problem.terrain),
-            short.join("-")
-        ));
+        let (name, label) = point_dir(&problem, &varied);
+        let dir = out.join(name);
         // Within a chain, from the previous point (a shard holds whole chains, in order).
         let after = (k % chain != 0).then(|| position - 1);
         let start = match after {
@@ -420,7 +322,7 @@ fn points_of(
             overrides,
             dir,
             varied,
-            label: short.join(" "),
+            label,
             identity,
             after,
         });
@@ -617,63 +519,6 @@ fn solve_warm(
     Ok(())
 }
 
-/// A neighbour's plan as a start, when it is a good one: converged, and of the same schedule
-/// and scheme (another terrain is fine: `planner::warm_start` moves it onto this one's rest).
-fn usable_start<S>(
-    (start, source): (PlanStart, S),
-    problem: &Problem,
-) -> anyhow::Result<Option<(PlanStart, S)>> {
-    Ok((start.converged && start.mismatch(problem)?.is_none()).then_some((start, source)))
-}
-
-/// IPOPT's options for a sweep's plan (no log file).
-fn settings(problem: &Problem) -> SolveSettings {
-    SolveSettings {
-        options: planner::solver_options(problem),
-        ..SolveSettings::default()
-    }
-}
-
-/// Solves `problems` in this process, in order; with `warm`, each from the previous plan when
-/// it converged and has the same schedule. Calls `each` with every plan.
-pub fn solve_in_order<'a>(
-    problems: impl Iterator<Item = &'a Problem>,
-    warm: bool,
-    mut each: impl FnMut(usize, &Plan) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let mut previous: Option<PlanStart> = None;
-    // Heights of one problem share a transcription; a warm and a cold sweep alike.
-    let mut kept = planner::Transcriptions::default();
-    for (i, problem) in problems.enumerate() {
-        let start = match previous.take().filter(|_| warm) {
-            Some(start) => usable_start((start, ()), problem)?,
-            None => None,
-        };
-        let (plan, _) = warm_start::plan_from_with(
-            problem,
-            &settings(problem),
-            start.as_ref().map(|s| &s.0),
-            None,
-            &mut kept,
-        )?;
-        each(i, &plan)?;
-        previous = Some(PlanStart::of(&plan));
-    }
-    Ok(())
-}
-
-/// The other terrain of the paper's comparison: rigid for a granular plan, the file's medium
-/// for a rigid plan.
-fn other_terrain(problem: &Problem) -> problem::Terrain {
-    let mut other = problem.terrain.clone();
-    other.model = match problem.terrain.model {
-        TerrainModel::Rigid => TerrainModel::AddedMass,
-        TerrainModel::AddedMass => TerrainModel::Rigid,
-        TerrainModel::WrenchSpace => TerrainModel::WrenchSpace,
-    };
-    other
-}
-
 /// Replays the plan in `point.dir` on its own terrain and on the other.
 fn replay_point(point: &Point, out: &Path) -> anyhow::Result<Vec<Row>> {
     let plan = simulate::read_plan(&point.dir)?;
@@ -710,42 +555,4 @@ fn replay_point(point: &Point, out: &Path) -> anyhow::Result<Vec<Row>> {
         });
     }
     Ok(rows)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ranges_include_their_stop_and_print_cleanly() {
-        let a = parse_axis("task.apex_height=0.03:0.10:0.01").unwrap();
-        assert_eq!(a.path, "task.apex_height");
-        assert_eq!(a.values.len(), 8);
-        assert_eq!(a.values[2], "0.05");
-        assert_eq!(a.values[7], "0.10");
-    }
-
-    #[test]
-    fn malformed_ranges_are_refused() {
-        for spec in [
-            "task.apex_height",
-            "=1,2",
-            "task.apex_height=0.03:0.10",
-            "task.apex_height=0.03:x:0.01",
-            "task.apex_height=0.10:0.03:0.01",
-            "task.apex_height=0.03:0.10:0",
-            "task.apex_height=0.03,,0.04",
-        ] {
-            assert!(parse_axis(spec).is_err(), "{spec}");
-        }
-    }
-
-    #[test]
-    fn the_first_axis_changes_fastest() {
-        let axes = [parse_axis("a=1,2,3").unwrap(), parse_axis("b=x,y").unwrap()];
-        let combos = combinations(&axes);
-        let firsts: Vec<&str> = combos.iter().map(|c| c[0].1.as_str()).collect();
-        assert_eq!(firsts, ["1", "2", "3", "1", "2", "3"]);
-        assert_eq!(combos[3][1].1, "y");
-    }
 }

@@ -317,7 +317,8 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<u8> {
     } else {
         args.files
     };
-    let axis = super::super::sweep::parse_axis(&format!("task.apex_height={}", args.heights))?;
+    let axis = super::super::sweep::parse_axis(&format!("task.apex_height={}", args.heights))
+        .map_err(|e| super::super::BadInput(e.to_string()))?;
     println!(
         "{:<22} {:<6} {:>5} {:>20} {:>11} {:>10}",
         "problem", "start", "runs", "sweep ms (range)", "iterations", "converged"
@@ -346,7 +347,7 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<u8> {
                 super::super::sweep::solve_in_order(problems.iter(), warm, |_, plan| {
                     iterations += plan.report.iterations;
                     converged += plan.report.converged as usize;
-                    Ok(())
+                    Ok::<(), loam::planner::PlanError>(())
                 })?;
                 runs[slot].push((started.elapsed().as_secs_f64(), iterations, converged));
             }

@@ -1,0 +1,186 @@
+//! Sweeps: one problem solved over a grid of values of its fields (`loam sweep FILE --vary
+//! PATH=RANGE`), every plan replayed on its own terrain and on the other, one row per plan and
+//! replay in `sweep.csv`.
+//!
+//! The library holds the sweep's logic; `loam sweep` (`cli/sweep.rs`) runs it: solving points
+//! in processes of their own or in order in one, resuming, progress, the console table.
+//! - the grid ([`Axis`], [`parse_axis`], [`combinations`]: the first axis changes fastest) and
+//!   where each point's plan lives ([`point_dir`]);
+//! - the warm-started chain (`chain`, with the `planner` feature): the values of the first
+//!   axis solved in order, each from its neighbour's plan when that plan is a usable start;
+//! - which terrain each plan is also replayed on ([`other_terrain`]);
+//! - the rows of `sweep.csv`, one column per varied field ([`table`]);
+//! - slicing a sweep into shards that never split a warm chain ([`shard`]).
+
+#[cfg(feature = "planner")]
+pub mod chain;
+pub mod shard;
+pub mod table;
+
+use crate::problem::{self, Problem, TerrainModel};
+use crate::sim::replay::terrain_label;
+
+/// A `--vary` that cannot be read: the spec and what is wrong with it.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "--vary {spec}: {why}; write PATH=START:STOP:STEP (e.g. task.apex_height=0.03:0.10:0.01) or PATH=A,B,C"
+)]
+pub struct VaryError {
+    pub spec: String,
+    pub why: String,
+}
+
+/// One varied field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Axis {
+    pub path: String,
+    pub values: Vec<String>,
+}
+
+/// Parses `PATH=start:stop:step` or `PATH=a,b,c` (or a single `PATH=value`).
+pub fn parse_axis(spec: &str) -> Result<Axis, VaryError> {
+    let bad = |why: &str| VaryError {
+        spec: spec.to_string(),
+        why: why.to_string(),
+    };
+    let (path, range) = spec.split_once('=').ok_or_else(|| bad("no `=`"))?;
+    let path = path.trim();
+    if path.is_empty() {
+        return Err(bad("no field path before `=`"));
+    }
+    let values: Vec<String> = if range.contains(':') {
+        let parts: Vec<&str> = range.split(':').collect();
+        if parts.len() != 3 {
+            return Err(bad("a range has three parts"));
+        }
+        let number = |s: &str| {
+            s.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| bad(&format!("`{s}` is not a number")))
+        };
+        let (start, stop, step) = (number(parts[0])?, number(parts[1])?, number(parts[2])?);
+        if step <= 0.0 {
+            return Err(bad("the step must be positive"));
+        }
+        if stop < start {
+            return Err(bad("the stop is below the start"));
+        }
+        let count = ((stop - start) / step + 1e-9).floor() as usize + 1;
+        if count > 10_000 {
+            return Err(bad(&format!("{count} values are too many")));
+        }
+        // Printed with the step's decimals so that 0.03 + 2·0.01 is written 0.05.
+        let decimals = decimals_of(parts[2]).max(decimals_of(parts[0]));
+        (0..count)
+            .map(|k| format!("{:.*}", decimals, start + k as f64 * step))
+            .collect()
+    } else {
+        range.split(',').map(|v| v.trim().to_string()).collect()
+    };
+    if values.iter().any(String::is_empty) {
+        return Err(bad("an empty value"));
+    }
+    Ok(Axis {
+        path: path.to_string(),
+        values,
+    })
+}
+
+fn decimals_of(number: &str) -> usize {
+    let number = number.trim();
+    match number.split_once(['e', 'E']) {
+        Some((mantissa, exponent)) => {
+            let e: i64 = exponent.parse().unwrap_or(0);
+            (decimals_of(mantissa) as i64 - e).max(0) as usize
+        }
+        None => number.split_once('.').map_or(0, |(_, f)| f.len()),
+    }
+}
+
+/// Every combination of the axes' values, the first axis changing fastest.
+pub fn combinations(axes: &[Axis]) -> Vec<Vec<(String, String)>> {
+    // Built from the last axis inwards, so that the first axis is the innermost loop.
+    let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for axis in axes.iter().rev() {
+        combos = combos
+            .into_iter()
+            .flat_map(|outer| {
+                axis.values.iter().map(move |v| {
+                    let mut c = outer.clone();
+                    c.push((axis.path.clone(), v.clone()));
+                    c
+                })
+            })
+            .collect();
+    }
+    for c in &mut combos {
+        c.reverse();
+    }
+    combos
+}
+
+/// The folder of a point's plan, under the sweep's: its terrain and each varied field's last
+/// path segment with its value (`poppy_seeds-apex_height=0.05`); and the short label of the
+/// point (`apex_height=0.05`), for progress.
+pub fn point_dir(problem: &Problem, varied: &[(String, String)]) -> (String, String) {
+    let short: Vec<String> = varied
+        .iter()
+        .map(|(p, v)| format!("{}={v}", p.rsplit('.').next().unwrap_or(p)))
+        .collect();
+    (
+        format!("{}-{}", terrain_label(&problem.terrain), short.join("-")),
+        short.join(" "),
+    )
+}
+
+/// The other terrain of the paper's comparison: rigid for a granular plan, the file's medium
+/// for a rigid plan.
+pub fn other_terrain(problem: &Problem) -> problem::Terrain {
+    let mut other = problem.terrain.clone();
+    other.model = match problem.terrain.model {
+        TerrainModel::Rigid => TerrainModel::AddedMass,
+        TerrainModel::AddedMass => TerrainModel::Rigid,
+        TerrainModel::WrenchSpace => TerrainModel::WrenchSpace,
+    };
+    other
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_include_their_stop_and_print_cleanly() {
+        let a = parse_axis("task.apex_height=0.03:0.10:0.01").unwrap();
+        assert_eq!(a.path, "task.apex_height");
+        assert_eq!(a.values.len(), 8);
+        assert_eq!(a.values[2], "0.05");
+        assert_eq!(a.values[7], "0.10");
+    }
+
+    #[test]
+    fn malformed_ranges_are_refused() {
+        for spec in [
+            "task.apex_height",
+            "=1,2",
+            "task.apex_height=0.03:0.10",
+            "task.apex_height=0.03:x:0.01",
+            "task.apex_height=0.10:0.03:0.01",
+            "task.apex_height=0.03:0.10:0",
+            "task.apex_height=0.03,,0.04",
+        ] {
+            assert!(parse_axis(spec).is_err(), "{spec}");
+        }
+    }
+
+    #[test]
+    fn the_first_axis_changes_fastest() {
+        let axes = [parse_axis("a=1,2,3").unwrap(), parse_axis("b=x,y").unwrap()];
+        let combos = combinations(&axes);
+        let firsts: Vec<&str> = combos.iter().map(|c| c[0].1.as_str()).collect();
+        assert_eq!(firsts, ["1", "2", "3", "1", "2", "3"]);
+        assert_eq!(combos[3][1].1, "y");
+    }
+}
