@@ -399,3 +399,92 @@ fn the_replays_stick_law_on_the_bed_holds_lifts_and_sinks_as_statics_says() {
     let speed = last[1 + robot.n_q() + 1].abs();
     assert!(speed < 1e-3, "still moving at {speed} m/s");
 }
+
+/// The quadruped standing on rigid ground, all four feet held, with joint torques that hold
+/// its weight (a least-squares statics B u + Σ Jᵀ w = h(q, 0) solved here, apart from the
+/// simulator): the replay does not move it, and at every sample the ground's vertical forces
+/// add up to m g and its horizontal ones to 0.
+#[test]
+fn the_quadruped_at_rest_on_rigid_ground_carries_its_weight_and_stays() {
+    use loam::problem::{load_any, AnyProblem};
+    use loam::sim::planar::{replay, PlanTable};
+    use loam::terrain::rigid;
+    use nalgebra::{DMatrix, DVector};
+
+    let file = manifest().join("problems/quadruped_stand.yaml");
+    let AnyProblem::Planar(problem) = load_any(&file, &[]).unwrap() else {
+        panic!("a planar problem");
+    };
+    let robot = problem.robot.build(problem.gravity);
+    let n = robot.n_q();
+    let q = robot.standing.clone();
+    let v = vec![0.0; n];
+    // Columns: the inputs (B), then every held direction of every foot (Jᵀ).
+    let m = robot.inputs.len();
+    let feet: Vec<usize> = (0..robot.contacts.len()).collect();
+    let rows: Vec<Vec<f64>> = feet
+        .iter()
+        .flat_map(|&c| rigid::jacobian(&robot, c, &q))
+        .collect();
+    let mut a = DMatrix::zeros(n, m + rows.len());
+    for (i, input) in robot.inputs.iter().enumerate() {
+        a[(input.coordinate, i)] = 1.0;
+    }
+    for (r, row) in rows.iter().enumerate() {
+        for j in 0..n {
+            a[(j, m + r)] = row[j];
+        }
+    }
+    let h = DVector::from_vec(robot.body.bias_forces(&q, &v));
+    let y = a.clone().svd(true, true).solve(&h, 1e-12).unwrap();
+    assert!((&a * &y - &h).norm() < 1e-9 * h.norm(), "no statics");
+    let u: Vec<f64> = y.iter().take(m).copied().collect();
+    for (ui, input) in u.iter().zip(&robot.inputs) {
+        assert!(
+            *ui >= input.limit.0 && *ui <= input.limit.1,
+            "{}: {ui} N m",
+            input.name
+        );
+    }
+
+    let mut x = q.clone();
+    x.extend(&v);
+    let plan = PlanTable {
+        t: vec![0.0, 0.5],
+        x: vec![x.clone(), x.clone()],
+        u: vec![u.clone(), u],
+        phase: vec![0, 0],
+    };
+    let replay = replay(&problem, &plan, 1e-2).unwrap();
+    assert!(
+        replay.summary.events.is_empty(),
+        "{:?}",
+        replay.summary.events
+    );
+    let column = |name: &str| replay.columns.iter().position(|c| c == name).unwrap();
+    let weight = robot.body.total_mass() * problem.gravity;
+    for row in &replay.rows {
+        let (mut fx, mut fz) = (0.0, 0.0);
+        for c in &robot.contacts {
+            fx += row[column(&format!("{}_fx", c.name))];
+            fz += row[column(&format!("{}_fz", c.name))];
+        }
+        assert!(
+            (fz - weight).abs() < 1e-9 * weight,
+            "t = {}: the feet carry {fz} N of {weight} N",
+            row[0]
+        );
+        assert!(fx.abs() < 1e-9 * weight, "t = {}: Σ F_x = {fx} N", row[0]);
+        for j in 0..2 * n {
+            assert!(
+                (row[1 + j] - x[j]).abs() < 1e-9,
+                "t = {}: {} moved to {} from {}",
+                row[0],
+                replay.columns[1 + j],
+                row[1 + j],
+                x[j]
+            );
+        }
+    }
+    assert!(replay.rows.last().unwrap()[0] >= 0.5 - 1e-12);
+}
