@@ -533,7 +533,7 @@ fn sweep_refuses_a_malformed_range_before_solving() {
     let dir = TempDir::new("sweep-range");
     for range in [
         "task.apex_height=0.03:0.10",
-        "task.apex_height=0.10:0.03:0.01",
+        "task.apex_height=0.10:0.03:0",
         "task.apex_height=0.03:0.10:-1",
         "task.apex_height",
     ] {

@@ -48,14 +48,17 @@ pub struct Args {
     #[arg(required = true)]
     pub file: Option<PathBuf>,
     /// A field and its values: `task.apex_height=0.03:0.10:0.01` (start:stop:step, stop
-    /// included) or `terrain.model=rigid,added_mass` (a list). Repeatable: every combination
-    /// is solved; the first --vary changes fastest.
+    /// included; a stop below the start counts down: 0.10:0.03:0.01) or
+    /// `terrain.model=rigid,added_mass` (a list). Repeatable: every combination is solved;
+    /// the first --vary changes fastest.
     #[arg(long = "vary", value_name = "PATH=RANGE", required = true)]
     pub vary: Vec<String>,
     /// The hopper's problems: start each solve from its neighbour's plan (as `loam solve
     /// --warm-start` does, across terrains too: `--vary terrain.model=rigid,added_mass`):
     /// along the first --vary, in order, in this process; each value of the other --vary
-    /// starts a new chain, solved cold first.
+    /// starts a new chain, solved cold first. A chain follows its first plan's local optimum:
+    /// sweep heights from the top down (task.apex_height=0.10:0.03:0.01), where the measured
+    /// plans are the cold ones' or better (README, "Warm starts").
     #[arg(long)]
     pub warm_start: bool,
     /// Fixed overrides applied to every point: --set phases.0.nodes=41 (repeatable).

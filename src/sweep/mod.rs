@@ -37,7 +37,8 @@ pub struct Axis {
     pub values: Vec<String>,
 }
 
-/// Parses `PATH=start:stop:step` or `PATH=a,b,c` (or a single `PATH=value`).
+/// Parses `PATH=start:stop:step` or `PATH=a,b,c` (or a single `PATH=value`). A range whose
+/// stop is below its start counts down (`0.10:0.03:0.01`); the step is always positive.
 pub fn parse_axis(spec: &str) -> Result<Axis, VaryError> {
     let bad = |why: &str| VaryError {
         spec: spec.to_string(),
@@ -62,19 +63,20 @@ pub fn parse_axis(spec: &str) -> Result<Axis, VaryError> {
         };
         let (start, stop, step) = (number(parts[0])?, number(parts[1])?, number(parts[2])?);
         if step <= 0.0 {
-            return Err(bad("the step must be positive"));
+            return Err(bad(
+                "the step must be positive (a range counts down when its stop is below its start)",
+            ));
         }
-        if stop < start {
-            return Err(bad("the stop is below the start"));
-        }
-        let count = ((stop - start) / step + 1e-9).floor() as usize + 1;
+        // A stop below the start counts down: a warm chain solves the values in this order.
+        let sign = if stop < start { -1.0 } else { 1.0 };
+        let count = ((stop - start).abs() / step + 1e-9).floor() as usize + 1;
         if count > 10_000 {
             return Err(bad(&format!("{count} values are too many")));
         }
         // Printed with the step's decimals so that 0.03 + 2·0.01 is written 0.05.
         let decimals = decimals_of(parts[2]).max(decimals_of(parts[0]));
         (0..count)
-            .map(|k| format!("{:.*}", decimals, start + k as f64 * step))
+            .map(|k| format!("{:.*}", decimals, start + sign * k as f64 * step))
             .collect()
     } else {
         range.split(',').map(|v| v.trim().to_string()).collect()
@@ -158,6 +160,12 @@ mod tests {
         assert_eq!(a.values.len(), 8);
         assert_eq!(a.values[2], "0.05");
         assert_eq!(a.values[7], "0.10");
+        let down = parse_axis("task.apex_height=0.10:0.03:0.01").unwrap();
+        assert_eq!(down.values.len(), 8);
+        assert_eq!(down.values[0], "0.10");
+        assert_eq!(down.values[7], "0.03");
+        assert_eq!(down.values[5], "0.05");
+        assert!(parse_axis("task.apex_height=0.10:0.03:-0.01").is_err());
     }
 
     #[test]
@@ -167,7 +175,6 @@ mod tests {
             "=1,2",
             "task.apex_height=0.03:0.10",
             "task.apex_height=0.03:x:0.01",
-            "task.apex_height=0.10:0.03:0.01",
             "task.apex_height=0.03:0.10:0",
             "task.apex_height=0.03,,0.04",
         ] {

@@ -15,8 +15,10 @@ use super::Args;
 pub struct SweepArgs {
     /// Problem files (default: every problems/*.yaml).
     files: Vec<PathBuf>,
-    /// The heights: START:STOP:STEP in metres.
-    #[arg(long, default_value = "0.03:0.10:0.01")]
+    /// The heights: START:STOP:STEP in metres, in the order the warm chain solves them
+    /// (from the top down by default: a chain follows its first plan's local optimum, and
+    /// from the highest jump down it reaches the cold plans' optima or better).
+    #[arg(long, default_value = "0.10:0.03:0.01")]
     heights: String,
     /// Sweeps per configuration.
     #[arg(long, default_value_t = 3)]
@@ -340,16 +342,24 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<u8> {
             continue;
         };
         let mut runs: [Vec<(f64, usize, usize)>; 2] = [Vec::new(), Vec::new()];
+        // Per height, converged and objective, from each start's first run (solves repeat
+        // exactly).
+        let mut optima: [Vec<(bool, f64)>; 2] = [Vec::new(), Vec::new()];
         for _ in 0..args.repeat.max(1) {
             for (slot, warm) in [(0, false), (1, true)] {
                 let started = Instant::now();
                 let (mut iterations, mut converged) = (0, 0);
+                let mut ends = Vec::new();
                 super::super::sweep::solve_in_order(problems.iter(), warm, |_, plan| {
                     iterations += plan.report.iterations;
                     converged += plan.report.converged as usize;
+                    ends.push((plan.report.converged, plan.report.objective));
                     Ok::<(), loam::planner::PlanError>(())
                 })?;
                 runs[slot].push((started.elapsed().as_secs_f64(), iterations, converged));
+                if optima[slot].is_empty() {
+                    optima[slot] = ends;
+                }
             }
         }
         let mut medians = [0.0; 2];
@@ -371,14 +381,83 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<u8> {
             "",
             time_ratio("warm", medians[1], "cold", medians[0])
         );
+        println!("{:<22} {}", "", compare_optima(&optima[0], &optima[1]));
     }
-    println!("a warm solve that does not converge is re-solved cold; its time counts.");
+    println!(
+        "a warm solve that does not converge is re-solved cold; its time counts. A warm plan \
+         follows its neighbour's local optimum, which may be another than the cold solve's."
+    );
     Ok(0)
+}
+
+/// How the warm sweep's optima compare with the cold one's, height by height, over the
+/// heights where both converged: the same (within 1e-6 relative), worse or better, with the
+/// largest difference each way.
+fn compare_optima(cold: &[(bool, f64)], warm: &[(bool, f64)]) -> String {
+    let (mut same, mut worse, mut better) = (0, 0, 0);
+    let (mut most_worse, mut most_better): (f64, f64) = (0.0, 0.0);
+    let mut both = 0;
+    for (&(cold_ok, c), &(warm_ok, w)) in cold.iter().zip(warm) {
+        if !(cold_ok && warm_ok) {
+            continue;
+        }
+        both += 1;
+        let change = (w - c) / c.abs().max(f64::MIN_POSITIVE);
+        if change.abs() <= 1e-6 {
+            same += 1;
+        } else if change > 0.0 {
+            worse += 1;
+            most_worse = most_worse.max(change);
+        } else {
+            better += 1;
+            most_better = most_better.max(-change);
+        }
+    }
+    let mut parts = vec![format!("the same optimum at {same}")];
+    if worse > 0 {
+        parts.push(format!(
+            "a worse one at {worse} (up to {:+.1} %)",
+            100.0 * most_worse
+        ));
+    }
+    if better > 0 {
+        parts.push(format!(
+            "a better one at {better} (up to {:+.1} %)",
+            -100.0 * most_better
+        ));
+    }
+    format!(
+        "warm plans against cold, of {both} heights converged in both: {}",
+        parts.join(", ")
+    )
 }
 
 #[cfg(test)]
 mod tests {
-    use super::time_ratio;
+    use super::{compare_optima, time_ratio};
+
+    #[test]
+    fn warm_optima_are_counted_against_cold_ones() {
+        let cold = [
+            (true, 1.0),
+            (true, 2.0),
+            (true, 4.0),
+            (false, 1.0),
+            (true, 5.0),
+        ];
+        let warm = [
+            (true, 1.0),
+            (true, 3.0),
+            (true, 3.0),
+            (true, 9.0),
+            (true, 5.0 + 1e-9),
+        ];
+        assert_eq!(
+            compare_optima(&cold, &warm),
+            "warm plans against cold, of 4 heights converged in both: the same optimum at 2, \
+             a worse one at 1 (up to +50.0 %), a better one at 1 (up to -25.0 %)"
+        );
+    }
 
     #[test]
     fn a_ratio_above_one_is_slower_and_below_one_faster() {
