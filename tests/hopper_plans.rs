@@ -10,7 +10,7 @@ use std::path::Path;
 
 use common::fd;
 use loam::model::hopper::state;
-use loam::planner::{self, Plan};
+use loam::planner::{self, Plan, Transcribe};
 use loam::problem::{self, InitialGuess, Problem};
 use loam::solver::SolveSettings;
 

@@ -37,7 +37,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         }
         AnyProblem::Planar(problem) => {
             let planner = std::rc::Rc::new(loam::planner::planar::PlanarPlanner::new(&problem));
-            let nlp = loam::transcription::Nlp::build(&planner.ocp(), planner.scheme)?;
+            let nlp = loam::planner::Transcribe::nlp(&planner)?;
             println!(
                 "{}: ok ({}: {} with {} coordinates, {} phases; {} variables, {} constraints)",
                 args.problem.file.display(),

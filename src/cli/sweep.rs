@@ -30,9 +30,8 @@ use loam::output::{self, Provenance};
 use loam::planner::{self, warm_start};
 use loam::problem::{self, Problem};
 use loam::sim::replay::terrain_label;
-pub use loam::sweep::chain::solve_in_order;
 use loam::sweep::chain::{settings, usable_start};
-pub use loam::sweep::{combinations, other_terrain, parse_axis, point_dir, Axis};
+use loam::sweep::{combinations, other_terrain, parse_axis, point_dir, Axis};
 
 use self::shard::{Manifest, Shard};
 use self::table::Row;

@@ -91,9 +91,12 @@ impl Jump {
     pub fn rest_state(&self, position: f64) -> [f64; state::COUNT] {
         self.robot.rest_state(&self.terrain, position)
     }
+}
 
+/// The hopper's problem as the planner transcribes it.
+impl Transcribe for Jump {
     /// The hopper's optimal control problem.
-    pub fn ocp(&self) -> Ocp {
+    fn ocp(&self) -> Ocp {
         use state::*;
         let inf = f64::INFINITY;
         let task = self.task.clone();
@@ -265,7 +268,7 @@ impl Jump {
     /// `Zero` is the paper's all-zero guess, `Rest` the static equilibrium at every node (the
     /// default), `Ballistic` a crouch-and-extend take-off into a ballistic flight (see
     /// [`InitialGuess`]).
-    pub fn initial_guess(&self, kind: InitialGuess, nlp: &Nlp) -> Vec<f64> {
+    fn initial_guess(&self, kind: InitialGuess, nlp: &Nlp) -> Vec<f64> {
         match kind {
             InitialGuess::Zero => vec![0.0; nlp.n_variables()],
             InitialGuess::Rest => nlp.pack(&self.rest_guess()),
@@ -274,6 +277,12 @@ impl Jump {
         }
     }
 
+    fn scheme(&self) -> Scheme {
+        self.scheme
+    }
+}
+
+impl Jump {
     fn rest_guess(&self) -> Trajectory {
         let a = match self.task.start_position {
             StartPosition::Free => 0.0,
@@ -476,21 +485,6 @@ fn domain_of(domain: problem::Domain) -> Domain {
     }
 }
 
-/// The hopper's problem as the planner transcribes it.
-impl Transcribe for Jump {
-    fn ocp(&self) -> Ocp {
-        Jump::ocp(self)
-    }
-
-    fn scheme(&self) -> Scheme {
-        self.scheme
-    }
-
-    fn initial_guess(&self, kind: InitialGuess, nlp: &Nlp) -> Vec<f64> {
-        Jump::initial_guess(self, kind, nlp)
-    }
-}
-
 /// A solved (or attempted) plan.
 pub struct Plan {
     pub jump: Jump,
@@ -510,7 +504,7 @@ pub struct Plan {
 /// Transcribes the problem, ready to solve: set-up is timed by the caller.
 pub fn transcribe(problem: &Problem) -> Result<(Jump, Nlp), PlanError> {
     let jump = Jump::from_problem(problem)?;
-    let nlp = Nlp::build(&jump.ocp(), jump.scheme)?;
+    let nlp = jump.nlp()?;
     Ok((jump, nlp))
 }
 
@@ -557,7 +551,7 @@ impl Transcriptions {
                 Ok((jump, nlp))
             }
             _ => {
-                let nlp = Nlp::build(&jump.ocp(), jump.scheme)?;
+                let nlp = jump.nlp()?;
                 (self.key, self.rows) = (Some(key), None);
                 Ok((jump, nlp))
             }

@@ -53,6 +53,11 @@ pub trait Transcribe {
     fn scheme(&self) -> Scheme;
     /// IPOPT's starting point for one guess (never `best`, which [`starting_points`] splits).
     fn initial_guess(&self, kind: InitialGuess, nlp: &Nlp) -> Vec<f64>;
+
+    /// The sparse NLP of [`Self::ocp`] under [`Self::scheme`].
+    fn nlp(&self) -> Result<Nlp, SymbolicError> {
+        Nlp::build(&self.ocp(), self.scheme())
+    }
 }
 
 /// The starting points of a solve: one per guess, `best` being `rest` and `ballistic` (a

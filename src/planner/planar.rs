@@ -41,7 +41,7 @@ use crate::transcription::{
     Trajectory,
 };
 
-use super::PlanError;
+use super::{PlanError, Transcribe};
 
 /// Share of the robot's weight (split over the feet down) every held foot keeps at every
 /// stance node but its lift-off node.
@@ -233,9 +233,298 @@ impl PlanarPlanner {
         }
     }
 
-    /// The optimal control problem.
+    /// Contact `c` leaving the bed as phase `p` starts: it has stopped sinking (ż = 0 at the
+    /// stance's last node) and, free of the bed, accelerates upward (z̈ ≥ 0 at the next
+    /// phase's first node, whose state is the same); then it stays above its crater's floor,
+    /// the height it left from, at every later node. (The crater's walls are not modelled.)
+    ///
+    /// The upward acceleration has a margin, [`NORMAL_FORCE_MARGIN`] g, for the reason the
+    /// held feet's force has one: a plan that lifts a foot with z̈ = 0 leaves a replay's foot
+    /// stuck in the bed under a load of round-off size.
+    fn leaves_the_bed(self: &Rc<Self>, p: usize, c: usize) -> [PointConstraint; 2] {
+        let l = self.layout;
+        let lift = Point {
+            phase: p - 1,
+            node: Node::Last,
+        };
+        let mut later = Vec::new();
+        for phase in p..self.phases.len() {
+            for k in 1..self.problem.schedule[phase].nodes {
+                later.push(vec![
+                    lift,
+                    Point {
+                        phase,
+                        node: Node::Index(k),
+                    },
+                ]);
+            }
+        }
+        let name = self.robot.contacts[c].name.clone();
+        let planner = Rc::clone(self);
+        let guard_name = name.clone();
+        let least_lift = NORMAL_FORCE_MARGIN * self.problem.gravity;
+        let guard = PointConstraint {
+            name: format!("{name} leaves the bed"),
+            f: Box::new(move |points: &[Vec<Sx>]| {
+                let robot = &planner.robot;
+                let (before, after) = (&points[0], &points[1]);
+                let (q0, v0) = (&before[..l.n_q], &before[l.n_q..l.n_x()]);
+                let (q1, v1) = (&after[..l.n_q], &after[l.n_q..l.n_x()]);
+                let a1 = &after[l.n_x() + l.accel(0)..l.n_x() + l.accel(0) + l.n_q];
+                let vz = rigid::velocity(robot, c, q0, v0).swap_remove(1);
+                let az = rigid::acceleration(robot, c, q1, v1, a1).swap_remove(1);
+                vec![
+                    Bounded::equal(format!("{guard_name} stops sinking"), vz, 0.0).nominal(0.1),
+                    Bounded::at_least(format!("{guard_name} accelerates up"), az, least_lift)
+                        .nominal(1.0),
+                ]
+            }),
+            instances: vec![vec![
+                lift,
+                Point {
+                    phase: p,
+                    node: Node::First,
+                },
+            ]],
+        };
+        let planner = Rc::clone(self);
+        let crater = PointConstraint {
+            name: format!("{name} above its crater"),
+            f: Box::new(move |points: &[Vec<Sx>]| {
+                let robot = &planner.robot;
+                let floor = robot.contact_point(&points[0][..l.n_q], c)[1].clone();
+                let z = robot.contact_point(&points[1][..l.n_q], c)[1].clone();
+                vec![
+                    Bounded::at_least(format!("{name} above its crater"), z - floor, 0.0)
+                        .nominal(0.01),
+                ]
+            }),
+            instances: later,
+        };
+        [guard, crater]
+    }
+
+    /// Whether some foot lands when phase `p` starts.
+    pub fn lands(&self, p: usize) -> bool {
+        p > 0
+            && self.phases[p]
+                .iter()
+                .any(|c| !self.phases[p - 1].contains(c))
+    }
+
+    fn path(&self, x: &[Sx], u: &[Sx], active: &[usize]) -> Vec<Bounded> {
+        let l = self.layout;
+        let weight = self.weight();
+        let (q, v) = x.split_at(l.n_q);
+        let a = &u[l.accel(0)..l.accel(0) + l.n_q];
+        let mut rows = dynamics_rows(&self.robot, self.dynamics_residual(x, u, active), weight);
+        for c in 0..l.n_contacts {
+            let name = &self.robot.contacts[c].name;
+            if active.contains(&c) {
+                let w = &u[l.wrench(c)..l.wrench(c) + WRENCH];
+                for (k, acc) in rigid::acceleration(&self.robot, c, q, v, a)
+                    .into_iter()
+                    .enumerate()
+                {
+                    match &self.bed {
+                        // The bed holds the foot sideways (and level) like rigid ground, and
+                        // vertically by its law, F_z = F_hyd + drag − m_a z̈, while it sinks.
+                        Some(bed) if k == 1 => {
+                            let z = self.robot.contact_point(q, c)[1].clone();
+                            let vz = rigid::velocity(&self.robot, c, q, v).swap_remove(1);
+                            let law = bed.resistance(&z, &vz).on_foot(&acc);
+                            rows.push(
+                                Bounded::equal(format!("{name} bed"), w[1].clone() - law, 0.0)
+                                    .nominal(weight),
+                            );
+                            rows.push(
+                                Bounded::at_most(format!("{name} sinks"), vz, 0.0).nominal(0.1),
+                            );
+                        }
+                        _ => rows.push(
+                            Bounded::equal(format!("{name} holds {k}"), acc, 0.0).nominal(1.0),
+                        ),
+                    }
+                }
+                rows.extend(
+                    self.ground
+                        .cone(name, w, self.robot.contacts[c].half_width, weight)
+                        .into_iter()
+                        .map(to_bounded),
+                );
+            } else if !(self.bed.is_some() && self.phases[0].contains(&c)) {
+                // (A foot that left the bed stays above its crater: `crater_rows`.)
+                for (k, z) in rigid::clearance(&self.robot, c, q).into_iter().enumerate() {
+                    rows.push(
+                        Bounded::at_least(format!("{name} clearance {k}"), z, 0.0).nominal(0.01),
+                    );
+                }
+            }
+        }
+        rows
+    }
+
+    /// Entering a phase where feet land: touchdown guards and a plastic impact.
+    fn impact(&self, before: &[Sx], after: &[Sx], was: &[usize], active: &[usize]) -> Vec<Bounded> {
+        let l = self.layout;
+        let weight = self.weight();
+        let (q0, v0) = (&before[..l.n_q], &before[l.n_q..l.n_x()]);
+        let (q1, v1) = (&after[..l.n_q], &after[l.n_q..l.n_x()]);
+        let u1 = &after[l.n_x()..];
+        let mut rows = Vec::new();
+        for j in 0..l.n_q {
+            rows.push(
+                Bounded::equal(
+                    format!("continuity {}", self.robot.coordinates[j].name),
+                    q1[j].clone() - q0[j].clone(),
+                    0.0,
+                )
+                .nominal(self.robot.coordinates[j].nominal),
+            );
+        }
+        let m = self.robot.body.mass_matrix(q1);
+        let mut momentum: Vec<Sx> = (0..l.n_q)
+            .map(|i| {
+                (0..l.n_q).fold(Sx::from(0.0), |acc, j| {
+                    acc + m[i][j].clone() * (v1[j].clone() - v0[j].clone())
+                })
+            })
+            .collect();
+        for &c in active {
+            let impulse = &u1[l.impulse(c)..l.impulse(c) + WRENCH];
+            for (mi, gi) in
+                momentum
+                    .iter_mut()
+                    .zip(rigid::generalized_force(&self.robot, c, q1, impulse))
+            {
+                *mi = mi.clone() - gi;
+            }
+            let name = &self.robot.contacts[c].name;
+            for (k, vel) in rigid::velocity(&self.robot, c, q1, v1)
+                .into_iter()
+                .enumerate()
+            {
+                rows.push(Bounded::equal(format!("{name} stops {k}"), vel, 0.0).nominal(0.1));
+            }
+            rows.extend(
+                self.ground
+                    .cone(
+                        &format!("{name} impulse"),
+                        impulse,
+                        self.robot.contacts[c].half_width,
+                        weight * 0.01,
+                    )
+                    .into_iter()
+                    .map(to_bounded),
+            );
+            if !was.contains(&c) {
+                for (k, gap) in rigid::touchdown_gap(&self.robot, c, q1)
+                    .into_iter()
+                    .enumerate()
+                {
+                    rows.push(
+                        Bounded::equal(format!("{name} touchdown {k}"), gap, 0.0).nominal(0.01),
+                    );
+                }
+            }
+        }
+        for (j, r) in momentum.into_iter().enumerate() {
+            rows.push(
+                Bounded::equal(format!("impact {}", self.robot.coordinates[j].name), r, 0.0)
+                    .nominal(weight * 0.01),
+            );
+        }
+        rows
+    }
+
+    fn rest_guess(&self) -> Trajectory {
+        let l = self.layout;
+        let mut q0 = self.robot.standing.clone();
+        for (name, value) in &self.problem.task.start.set {
+            q0[self.coordinate(name)] = *value;
+        }
+        if let Some(bed) = &self.bed {
+            // Sunk to the depth at which each foot of the first phase carries its share of
+            // the weight (q[1] is the base's height, `Multibody`'s definition).
+            q0[1] -= bed.equilibrium_depth(self.weight() / self.phases[0].len().max(1) as f64);
+        }
+        let distance = self.problem.task.distance.unwrap_or(0.0)
+            + self
+                .problem
+                .task
+                .end
+                .change
+                .get("x")
+                .copied()
+                .unwrap_or(0.0);
+        let durations: Vec<f64> = self
+            .problem
+            .schedule
+            .iter()
+            .map(|p| 0.2_f64.clamp(p.duration[0], p.duration[1]))
+            .collect();
+        let total: f64 = durations.iter().sum();
+        let mut t0 = 0.0;
+        let mut phases = Vec::new();
+        for (p, active) in self.phases.iter().enumerate() {
+            let nodes = self.problem.schedule[p].nodes;
+            let mut phase = PhaseTrajectory {
+                name: phase_name(p, &self.problem.schedule[p].contacts),
+                duration: durations[p],
+                ..Default::default()
+            };
+            for k in 0..nodes {
+                let t = t0 + durations[p] * k as f64 / (nodes - 1) as f64;
+                let mut x = vec![0.0; l.n_x()];
+                x[..l.n_q].copy_from_slice(&q0);
+                x[0] += distance * t / total;
+                x[l.n_q] = distance / total;
+                let mut u = vec![0.0; l.n_u()];
+                for &c in active {
+                    u[l.wrench(c) + 1] = self.weight() / active.len() as f64;
+                }
+                phase.states.push(x);
+                phase.controls.push(u);
+            }
+            if self.scheme == Scheme::HermiteSimpson {
+                for k in 0..nodes - 1 {
+                    phase.mid_states.push(phase.states[k].clone());
+                    phase.mid_controls.push(phase.controls[k].clone());
+                }
+            }
+            t0 += durations[p];
+            phases.push(phase);
+        }
+        Trajectory { phases }
+    }
+}
+
+/// The centre of mass's vertical velocity: Σ m_b ż_b / m, from the bodies' COM points.
+pub fn centre_of_mass_velocity<S: Scalar>(robot: &PlanarRobot, q: &[S], v: &[S]) -> S {
+    let body = &robot.body;
+    let mut sum = S::zero();
+    for (b, part) in body.bodies.iter().enumerate() {
+        let [_, vz] = body.point_velocity(q, v, b, part.com);
+        sum = sum + vz * part.mass;
+    }
+    sum / body.total_mass()
+}
+
+/// A phase's name from its contacts: `p0_stance_foot`, `p1_flight`.
+pub fn phase_name(p: usize, contacts: &[String]) -> String {
+    // CasADi names its functions after the phase: letters, digits, single underscores.
+    if contacts.is_empty() {
+        format!("p{p}_flight")
+    } else {
+        format!("p{p}_stance_{}", contacts.join("_"))
+    }
+}
+
+/// A planar robot's problem as the planner transcribes it (the OCP is built through the
+/// shared planner, so the trait is on its `Rc`).
+impl Transcribe for Rc<PlanarPlanner> {
     /// The optimal control problem; its closures share this planner.
-    pub fn ocp(self: &Rc<Self>) -> Ocp {
+    fn ocp(&self) -> Ocp {
         let l = self.layout;
         let inf = f64::INFINITY;
         let weight = self.weight();
@@ -550,213 +839,13 @@ impl PlanarPlanner {
         }
     }
 
-    /// Contact `c` leaving the bed as phase `p` starts: it has stopped sinking (ż = 0 at the
-    /// stance's last node) and, free of the bed, accelerates upward (z̈ ≥ 0 at the next
-    /// phase's first node, whose state is the same); then it stays above its crater's floor,
-    /// the height it left from, at every later node. (The crater's walls are not modelled.)
-    ///
-    /// The upward acceleration has a margin, [`NORMAL_FORCE_MARGIN`] g, for the reason the
-    /// held feet's force has one: a plan that lifts a foot with z̈ = 0 leaves a replay's foot
-    /// stuck in the bed under a load of round-off size.
-    fn leaves_the_bed(self: &Rc<Self>, p: usize, c: usize) -> [PointConstraint; 2] {
-        let l = self.layout;
-        let lift = Point {
-            phase: p - 1,
-            node: Node::Last,
-        };
-        let mut later = Vec::new();
-        for phase in p..self.phases.len() {
-            for k in 1..self.problem.schedule[phase].nodes {
-                later.push(vec![
-                    lift,
-                    Point {
-                        phase,
-                        node: Node::Index(k),
-                    },
-                ]);
-            }
-        }
-        let name = self.robot.contacts[c].name.clone();
-        let planner = Rc::clone(self);
-        let guard_name = name.clone();
-        let least_lift = NORMAL_FORCE_MARGIN * self.problem.gravity;
-        let guard = PointConstraint {
-            name: format!("{name} leaves the bed"),
-            f: Box::new(move |points: &[Vec<Sx>]| {
-                let robot = &planner.robot;
-                let (before, after) = (&points[0], &points[1]);
-                let (q0, v0) = (&before[..l.n_q], &before[l.n_q..l.n_x()]);
-                let (q1, v1) = (&after[..l.n_q], &after[l.n_q..l.n_x()]);
-                let a1 = &after[l.n_x() + l.accel(0)..l.n_x() + l.accel(0) + l.n_q];
-                let vz = rigid::velocity(robot, c, q0, v0).swap_remove(1);
-                let az = rigid::acceleration(robot, c, q1, v1, a1).swap_remove(1);
-                vec![
-                    Bounded::equal(format!("{guard_name} stops sinking"), vz, 0.0).nominal(0.1),
-                    Bounded::at_least(format!("{guard_name} accelerates up"), az, least_lift)
-                        .nominal(1.0),
-                ]
-            }),
-            instances: vec![vec![
-                lift,
-                Point {
-                    phase: p,
-                    node: Node::First,
-                },
-            ]],
-        };
-        let planner = Rc::clone(self);
-        let crater = PointConstraint {
-            name: format!("{name} above its crater"),
-            f: Box::new(move |points: &[Vec<Sx>]| {
-                let robot = &planner.robot;
-                let floor = robot.contact_point(&points[0][..l.n_q], c)[1].clone();
-                let z = robot.contact_point(&points[1][..l.n_q], c)[1].clone();
-                vec![
-                    Bounded::at_least(format!("{name} above its crater"), z - floor, 0.0)
-                        .nominal(0.01),
-                ]
-            }),
-            instances: later,
-        };
-        [guard, crater]
-    }
-
-    /// Whether some foot lands when phase `p` starts.
-    pub fn lands(&self, p: usize) -> bool {
-        p > 0
-            && self.phases[p]
-                .iter()
-                .any(|c| !self.phases[p - 1].contains(c))
-    }
-
-    fn path(&self, x: &[Sx], u: &[Sx], active: &[usize]) -> Vec<Bounded> {
-        let l = self.layout;
-        let weight = self.weight();
-        let (q, v) = x.split_at(l.n_q);
-        let a = &u[l.accel(0)..l.accel(0) + l.n_q];
-        let mut rows = dynamics_rows(&self.robot, self.dynamics_residual(x, u, active), weight);
-        for c in 0..l.n_contacts {
-            let name = &self.robot.contacts[c].name;
-            if active.contains(&c) {
-                let w = &u[l.wrench(c)..l.wrench(c) + WRENCH];
-                for (k, acc) in rigid::acceleration(&self.robot, c, q, v, a)
-                    .into_iter()
-                    .enumerate()
-                {
-                    match &self.bed {
-                        // The bed holds the foot sideways (and level) like rigid ground, and
-                        // vertically by its law, F_z = F_hyd + drag − m_a z̈, while it sinks.
-                        Some(bed) if k == 1 => {
-                            let z = self.robot.contact_point(q, c)[1].clone();
-                            let vz = rigid::velocity(&self.robot, c, q, v).swap_remove(1);
-                            let law = bed.resistance(&z, &vz).on_foot(&acc);
-                            rows.push(
-                                Bounded::equal(format!("{name} bed"), w[1].clone() - law, 0.0)
-                                    .nominal(weight),
-                            );
-                            rows.push(
-                                Bounded::at_most(format!("{name} sinks"), vz, 0.0).nominal(0.1),
-                            );
-                        }
-                        _ => rows.push(
-                            Bounded::equal(format!("{name} holds {k}"), acc, 0.0).nominal(1.0),
-                        ),
-                    }
-                }
-                rows.extend(
-                    self.ground
-                        .cone(name, w, self.robot.contacts[c].half_width, weight)
-                        .into_iter()
-                        .map(to_bounded),
-                );
-            } else if !(self.bed.is_some() && self.phases[0].contains(&c)) {
-                // (A foot that left the bed stays above its crater: `crater_rows`.)
-                for (k, z) in rigid::clearance(&self.robot, c, q).into_iter().enumerate() {
-                    rows.push(
-                        Bounded::at_least(format!("{name} clearance {k}"), z, 0.0).nominal(0.01),
-                    );
-                }
-            }
-        }
-        rows
-    }
-
-    /// Entering a phase where feet land: touchdown guards and a plastic impact.
-    fn impact(&self, before: &[Sx], after: &[Sx], was: &[usize], active: &[usize]) -> Vec<Bounded> {
-        let l = self.layout;
-        let weight = self.weight();
-        let (q0, v0) = (&before[..l.n_q], &before[l.n_q..l.n_x()]);
-        let (q1, v1) = (&after[..l.n_q], &after[l.n_q..l.n_x()]);
-        let u1 = &after[l.n_x()..];
-        let mut rows = Vec::new();
-        for j in 0..l.n_q {
-            rows.push(
-                Bounded::equal(
-                    format!("continuity {}", self.robot.coordinates[j].name),
-                    q1[j].clone() - q0[j].clone(),
-                    0.0,
-                )
-                .nominal(self.robot.coordinates[j].nominal),
-            );
-        }
-        let m = self.robot.body.mass_matrix(q1);
-        let mut momentum: Vec<Sx> = (0..l.n_q)
-            .map(|i| {
-                (0..l.n_q).fold(Sx::from(0.0), |acc, j| {
-                    acc + m[i][j].clone() * (v1[j].clone() - v0[j].clone())
-                })
-            })
-            .collect();
-        for &c in active {
-            let impulse = &u1[l.impulse(c)..l.impulse(c) + WRENCH];
-            for (mi, gi) in
-                momentum
-                    .iter_mut()
-                    .zip(rigid::generalized_force(&self.robot, c, q1, impulse))
-            {
-                *mi = mi.clone() - gi;
-            }
-            let name = &self.robot.contacts[c].name;
-            for (k, vel) in rigid::velocity(&self.robot, c, q1, v1)
-                .into_iter()
-                .enumerate()
-            {
-                rows.push(Bounded::equal(format!("{name} stops {k}"), vel, 0.0).nominal(0.1));
-            }
-            rows.extend(
-                self.ground
-                    .cone(
-                        &format!("{name} impulse"),
-                        impulse,
-                        self.robot.contacts[c].half_width,
-                        weight * 0.01,
-                    )
-                    .into_iter()
-                    .map(to_bounded),
-            );
-            if !was.contains(&c) {
-                for (k, gap) in rigid::touchdown_gap(&self.robot, c, q1)
-                    .into_iter()
-                    .enumerate()
-                {
-                    rows.push(
-                        Bounded::equal(format!("{name} touchdown {k}"), gap, 0.0).nominal(0.01),
-                    );
-                }
-            }
-        }
-        for (j, r) in momentum.into_iter().enumerate() {
-            rows.push(
-                Bounded::equal(format!("impact {}", self.robot.coordinates[j].name), r, 0.0)
-                    .nominal(weight * 0.01),
-            );
-        }
-        rows
+    fn scheme(&self) -> Scheme {
+        self.scheme
     }
 
     /// The starting point of the optimiser: the start posture held still at every node,
     /// the weight shared by the feet on the ground, the base moved evenly over the distance.
-    pub fn initial_guess(&self, kind: InitialGuess, nlp: &Nlp) -> Vec<f64> {
+    fn initial_guess(&self, kind: InitialGuess, nlp: &Nlp) -> Vec<f64> {
         match kind {
             InitialGuess::Zero => vec![0.0; nlp.n_variables()],
             InitialGuess::Rest => nlp.pack(&self.rest_guess()),
@@ -765,104 +854,6 @@ impl PlanarPlanner {
                 unreachable!("the ballistic and best guesses are the hopper's")
             }
         }
-    }
-
-    fn rest_guess(&self) -> Trajectory {
-        let l = self.layout;
-        let mut q0 = self.robot.standing.clone();
-        for (name, value) in &self.problem.task.start.set {
-            q0[self.coordinate(name)] = *value;
-        }
-        if let Some(bed) = &self.bed {
-            // Sunk to the depth at which each foot of the first phase carries its share of
-            // the weight (q[1] is the base's height, `Multibody`'s definition).
-            q0[1] -= bed.equilibrium_depth(self.weight() / self.phases[0].len().max(1) as f64);
-        }
-        let distance = self.problem.task.distance.unwrap_or(0.0)
-            + self
-                .problem
-                .task
-                .end
-                .change
-                .get("x")
-                .copied()
-                .unwrap_or(0.0);
-        let durations: Vec<f64> = self
-            .problem
-            .schedule
-            .iter()
-            .map(|p| 0.2_f64.clamp(p.duration[0], p.duration[1]))
-            .collect();
-        let total: f64 = durations.iter().sum();
-        let mut t0 = 0.0;
-        let mut phases = Vec::new();
-        for (p, active) in self.phases.iter().enumerate() {
-            let nodes = self.problem.schedule[p].nodes;
-            let mut phase = PhaseTrajectory {
-                name: phase_name(p, &self.problem.schedule[p].contacts),
-                duration: durations[p],
-                ..Default::default()
-            };
-            for k in 0..nodes {
-                let t = t0 + durations[p] * k as f64 / (nodes - 1) as f64;
-                let mut x = vec![0.0; l.n_x()];
-                x[..l.n_q].copy_from_slice(&q0);
-                x[0] += distance * t / total;
-                x[l.n_q] = distance / total;
-                let mut u = vec![0.0; l.n_u()];
-                for &c in active {
-                    u[l.wrench(c) + 1] = self.weight() / active.len() as f64;
-                }
-                phase.states.push(x);
-                phase.controls.push(u);
-            }
-            if self.scheme == Scheme::HermiteSimpson {
-                for k in 0..nodes - 1 {
-                    phase.mid_states.push(phase.states[k].clone());
-                    phase.mid_controls.push(phase.controls[k].clone());
-                }
-            }
-            t0 += durations[p];
-            phases.push(phase);
-        }
-        Trajectory { phases }
-    }
-}
-
-/// The centre of mass's vertical velocity: Σ m_b ż_b / m, from the bodies' COM points.
-pub fn centre_of_mass_velocity<S: Scalar>(robot: &PlanarRobot, q: &[S], v: &[S]) -> S {
-    let body = &robot.body;
-    let mut sum = S::zero();
-    for (b, part) in body.bodies.iter().enumerate() {
-        let [_, vz] = body.point_velocity(q, v, b, part.com);
-        sum = sum + vz * part.mass;
-    }
-    sum / body.total_mass()
-}
-
-/// A phase's name from its contacts: `p0_stance_foot`, `p1_flight`.
-pub fn phase_name(p: usize, contacts: &[String]) -> String {
-    // CasADi names its functions after the phase: letters, digits, single underscores.
-    if contacts.is_empty() {
-        format!("p{p}_flight")
-    } else {
-        format!("p{p}_stance_{}", contacts.join("_"))
-    }
-}
-
-/// A planar robot's problem as the planner transcribes it (the OCP is built through the
-/// shared planner, so the trait is on its `Rc`).
-impl super::Transcribe for Rc<PlanarPlanner> {
-    fn ocp(&self) -> Ocp {
-        PlanarPlanner::ocp(self)
-    }
-
-    fn scheme(&self) -> Scheme {
-        self.scheme
-    }
-
-    fn initial_guess(&self, kind: InitialGuess, nlp: &Nlp) -> Vec<f64> {
-        PlanarPlanner::initial_guess(self, kind, nlp)
     }
 }
 
@@ -887,7 +878,7 @@ pub fn plan(
     }
     let started = Instant::now();
     let planner = Rc::new(PlanarPlanner::new(problem));
-    let mut nlp = Nlp::build(&planner.ocp(), planner.scheme)?;
+    let mut nlp = planner.nlp()?;
     let points = super::starting_points(&planner, problem.initial_guess, &nlp);
     let setup_seconds = started.elapsed().as_secs_f64();
     let (report, _) = super::solve_from(&mut nlp, points, settings, None, on_iteration)?;

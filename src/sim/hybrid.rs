@@ -112,7 +112,7 @@ pub struct LoopSettings {
 /// Where the loop stopped, and its work.
 #[derive(Clone, Debug)]
 pub struct Finish {
-    pub t: f64,
+    /// The state where the loop stopped.
     pub x: Vec<f64>,
     /// A switch said [`Switch::Stop`] (else the loop reached `t_end`).
     pub stopped: bool,
@@ -262,7 +262,6 @@ pub fn run<S: HybridSystem>(
             match system.switch(&mut mode, guard, piece, t, &mut x_new)? {
                 Switch::Stop => {
                     return Ok(Finish {
-                        t,
                         x: x_new,
                         stopped: true,
                         steps,
@@ -276,7 +275,6 @@ pub fn run<S: HybridSystem>(
         x = x_new;
     }
     Ok(Finish {
-        t,
         x,
         stopped: false,
         steps,

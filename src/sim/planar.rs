@@ -452,14 +452,6 @@ struct Run<'s, 'a> {
 }
 
 impl Run<'_, '_> {
-    fn record(&mut self, mode: &Mode, piece: usize, t: f64, x: &[f64], at: &Evaluation) {
-        let (row, excess) = self.sim.sample(piece, t, x, mode, at);
-        self.rows.push(row);
-        self.modes.push(self.sim.mode_name(&mode.contacts));
-        self.max_excess = self.max_excess.max(excess);
-        self.track_peak(x);
-    }
-
     /// The highest rise of the centre of mass, over every step's end and every sample.
     fn track_peak(&mut self, x: &[f64]) {
         let com = self.sim.robot.body.centre_of_mass(&x[..self.sim.n])[1];
@@ -516,7 +508,11 @@ impl HybridSystem for Run<'_, '_> {
         x: &[f64],
     ) -> Result<(), PlanarSimError> {
         let at = self.sim.evaluate(piece, t, x, mode)?;
-        self.record(mode, piece, t, x, &at);
+        let (row, excess) = self.sim.sample(piece, t, x, mode, &at);
+        self.rows.push(row);
+        self.modes.push(self.sim.mode_name(&mode.contacts));
+        self.max_excess = self.max_excess.max(excess);
+        self.track_peak(x);
         Ok(())
     }
 
@@ -688,8 +684,7 @@ pub fn replay(
         com0,
         peak: 0.0,
     };
-    let first = sim.evaluate(0, 0.0, &x0, &mode)?;
-    run.record(&mode, 0, 0.0, &x0, &first);
+    run.sample(&mode, 0, 0.0, &x0)?;
     let settings = LoopSettings {
         tolerances: TOLERANCES,
         first_step: 1e-5,

@@ -319,7 +319,7 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<u8> {
     } else {
         args.files
     };
-    let axis = super::super::sweep::parse_axis(&format!("task.apex_height={}", args.heights))
+    let axis = loam::sweep::parse_axis(&format!("task.apex_height={}", args.heights))
         .map_err(|e| super::super::BadInput(e.to_string()))?;
     println!(
         "{:<22} {:<6} {:>5} {:>20} {:>11} {:>10}",
@@ -350,7 +350,7 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<u8> {
                 let started = Instant::now();
                 let (mut iterations, mut converged) = (0, 0);
                 let mut ends = Vec::new();
-                super::super::sweep::solve_in_order(problems.iter(), warm, |_, plan| {
+                loam::sweep::chain::solve_in_order(problems.iter(), warm, |_, plan| {
                     iterations += plan.report.iterations;
                     converged += plan.report.converged as usize;
                     ends.push((plan.report.converged, plan.report.objective));
