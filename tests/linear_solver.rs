@@ -84,6 +84,18 @@ fn loams_linear_solver_reaches_mumpss_optima() {
             a >= b * (1.0 - 1e-3),
             "{problem}: objective {a} far below MUMPS's {b}: not the same NLP?"
         );
+        // solution.json counts loam's factorisations and solves (never MUMPS's): every
+        // iteration's step needs one factorisation with the right inertia, solved at least once.
+        assert!(mumps.get("kkt_systems").is_none(), "{problem}");
+        let counts = &ours["kkt_systems"];
+        let count = |key: &str| counts[key].as_u64().expect(key);
+        let iterations = ours["iterations"].as_u64().unwrap();
+        let usable = count("factorisations") - count("wrong_inertia");
+        assert!(
+            usable >= iterations,
+            "{problem}: {counts} in {iterations} iterations"
+        );
+        assert!(count("solves") >= usable, "{problem}: {counts}");
     }
 }
 

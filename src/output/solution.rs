@@ -13,6 +13,7 @@ use crate::model::hopper::STATE_NAMES;
 use crate::planner::warm_start::NamedMultipliers;
 use crate::planner::{Plan, StartOutcome};
 use crate::problem::Problem;
+use crate::solver::kkt::KktCounts;
 use crate::solver::{OptionValue, SolveReport};
 use crate::transcription::Violation;
 
@@ -52,6 +53,10 @@ pub struct SolveRecord {
     pub binding_constraints: Vec<(String, usize)>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub worst_violations: Vec<Violation>,
+    /// With `linear_solver: loam`: its factorisations (and how many had the wrong inertia)
+    /// and its solves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kkt_systems: Option<KktCounts>,
 }
 
 impl SolveRecord {
@@ -82,6 +87,7 @@ impl SolveRecord {
             solver_options: report.options.clone(),
             binding_constraints: report.binding.clone(),
             worst_violations: report.violations.iter().take(10).cloned().collect(),
+            kkt_systems: report.kkt,
         }
     }
 }

@@ -88,6 +88,37 @@ pub struct KktSolver {
     threshold: Option<f64>,
 }
 
+/// What loam's solver did for IPOPT in one solve (`solution.json`'s `kkt_systems`): how
+/// often it factorised, how many of those factorisations had the wrong inertia (IPOPT then
+/// shifts the Hessian block and asks again), and how many right-hand sides it solved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct KktCounts {
+    pub factorisations: usize,
+    pub wrong_inertia: usize,
+    pub solves: usize,
+}
+
+thread_local! {
+    /// IPOPT calls its linear solver on the thread that runs the solve, so the counts of the
+    /// solve running on this thread ([`take_counts`]).
+    static COUNTS: std::cell::Cell<KktCounts> = const {
+        std::cell::Cell::new(KktCounts { factorisations: 0, wrong_inertia: 0, solves: 0 })
+    };
+}
+
+/// The counts since the last call on this thread, which starts them again from zero.
+pub fn take_counts() -> KktCounts {
+    COUNTS.take()
+}
+
+fn count(change: impl FnOnce(&mut KktCounts)) {
+    COUNTS.with(|c| {
+        let mut counts = c.get();
+        change(&mut counts);
+        c.set(counts);
+    });
+}
+
 /// What one factorisation told IPOPT.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -140,6 +171,7 @@ impl KktSolver {
             return Outcome::Failed;
         };
         if let Some(values) = values {
+            count(|c| c.factorisations += 1);
             // With the inertia checked, a factorisation with too many negative pivots stops.
             let most_negative = if check_inertia {
                 expected_negative
@@ -151,6 +183,7 @@ impl KktSolver {
                 Factor::NotFinite => return Outcome::Failed,
                 Factor::TooNegative { negative } => {
                     self.negative = negative;
+                    count(|c| c.wrong_inertia += 1);
                     return Outcome::WrongInertia;
                 }
                 Factor::Done {
@@ -163,12 +196,16 @@ impl KktSolver {
             }
         }
         if check_inertia && self.negative != expected_negative {
+            if values.is_some() {
+                count(|c| c.wrong_inertia += 1);
+            }
             return Outcome::WrongInertia;
         }
         // Only a fresh factorisation may be called singular: IPOPT cannot perturb the matrix
         // in the middle of its own iterative refinement (it aborts).
         let fresh = values.is_some();
         for b in rhs.chunks_mut(n) {
+            count(|c| c.solves += 1);
             if factors.solve_refined(b, MAX_REFINEMENT) > REFINED && fresh {
                 return Outcome::Singular;
             }

@@ -166,6 +166,8 @@ pub struct SolveReport {
     /// The IPOPT options the solve ran under, by name: loam's defaults, the settings' options
     /// on top (IPOPT keeps the last value set), and whether it warm-started.
     pub options: std::collections::BTreeMap<String, OptionValue>,
+    /// With `linear_solver: loam`: its factorisations and solves in this solve.
+    pub kkt: Option<kkt::KktCounts>,
 }
 
 /// Adapter from the transcribed NLP to IPOPT's callbacks, caching values between calls at
@@ -299,7 +301,9 @@ pub fn solve(
         first_fresh: false,
         failed: None,
     };
+    kkt::take_counts(); // from zero: what an earlier solve on this thread left
     let result = solver.solve(&mut callbacks, x0, warm, on_iteration)?;
+    let kkt_counts = kkt::take_counts();
     let solve_seconds = started.elapsed().as_secs_f64();
     if let Some(e) = callbacks.failed.take() {
         if !result.status.is_success() {
@@ -358,6 +362,9 @@ pub fn solve(
         multipliers: result.multipliers,
         history: result.history,
         solve_seconds,
+        kkt: (options.get("linear_solver")
+            == Some(&OptionValue::Str(ipopt::LOAM_LINEAR_SOLVER.into())))
+        .then_some(kkt_counts),
         options,
     })
 }
