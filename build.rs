@@ -208,8 +208,10 @@ const SOURCES: [&str; 5] = ["src", "build.rs", "Cargo.toml", "Cargo.lock", "asse
 /// Sets `LOAM_GIT_COMMIT` to `git rev-parse --short HEAD` and `LOAM_GIT_DIRTY` to `true` when the
 /// sources differ from that commit (staged or not), `false` when they do not; both `unknown`
 /// outside a git checkout (a source archive) or without git. The script reruns when the commit
-/// moves (HEAD, the branch, packed refs), the index changes or a source changes, so the flag is
-/// that of the tree the binary was built from.
+/// moves (HEAD, the branch, packed refs) or a source changes, so the flag is that of the tree
+/// the binary was built from. It does not watch `.git/index`: `git status` and `git add`
+/// rewrite the index without changing whether the sources differ from HEAD (staged changes
+/// count as dirty too), and watching it rebuilt the whole crate after every `git status`.
 fn embed_git_commit() {
     for path in SOURCES {
         println!("cargo:rerun-if-changed={path}");
@@ -223,7 +225,7 @@ fn embed_git_commit() {
             .and_then(|o| String::from_utf8(o.stdout).ok())
             .map(|s| s.trim().to_string())
     };
-    let mut watched = vec!["HEAD".to_string(), "index".into(), "packed-refs".into()];
+    let mut watched = vec!["HEAD".to_string(), "packed-refs".into()];
     if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
         watched.push(branch);
     }

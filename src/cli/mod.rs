@@ -8,6 +8,7 @@ mod interrupt;
 mod mdp;
 mod plot;
 mod progress;
+mod robot;
 mod simulate;
 mod simulate_dem;
 mod simulate_planar;
@@ -55,6 +56,9 @@ enum Command {
     /// Wrench-space terrain data: build one (RFT), import measurements, describe a file.
     #[command(subcommand)]
     WrenchSpace(wrench_space::WrenchSpaceCommand),
+    /// Robot files: describe, check, draw one; write a preset as a file to edit.
+    #[command(subcommand)]
+    Robot(robot::RobotCommand),
 }
 
 /// Input the user must fix: exit code 2.
@@ -76,6 +80,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Dem(command) => dem::run(command),
         Command::Mdp(command) => mdp::run(command),
         Command::WrenchSpace(command) => wrench_space::run(command),
+        Command::Robot(command) => robot::run(command),
     }
 }
 

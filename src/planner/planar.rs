@@ -585,7 +585,8 @@ impl Transcribe for Rc<PlanarPlanner> {
                 path: Some(Box::new(move |x: &[Sx], u: &[Sx]| {
                     planner.path(x, u, &active_path)
                 })),
-                state_bounds: vec![(-inf, inf); l.n_x()],
+                // The joints' position and velocity limits hold at every node.
+                state_bounds: self.robot.state_bounds(),
                 control_bounds,
                 entry,
                 step: None,

@@ -556,7 +556,8 @@ impl WrenchHop {
                 }),
                 running_cost: Some(Box::new(self.running_cost())),
                 path: Some(path),
-                state_bounds: vec![(-inf, inf); l.n_x()],
+                // The joints' position and velocity limits hold at every node.
+                state_bounds: self.robot.state_bounds(),
                 control_bounds,
                 entry: None,
                 step: ground.then(|| -> crate::transcription::ocp::Step {

@@ -25,6 +25,7 @@ mod dem;
 mod planar;
 mod planar_sweep;
 mod rail;
+mod robot;
 mod run;
 mod style;
 mod sweep;
@@ -33,6 +34,7 @@ pub mod wrench;
 
 use std::path::{Path, PathBuf};
 
+pub use robot::RobotDrawing;
 pub use style::{save, Formats};
 pub use sweep::GroupSummary;
 

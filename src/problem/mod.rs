@@ -15,6 +15,7 @@ pub(crate) mod locate;
 mod overrides;
 pub mod planar;
 mod presets;
+mod robot_file;
 pub mod scenario;
 mod schema;
 mod validate;
@@ -27,6 +28,7 @@ use std::path::Path;
 
 pub use error::{ProblemError, ValueSource};
 pub use presets::{Medium, MediumPreset};
+pub use robot_file::{load_robot, robot_path};
 pub use schema::{
     default_solver_options, Domain, InitialGuess, OptionValue, Phase, Problem, Robot, Scheme,
     SolverOptions, StartPosition, Task, Terrain, TerrainModel, Transcription,
@@ -72,12 +74,18 @@ pub fn load_any(path: &Path, overrides: &[String]) -> Result<AnyProblem, Problem
 
 #[allow(clippy::result_large_err)]
 fn read(path: &Path) -> Result<String, ProblemError> {
+    read_as(path, "problem file")
+}
+
+/// The text of the file at `path`; `what` names it in the error ("problem file").
+#[allow(clippy::result_large_err)]
+fn read_as(path: &Path, what: &str) -> Result<String, ProblemError> {
     std::fs::read_to_string(path).map_err(|error| ProblemError {
         file: path.to_owned(),
         line: None,
         column: None,
         field: None,
-        message: format!("cannot read the problem file: {error}"),
+        message: format!("cannot read the {what}: {error}"),
         source_of_value: ValueSource::File,
     })
 }
@@ -97,7 +105,14 @@ pub trait Schema: serde::Serialize + serde::de::DeserializeOwned + Default {
     /// Fills every implied value (see [`Problem::resolve`]).
     fn resolve(&mut self);
     fn validate(&self) -> Result<(), Vec<Violation>>;
-    fn name_mut(&mut self) -> &mut Option<String>;
+    /// Names the problem after its file's stem when the file gives no name.
+    fn set_default_name(&mut self, stem: &str);
+    /// Edits the tree read from the file at `origin` before the `--set` overrides apply (a
+    /// planar problem reads its robot file in here).
+    #[allow(clippy::result_large_err)]
+    fn prepare(_tree: &mut Tree, _origin: &Path, _overrides: &[String]) -> Result<(), ProblemError> {
+        Ok(())
+    }
 }
 
 impl Schema for Problem {
@@ -107,8 +122,8 @@ impl Schema for Problem {
     fn validate(&self) -> Result<(), Vec<Violation>> {
         Problem::validate(self)
     }
-    fn name_mut(&mut self) -> &mut Option<String> {
-        &mut self.name
+    fn set_default_name(&mut self, stem: &str) {
+        self.name.get_or_insert_with(|| stem.to_owned());
     }
 }
 
@@ -120,8 +135,15 @@ pub fn is_planar(text: &str, overrides: &[String]) -> bool {
         .iter()
         .rev()
         .find_map(|o| o.strip_prefix("robot.model=").map(|v| v.trim().to_owned()));
+    let tree: Option<Tree> = load_yaml(text).ok();
+    if tree
+        .as_ref()
+        .is_some_and(|tree| robot_file::names_robot_file(tree, overrides))
+    {
+        return true;
+    }
     let model = from_overrides.or_else(|| {
-        let tree: Tree = load_yaml(text).ok()?;
+        let tree = tree?;
         let robot = tree.as_mapping()?.get("robot")?;
         robot
             .as_mapping()?
@@ -161,6 +183,7 @@ pub fn parse_as<T: Schema>(
         // An empty file, or one of comments only: every field takes its default.
         tree = Tree::Mapping(Default::default());
     }
+    T::prepare(&mut tree, origin, overrides)?;
     for set in overrides {
         let change = parse_override(set)
             .map_err(|(field, message)| report.override_error(set, field, message))?;
@@ -176,21 +199,62 @@ pub fn parse_as<T: Schema>(
     let mut problem: T =
         from_tree(tree).map_err(|(field, message)| report.read_error::<T>(field, &message))?;
     problem.resolve();
-    if let Err(violations) = problem.validate() {
+    let mut violations = not_numbers(&to_tree(&problem));
+    if violations.is_empty() {
+        if let Err(found) = problem.validate() {
+            violations = found;
+        }
+    }
+    if !violations.is_empty() {
         let errors = violations
             .into_iter()
             .map(|violation| report.violation_error(violation));
         let first = errors.min_by_key(|error| (error.line.is_none(), error.line, error.column));
         return Err(first.expect("validate returns Err only with violations"));
     }
-    if problem.name_mut().is_none() {
-        let stem = origin
-            .file_stem()
-            .and_then(|stem| stem.to_str())
-            .unwrap_or("problem");
-        *problem.name_mut() = Some(stem.to_owned());
-    }
+    let stem = origin
+        .file_stem()
+        .and_then(|stem| stem.to_str())
+        .unwrap_or("problem");
+    problem.set_default_name(stem);
     Ok(problem)
+}
+
+/// Every NaN in a read problem, by field: whatever the field, NaN is never a value (and
+/// `f64::max` and comparisons would let it through the rules below silently).
+fn not_numbers(tree: &Tree) -> Vec<Violation> {
+    fn walk(tree: &Tree, path: String, found: &mut Vec<Violation>) {
+        match tree {
+            Tree::Number(n) if n.as_f64().is_some_and(f64::is_nan) => found.push(Violation {
+                field: path,
+                message: "must be a number, got NaN (.nan)".into(),
+            }),
+            Tree::Mapping(map) => {
+                for (key, value) in map {
+                    let key = match key {
+                        Tree::String(s) => s.clone(),
+                        other => other.as_i64().map(|n| n.to_string()).unwrap_or_default(),
+                    };
+                    let next = if path.is_empty() {
+                        key
+                    } else {
+                        format!("{path}.{key}")
+                    };
+                    walk(value, next, found);
+                }
+            }
+            Tree::Sequence(items) => {
+                for (i, value) in items.iter().enumerate() {
+                    walk(value, format!("{path}[{i}]"), found);
+                }
+            }
+            Tree::Tagged(tagged) => walk(&tagged.value, path, found),
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    walk(tree, String::new(), &mut found);
+    found
 }
 
 /// libyaml says "found character that cannot start any token" for a tab in the indentation.

@@ -23,6 +23,7 @@ use super::{Medium, MediumPreset, Schema};
 use crate::model::planar::foot::PlanarFootParams;
 use crate::model::planar::monopod::MonopodParams;
 use crate::model::planar::quadruped::QuadrupedParams;
+use crate::model::planar::description::RobotDescription;
 use crate::model::planar::PlanarRobot;
 use crate::terrain::AddedMass;
 
@@ -78,6 +79,29 @@ pub enum RobotConfig {
     Monopod(MonopodParams),
     /// Torso and four legs of thigh, shank and foot: 13 bodies, 12 actuated joints.
     Quadruped(QuadrupedParams),
+    /// A robot described in a file: `robot: {file: robots/two_link_hopper.yaml}` (relative
+    /// to the problem file's folder). Once read, the problem holds the whole description
+    /// under `description` (docs/ROBOTS.md), which `--set robot.description.…` edits.
+    File(RobotFileConfig),
+}
+
+/// A robot from a robot file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RobotFileConfig {
+    /// The robot file, as the problem names it (relative to the problem file's folder).
+    pub file: Option<String>,
+    /// The robot: read from `file`; keys written here override the file's.
+    pub description: RobotDescription,
+}
+
+impl Default for RobotFileConfig {
+    fn default() -> Self {
+        RobotFileConfig {
+            file: None,
+            description: RobotDescription::default(),
+        }
+    }
 }
 
 impl Default for RobotConfig {
@@ -92,14 +116,30 @@ impl RobotConfig {
             RobotConfig::PlanarFoot(p) => p.build(gravity),
             RobotConfig::Monopod(p) => p.build(gravity),
             RobotConfig::Quadruped(p) => p.build(gravity),
+            RobotConfig::File(f) => f.description.build(gravity),
         }
     }
 
-    pub fn model_name(&self) -> &'static str {
+    /// What names the robot in messages: the preset, or the robot file's robot.
+    pub fn model_name(&self) -> String {
         match self {
-            RobotConfig::PlanarFoot(_) => "planar_foot",
-            RobotConfig::Monopod(_) => "monopod",
-            RobotConfig::Quadruped(_) => "quadruped",
+            RobotConfig::PlanarFoot(_) => "planar_foot".into(),
+            RobotConfig::Monopod(_) => "monopod".into(),
+            RobotConfig::Quadruped(_) => "quadruped".into(),
+            RobotConfig::File(f) => format!("robot `{}`", f.description.name),
+        }
+    }
+
+    /// The robot's contact names, without building it (its description may be invalid).
+    pub fn contact_names(&self, gravity: f64) -> Vec<String> {
+        match self {
+            RobotConfig::File(f) => f.description.contacts.iter().map(|c| c.name.clone()).collect(),
+            preset => preset
+                .build(gravity)
+                .contacts
+                .iter()
+                .map(|c| c.name.clone())
+                .collect(),
         }
     }
 }
@@ -338,9 +378,8 @@ pub enum Objective {
 impl Schema for PlanarProblem {
     fn resolve(&mut self) {
         if self.schedule.is_empty() {
-            let robot = self.robot.build(self.gravity);
             self.schedule = vec![PhaseSpec {
-                contacts: robot.contacts.iter().map(|c| c.name.clone()).collect(),
+                contacts: self.robot.contact_names(self.gravity),
                 ..PhaseSpec::default()
             }];
         }
@@ -444,6 +483,17 @@ impl Schema for PlanarProblem {
                 for (field, message) in self.wrench_space_violations(ground) {
                     fail!(field, message);
                 }
+            }
+        }
+        if let RobotConfig::File(f) = &self.robot {
+            if f.description.name.trim().is_empty() {
+                fail!(
+                    "robot.description.name".into(),
+                    "is required: the robot's name (a robot file takes its file's stem)".into(),
+                );
+            }
+            for (field, message) in f.description.violations() {
+                fail!(format!("robot.description.{field}"), message);
             }
         }
         if !bad.is_empty() {
@@ -568,8 +618,16 @@ impl Schema for PlanarProblem {
         }
     }
 
-    fn name_mut(&mut self) -> &mut Option<String> {
-        &mut self.name
+    fn set_default_name(&mut self, stem: &str) {
+        self.name.get_or_insert_with(|| stem.to_owned());
+    }
+
+    fn prepare(
+        tree: &mut super::yaml::Tree,
+        origin: &std::path::Path,
+        overrides: &[String],
+    ) -> Result<(), super::ProblemError> {
+        super::robot_file::splice(tree, origin, overrides)
     }
 }
 

@@ -289,8 +289,8 @@ impl Schema for Scenario {
         }
     }
 
-    fn name_mut(&mut self) -> &mut Option<String> {
-        &mut self.name
+    fn set_default_name(&mut self, stem: &str) {
+        self.name.get_or_insert_with(|| stem.to_owned());
     }
 }
 

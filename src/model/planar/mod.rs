@@ -3,6 +3,7 @@
 //! standing posture. A new robot is a new file that fills one [`PlanarRobot`] in; the
 //! planner and simulators read only this description.
 
+pub mod description;
 pub mod foot;
 pub mod monopod;
 pub mod quadruped;
@@ -25,6 +26,21 @@ pub struct Channel {
     pub unit: String,
     /// A typical magnitude, in `unit`, for scaling the planner's variables.
     pub nominal: f64,
+    /// (lower, upper) bounds on the coordinate [`unit`]; (−∞, ∞) when unlimited (the base's
+    /// coordinates always are). The planner bounds every node by them; the replay counts the
+    /// samples outside them.
+    pub position_limit: (f64, f64),
+    /// Bound on |q̇| [`unit`/s]; ∞ when unlimited.
+    pub velocity_limit: f64,
+}
+
+impl Channel {
+    /// Whether the coordinate has a position or a velocity limit.
+    pub fn is_limited(&self) -> bool {
+        self.position_limit.0.is_finite()
+            || self.position_limit.1.is_finite()
+            || self.velocity_limit.is_finite()
+    }
 }
 
 /// One actuator: a force or torque acting on one generalized coordinate (so the input matrix
@@ -125,6 +141,34 @@ impl PlanarRobot {
         self.coordinates.iter().position(|c| c.name == name)
     }
 
+    /// Bounds on the state (q, q̇) from the coordinates' position and velocity limits: the
+    /// planner's state bounds at every node; (−∞, ∞) where unlimited.
+    pub fn state_bounds(&self) -> Vec<(f64, f64)> {
+        let q = self.coordinates.iter().map(|c| c.position_limit);
+        let v = self
+            .coordinates
+            .iter()
+            .map(|c| (-c.velocity_limit, c.velocity_limit));
+        q.chain(v).collect()
+    }
+
+    /// The coordinates outside their limits in state `x` = (q, q̇), by name, with the amount
+    /// [unit or unit/s] by which each is outside (beyond `tolerance`).
+    pub fn limit_violations(&self, x: &[f64], tolerance: f64) -> Vec<(String, f64)> {
+        let mut out = Vec::new();
+        for ((lo, hi), (name, value)) in self
+            .state_bounds()
+            .into_iter()
+            .zip(self.state_names().into_iter().zip(x.iter().copied()))
+        {
+            let excess = (lo - value).max(value - hi);
+            if excess > tolerance {
+                out.push((name, excess));
+            }
+        }
+        out
+    }
+
     /// B u plus the springs' and dampers' forces, per coordinate.
     pub fn generalized_forces<S: Scalar>(&self, q: &[S], v: &[S], u: &[S]) -> Vec<S> {
         assert_eq!(u.len(), self.inputs.len(), "u has the wrong length");
@@ -185,6 +229,21 @@ impl PlanarRobot {
                 self.standing.len()
             ));
         }
+        for c in &self.coordinates {
+            let (lower, upper) = c.position_limit;
+            if !(lower < upper) || lower.is_nan() || upper.is_nan() {
+                return fail(format!(
+                    "coordinate `{}`: position limits must be [lower, upper] with lower < upper, got [{lower}, {upper}]",
+                    c.name
+                ));
+            }
+            if !(c.velocity_limit > 0.0) {
+                return fail(format!(
+                    "coordinate `{}`: velocity limit must be > 0, got {}",
+                    c.name, c.velocity_limit
+                ));
+            }
+        }
         for input in &self.inputs {
             if input.coordinate >= n {
                 return fail(format!(
@@ -238,6 +297,8 @@ pub(crate) fn channel(name: &str, unit: &str, nominal: f64) -> Channel {
         name: name.into(),
         unit: unit.into(),
         nominal,
+        position_limit: (f64::NEG_INFINITY, f64::INFINITY),
+        velocity_limit: f64::INFINITY,
     }
 }
 
