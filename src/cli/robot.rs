@@ -96,7 +96,7 @@ pub fn run(command: RobotCommand) -> anyhow::Result<u8> {
                     args.preset
                 ))
             })?;
-            let text = serde_yaml::to_string(&RobotDescription::from_robot(&robot))?;
+            let text = loam::problem::robot_yaml(&RobotDescription::from_robot(&robot));
             match args.output {
                 Some(path) => loam::output::write_atomic(&path, text.as_bytes())?,
                 None => print!("{text}"),

@@ -28,7 +28,7 @@ use std::path::Path;
 
 pub use error::{ProblemError, ValueSource};
 pub use presets::{Medium, MediumPreset};
-pub use robot_file::{load_robot, robot_path};
+pub use robot_file::{load_robot, robot_path, robot_yaml};
 pub use schema::{
     default_solver_options, Domain, InitialGuess, OptionValue, Phase, Problem, Robot, Scheme,
     SolverOptions, StartPosition, Task, Terrain, TerrainModel, Transcription,

@@ -136,3 +136,41 @@ fn merge(base: &mut Tree, over: Tree) {
         (base, over) => *base = over,
     }
 }
+
+/// A robot description as the text of a robot file, pairs such as `com` and `limit` written
+/// on one line (`com: [0.0, -0.15]`).
+pub fn robot_yaml(description: &RobotDescription) -> String {
+    let text = super::yaml::to_text(description);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let indent = line.len() - line.trim_start().len();
+        let item = |l: &str| -> Option<String> {
+            let rest = l.get(indent..)?;
+            let value = rest.strip_prefix("- ")?;
+            (l[..indent].trim().is_empty() && !value.contains(':') && !value.starts_with("- "))
+                .then(|| value.to_owned())
+        };
+        if line.trim_end().ends_with(':') && i + 2 < lines.len() + 1 {
+            let items: Vec<String> = lines[i + 1..]
+                .iter()
+                .map_while(|l| item(l))
+                .collect();
+            let followed_by_more = lines
+                .get(i + 1 + items.len())
+                .and_then(|l| item(l))
+                .is_some();
+            if items.len() == 2 && !followed_by_more {
+                out.push_str(&format!("{} [{}, {}]\n", line.trim_end(), items[0], items[1]));
+                i += 3;
+                continue;
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+        i += 1;
+    }
+    out
+}

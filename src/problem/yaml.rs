@@ -110,3 +110,8 @@ mod tests {
         assert_eq!(error.line, Some(2));
     }
 }
+
+/// `value` as YAML text.
+pub(crate) fn to_text<T: Serialize>(value: &T) -> String {
+    backend::to_string(value).unwrap_or_default()
+}
