@@ -439,3 +439,69 @@ fn robot_info_reports_mass_and_centre_of_mass() {
     let image = image::open(&png).expect("a PNG");
     assert!(image.width() > 500 && image.height() > 500);
 }
+
+/// Solves a shipped problem into `dir/run` and replays it on its own ground; returns
+/// solution.json and replay.json.
+fn solve_and_replay(dir: &Path, problem: &str) -> (serde_json::Value, serde_json::Value, String) {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("problems")
+        .join(problem);
+    let out = loam(dir, &["solve", file.to_str().unwrap(), "--out", "run", "-q"]);
+    assert_eq!(out.code(), 0, "{problem} converges: {}", out.dump());
+    let out = loam(dir, &["simulate", "run"]);
+    assert_eq!(out.code(), 0, "{problem} replays without chatter: {}", out.dump());
+    let read = |name: &str| {
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run").join(name)).unwrap())
+            .unwrap()
+    };
+    let csv = std::fs::read_to_string(dir.join("run/trajectory.csv")).unwrap();
+    (read("solution.json"), read("replay.json"), csv)
+}
+
+/// Every node of the plan inside the robot's joint limits (the NLP's bounds, to IPOPT's
+/// bound relaxation).
+fn assert_within_limits(csv: &str, robot: &PlanarRobot) {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let names = robot.state_names();
+    let bounds = robot.state_bounds();
+    let mut nodes = 0;
+    for line in lines {
+        let row: Vec<f64> = line.split(',').map(|v| v.parse().unwrap()).collect();
+        for (name, (lo, hi)) in names.iter().zip(&bounds) {
+            let col = header.iter().position(|h| h == name).unwrap();
+            let v = row[col];
+            assert!(
+                *lo - 1e-6 <= v && v <= *hi + 1e-6,
+                "{name} = {v} outside [{lo}, {hi}]"
+            );
+        }
+        nodes += 1;
+    }
+    assert!(nodes > 20);
+}
+
+#[test]
+fn the_two_link_hopper_hops_forward_within_its_limits_on_rigid_ground_and_on_poppy_seeds() {
+    let robot = shipped_robot("two_link_hopper");
+    for problem in ["two_link_granular_hop.yaml", "two_link_hop.yaml"] {
+        let dir = TempDir::new("two-link");
+        let (solution, replay, csv) = solve_and_replay(dir.path(), problem);
+        assert_eq!(solution["converged"], true, "{problem}");
+        assert_within_limits(&csv, &robot);
+        let planned = replay["planned_distance_m"].as_f64().unwrap();
+        assert!((planned - 0.2).abs() < 1e-6, "{problem}: a 0.2 m hop");
+        let error = replay["distance_error_rel"].as_f64().unwrap();
+        assert!(error < 0.01, "{problem}: replay {error} off the plan's distance");
+        let events = replay["events"].as_array().unwrap();
+        let contact_events = events
+            .iter()
+            .filter(|e| e["kind"] == "lift-off" || e["kind"] == "touchdown")
+            .count();
+        assert!(contact_events <= 2, "{problem}: no chatter: {events:?}");
+        assert!(
+            replay["joint_limits"].as_array().unwrap().len() == 4,
+            "hip, knee and their rates are limited"
+        );
+    }
+}

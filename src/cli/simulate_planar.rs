@@ -123,6 +123,12 @@ pub fn run(run_dir: &Path, quiet: bool) -> anyhow::Result<u8> {
                 100.0 * s.max_friction_excess
             );
         }
+        for limit in s.joint_limits.iter().filter(|l| l.samples_outside > 0) {
+            println!(
+                "  `{}` left its limits in {} samples (by up to {:.3e})",
+                limit.coordinate, limit.samples_outside, limit.max_excess
+            );
+        }
         println!("  wrote {}/{{replay.csv, replay.json}}", run_dir.display());
     }
     Ok(0)

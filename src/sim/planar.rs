@@ -103,6 +103,18 @@ pub enum PlanarSimError {
     Singular { t: f64, mode: String },
     #[error("more than {0} contact events: the feet chatter")]
     Chatter(usize),
+    #[error(
+        "foot `{foot}` chatters at t = {t:.6} s: {count} lift-offs and touchdowns within {window:e} s; \
+         held, its normal force turns negative; freed, it falls straight back onto its floor \
+         (on rigid ground: a tangential hold released at F_z = 0, which only a sliding foot \
+         resolves, and the replay does not model sliding). The replay stops here"
+    )]
+    ChatterAt {
+        t: f64,
+        foot: String,
+        count: usize,
+        window: f64,
+    },
     #[error("more than {0} times a foot began or stopped sinking into the bed: the replay creeps without end")]
     Creep(usize),
     #[error(
@@ -113,6 +125,12 @@ pub enum PlanarSimError {
     #[error(transparent)]
     Loop(#[from] LoopError),
 }
+
+/// Lift-offs and touchdowns of one foot within [`CHATTER_WINDOW`] seconds that stop a
+/// replay as chatter at one instant (a real bounce takes far longer between contacts).
+const CHATTER_EVENTS: usize = 8;
+/// \[s\]
+const CHATTER_WINDOW: f64 = 1e-9;
 
 /// One event the simulator found.
 #[derive(Clone, Debug, Serialize)]
@@ -138,9 +156,22 @@ pub struct PlanarReplaySummary {
     pub max_coordinate_error: Vec<(String, f64)>,
     /// Largest excess of a held foot's wrench over the friction cone (0: never slips).
     pub max_friction_excess: f64,
+    /// Per coordinate with a position or velocity limit (the robot file's joint limits):
+    /// the samples outside a limit (by more than 1e-9) and the largest excess \[unit or
+    /// unit/s\]. The replay does not stop the joint there; it counts.
+    pub joint_limits: Vec<LimitCount>,
     pub events: Vec<Event>,
     pub planned_contacts: Vec<Vec<String>>,
     pub integration: Integration,
+}
+
+/// How often a replay left one coordinate's limits.
+#[derive(Clone, Debug, Serialize)]
+pub struct LimitCount {
+    /// `hip` for a position limit, `d_hip` for a velocity limit.
+    pub coordinate: String,
+    pub samples_outside: usize,
+    pub max_excess: f64,
 }
 
 /// How the replay was integrated (`replay.json`'s `integration`).
@@ -588,6 +619,23 @@ impl HybridSystem for Run<'_, '_> {
         // Feet that switch contact hundreds of times chatter. On a bed a foot held on the
         // verge of sinking (a plan's rest, F_z = F_hyd) creeps: it sinks and sticks in turn
         // by tiny amounts, which is the stick law at work, so those events count apart.
+        // The same foot lifting off and landing again and again at one instant cannot be
+        // resolved by the stick law: stop there, naming the time and the foot.
+        let at_once = self
+            .events
+            .iter()
+            .rev()
+            .take_while(|e| (t - e.t).abs() <= CHATTER_WINDOW)
+            .filter(|e| e.contact == name && matches!(e.kind, "lift-off" | "touchdown"))
+            .count();
+        if at_once >= CHATTER_EVENTS {
+            return Err(PlanarSimError::ChatterAt {
+                t,
+                foot: name,
+                count: at_once,
+                window: CHATTER_WINDOW,
+            });
+        }
         if self.contact_events > 200 {
             return Err(PlanarSimError::Chatter(200));
         }
@@ -720,6 +768,30 @@ pub fn replay(
             columns.push(format!("{}_{part}", c.name));
         }
     }
+    let names = robot.state_names();
+    let limited: Vec<usize> = robot
+        .state_bounds()
+        .iter()
+        .enumerate()
+        .filter(|(_, (lo, hi))| lo.is_finite() || hi.is_finite())
+        .map(|(i, _)| i)
+        .collect();
+    let joint_limits: Vec<LimitCount> = limited
+        .iter()
+        .map(|&i| {
+            let (lo, hi) = robot.state_bounds()[i];
+            let excess: Vec<f64> = rows
+                .iter()
+                .map(|row| (lo - row[1 + i]).max(row[1 + i] - hi))
+                .filter(|e| *e > 1e-9)
+                .collect();
+            LimitCount {
+                coordinate: names[i].clone(),
+                samples_outside: excess.len(),
+                max_excess: excess.iter().copied().fold(0.0, f64::max),
+            }
+        })
+        .collect();
     // Errors at the plan's nodes, from the samples nearest in time.
     let mut max_error = vec![0.0_f64; n];
     for (k, &tk) in plan.t.iter().enumerate() {
@@ -763,6 +835,7 @@ pub fn replay(
             .map(|(c, e)| (c.name.clone(), e))
             .collect(),
         max_friction_excess: max_excess,
+        joint_limits,
         events,
         planned_contacts: problem
             .schedule

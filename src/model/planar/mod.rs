@@ -4,6 +4,7 @@
 //! planner and simulators read only this description.
 
 pub mod description;
+pub mod urdf;
 pub mod foot;
 pub mod monopod;
 pub mod quadruped;
