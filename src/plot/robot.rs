@@ -91,15 +91,15 @@ impl Figure for RobotDrawing<'_> {
             chart
                 .draw_series(std::iter::once(Text::new(
                     name.clone(),
-                    (frame.position[0], frame.position[1]),
+                    // Right of the joint's marker.
+                    (frame.position[0] + 0.03 * span, frame.position[1] + 0.01 * span),
                     font(TICK_SIZE).color(&BLUE),
                 )))
                 .map_err(draw_error)?;
         }
         draw_markers(&mut chart, &[(com[0], com[1])], (Marker::Circle, false), 9, VERMILION)?;
-        for (c, contact) in robot.contacts.iter().enumerate() {
+        for contact in &robot.contacts {
             let point = body.point(&self.q, contact.body, contact.point);
-            let _ = c;
             chart
                 .draw_series(std::iter::once(Text::new(
                     contact.name.clone(),

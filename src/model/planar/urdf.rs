@@ -97,7 +97,9 @@ pub enum UrdfError {
     #[error("every link is some joint's child, so there is no root link: the joints form a loop")]
     NoRoot,
     /// More than one link is no joint's child.
-    #[error("links {0} are no joint's child; a robot has exactly one root link (the floating base)")]
+    #[error(
+        "links {0} are no joint's child; a robot has exactly one root link (the floating base)"
+    )]
     SeveralRoots(String),
     /// A joint that cannot be imported, and why.
     #[error("joint `{joint}`: {reason}")]
@@ -151,10 +153,7 @@ struct Body {
 pub fn import(urdf_text: &str, name_override: Option<&str>) -> Result<RobotDescription, UrdfError> {
     let robot =
         urdf_rs::read_from_string(urdf_text).map_err(|e| UrdfError::Parse(e.to_string()))?;
-    let name = name_override
-        .unwrap_or(&robot.name)
-        .trim()
-        .to_owned();
+    let name = name_override.unwrap_or(&robot.name).trim().to_owned();
     if name.is_empty() {
         return Err(UrdfError::NoName);
     }
@@ -281,9 +280,10 @@ impl<'a> Tree<'a> {
             let mut next = Vec::new();
             for joint in joints.into_iter().flatten() {
                 let child = self.links[joint.child.link.as_str()];
-                let origin = pose * pose_of(&joint.origin).ok_or_else(|| {
-                    joint_error(&joint.name, "its <origin> has a non-finite number")
-                })?;
+                let origin = pose
+                    * pose_of(&joint.origin).ok_or_else(|| {
+                        joint_error(&joint.name, "its <origin> has a non-finite number")
+                    })?;
                 if let urdf_rs::JointType::Fixed = joint.joint_type {
                     next.push((child, body, origin));
                     continue;
@@ -355,7 +355,10 @@ fn part(link: &urdf_rs::Link, pose: &IsometryMatrix3<f64>) -> Result<Option<Part
         i.ixz, i.iyz, i.izz,
     );
     if !tensor.iter().all(|v| v.is_finite()) {
-        return Err(link_error(&link.name, "its <inertia> has a non-finite number"));
+        return Err(link_error(
+            &link.name,
+            "its <inertia> has a non-finite number",
+        ));
     }
     let frame = pose
         * pose_of(&inertial.origin).ok_or_else(|| {
@@ -416,15 +419,13 @@ fn moving_joint(
     let kind = match joint.joint_type {
         U::Revolute | U::Continuous => JointType::Revolute,
         U::Prismatic => JointType::Prismatic,
-        ref other => {
-            return Err(joint_error(
-                name,
-                format!(
-                    "is a {} joint; loam imports revolute, continuous, prismatic and fixed joints only",
-                    format!("{other:?}").to_lowercase()
-                ),
-            ))
-        }
+        ref other => return Err(joint_error(
+            name,
+            format!(
+                "is a {} joint; loam imports revolute, continuous, prismatic and fixed joints only",
+                format!("{other:?}").to_lowercase()
+            ),
+        )),
     };
     if BASE_COORDINATES.contains(&name) {
         return Err(joint_error(
@@ -482,7 +483,11 @@ fn moving_joint(
                 ));
             }
             // Loam's angle is counter-clockwise in x–z, a turn about −y: about +y, θ = −q.
-            let position = if axis.y > 0.0 { [-upper, -lower] } else { [lower, upper] };
+            let position = if axis.y > 0.0 {
+                [-upper, -lower]
+            } else {
+                [lower, upper]
+            };
             let continuous = matches!(joint.joint_type, U::Continuous);
             (None, (limited && !continuous).then_some(position))
         }
