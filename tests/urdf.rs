@@ -340,7 +340,8 @@ fn a_joint_origin_that_turns_the_child_frame_is_folded_into_the_child() {
 #[test]
 fn prismatic_joints_dampers_and_massless_leaves_import_as_documented() {
     // A leg sliding along -z of a frame pitched by 0.3 rad: along (-sin 0.3, -cos 0.3) in
-    // loam's (x, z); with a damper, and a massless sensor link on a revolute joint.
+    // loam's (x, z); with a damper, a massless sensor link on a revolute joint and a wheel
+    // on a continuous one.
     let leg = joint(
         "leg",
         "prismatic",
@@ -359,16 +360,36 @@ fn prismatic_joints_dampers_and_massless_leaves_import_as_documented() {
             link("base", 4.0, [0.0; 3], NO_TURN, None),
             link("foot", 0.5, [0.0; 3], NO_TURN, Some(0.02)),
             "<link name=\"camera\"/>".to_owned(),
+            link("wheel", 0.3, [0.0; 3], NO_TURN, None),
         ],
         &[
             leg,
             joint("pan", "revolute", "base", "camera", [0.0; 3], NO_TURN, Y),
+            joint(
+                "spin",
+                "continuous",
+                "base",
+                "wheel",
+                [0.2, 0.0, 0.0],
+                NO_TURN,
+                Y,
+            ),
         ],
     );
     let description = import(&text, None).unwrap();
     assert!(description.violations().is_empty());
     let names: Vec<&str> = description.bodies.iter().map(|b| b.name.as_str()).collect();
-    assert_eq!(names, ["base", "foot"], "the massless camera is dropped");
+    assert_eq!(
+        names,
+        ["base", "foot", "wheel"],
+        "the massless camera is dropped"
+    );
+    let spin = description.bodies[2].joint.as_ref().unwrap();
+    assert_eq!(
+        spin.position, None,
+        "a continuous joint has no position limits"
+    );
+    assert_eq!(spin.velocity, Some(10.0));
     let joint = description.bodies[1].joint.as_ref().unwrap();
     let axis = joint.axis.unwrap();
     assert!((axis[0] + 0.3f64.sin()).abs() < 1e-15 && (axis[1] + 0.3f64.cos()).abs() < 1e-15);
@@ -378,8 +399,12 @@ fn prismatic_joints_dampers_and_massless_leaves_import_as_documented() {
         "a slide keeps its limits' sign"
     );
     assert_eq!(joint.velocity, Some(10.0));
-    assert_eq!(description.actuators.len(), 1);
-    assert_eq!(description.actuators[0].name, "leg_force");
+    let actuators: Vec<&str> = description
+        .actuators
+        .iter()
+        .map(|a| a.name.as_str())
+        .collect();
+    assert_eq!(actuators, ["leg_force", "spin_torque"]);
     assert_eq!(description.actuators[0].limit, [-30.0, 30.0]);
     assert_eq!(description.springs.len(), 1);
     assert_eq!(
@@ -389,7 +414,12 @@ fn prismatic_joints_dampers_and_massless_leaves_import_as_documented() {
         ),
         (0.0, 2.5)
     );
-    assert_eq!(description.contacts.len(), 1);
+    let contacts: Vec<&str> = description
+        .contacts
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(contacts, ["foot", "wheel"], "one per leaf link kept");
     assert_eq!(description.contacts[0].point, [0.0, -0.02]);
     description.build(G).validate().unwrap();
 }
@@ -488,6 +518,7 @@ fn joints_and_links_that_leave_the_plane_or_break_the_rules_are_refused_naming_t
     ];
     for (text, wanted) in cases {
         let message = refusal(&text);
+        eprintln!("MSG {message}");
         for w in wanted {
             assert!(message.contains(w), "`{w}` not in: {message}");
         }

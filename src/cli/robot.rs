@@ -18,6 +18,28 @@ pub enum RobotCommand {
     Draw(DrawArgs),
     /// Write a shipped preset (planar_foot, monopod, quadruped) as a robot file to edit.
     Export(ExportArgs),
+    /// Import a URDF into the sagittal plane as a robot file (docs/ROBOTS.md, "From a URDF").
+    Import(ImportArgs),
+}
+
+#[derive(clap::Args)]
+pub struct ImportArgs {
+    /// The URDF file.
+    pub urdf: PathBuf,
+    /// The plane to keep: only `xz` (the sagittal plane; joints must turn about y or slide
+    /// in the plane).
+    #[arg(long, default_value = "xz")]
+    pub plane: String,
+    /// The robot file to write (refused if it exists unless --force); default: standard
+    /// output.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// The robot's name; default: the URDF's.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Overwrite the output file.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(clap::Args)]
@@ -86,6 +108,40 @@ pub fn run(command: RobotCommand) -> anyhow::Result<u8> {
             )?;
             for path in written {
                 println!("{}", path.display());
+            }
+            Ok(0)
+        }
+        RobotCommand::Import(args) => {
+            if args.plane != "xz" {
+                return Err(BadInput(format!(
+                    "--plane {}: accepted: xz (the sagittal plane)",
+                    args.plane
+                ))
+                .into());
+            }
+            let text = std::fs::read_to_string(&args.urdf).map_err(|e| {
+                BadInput(format!("{}: cannot read the URDF: {e}", args.urdf.display()))
+            })?;
+            let description = loam::model::planar::urdf::import(&text, args.name.as_deref())
+                .map_err(|e| BadInput(format!("{}: {e}", args.urdf.display())))?;
+            let yaml = format!(
+                "# Imported by `loam robot import` from {} into the x-z plane.\n{}",
+                args.urdf.display(),
+                loam::problem::robot_yaml(&description)
+            );
+            match args.output {
+                Some(path) => {
+                    if path.exists() && !args.force {
+                        return Err(BadInput(format!(
+                            "{} exists; pass --force to overwrite it",
+                            path.display()
+                        ))
+                        .into());
+                    }
+                    loam::output::write_atomic(&path, yaml.as_bytes())?;
+                    println!("wrote {}", path.display());
+                }
+                None => print!("{yaml}"),
             }
             Ok(0)
         }

@@ -199,12 +199,12 @@ pub fn parse_as<T: Schema>(
     let mut problem: T =
         from_tree(tree).map_err(|(field, message)| report.read_error::<T>(field, &message))?;
     problem.resolve();
-    let mut violations = not_numbers(&to_tree(&problem));
-    if violations.is_empty() {
-        if let Err(found) = problem.validate() {
-            violations = found;
-        }
-    }
+    // The schema's own rules first (their messages say what is accepted), then NaN in any
+    // field they do not check.
+    let violations = match problem.validate() {
+        Err(found) => found,
+        Ok(()) => not_numbers(&to_tree(&problem)),
+    };
     if !violations.is_empty() {
         let errors = violations
             .into_iter()
