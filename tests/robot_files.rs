@@ -25,8 +25,8 @@ fn robots_dir() -> PathBuf {
 
 fn shipped_robot(name: &str) -> PlanarRobot {
     let path = robots_dir().join(format!("{name}.yaml"));
-    let description = loam::problem::load_robot(&path, &[])
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let description =
+        loam::problem::load_robot(&path, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let robot = description.build(G);
     robot.validate().expect("a shipped robot is consistent");
     robot
@@ -62,15 +62,26 @@ fn assert_same_dynamics(file: &PlanarRobot, preset: &PlanarRobot) {
         let m_file = file.body.mass_matrix(&q);
         let m_preset = preset.body.mass_matrix(&q);
         for (a, b) in m_file.iter().zip(&m_preset) {
-            assert!(max_abs_diff(a, b) <= 1e-12, "M(q) differs for {}", preset.name);
+            assert!(
+                max_abs_diff(a, b) <= 1e-12,
+                "M(q) differs for {}",
+                preset.name
+            );
         }
-        let h = max_abs_diff(&file.body.bias_forces(&q, &v), &preset.body.bias_forces(&q, &v));
+        let h = max_abs_diff(
+            &file.body.bias_forces(&q, &v),
+            &preset.body.bias_forces(&q, &v),
+        );
         assert!(h <= 1e-12, "h(q, v) differs by {h} for {}", preset.name);
         let f = max_abs_diff(
             &file.generalized_forces(&q, &v, &u),
             &preset.generalized_forces(&q, &v, &u),
         );
-        assert!(f <= 1e-12, "B u + springs differ by {f} for {}", preset.name);
+        assert!(
+            f <= 1e-12,
+            "B u + springs differ by {f} for {}",
+            preset.name
+        );
         for (cf, cp) in file.contacts.iter().zip(&preset.contacts) {
             assert_eq!(cf.name, cp.name);
             assert_eq!(cf.half_width, cp.half_width);
@@ -117,7 +128,9 @@ fn a_description_written_out_and_read_back_is_the_same_robot() {
     let text = loam::problem::robot_yaml(&RobotDescription::from_robot(&robot));
     let dir = TempDir::new("round-trip");
     let path = dir.write("again.yaml", &text);
-    let again = loam::problem::load_robot(&path, &[]).expect("read back").build(G);
+    let again = loam::problem::load_robot(&path, &[])
+        .expect("read back")
+        .build(G);
     assert_eq!(again, robot);
 }
 
@@ -137,7 +150,10 @@ fn the_two_link_hoppers_standing_posture_puts_its_foot_under_the_hip() {
     let robot = shipped_robot("two_link_hopper");
     let foot = robot.contact_point(&robot.standing, 0);
     assert!(foot[1].abs() < 1e-12, "the foot touches z = 0");
-    assert!(foot[0].abs() < 1e-12, "equal links at (φ, −2φ): foot below the hip");
+    assert!(
+        foot[0].abs() < 1e-12,
+        "equal links at (φ, −2φ): foot below the hip"
+    );
     // Limits from the file: the NLP's state bounds.
     let bounds = robot.state_bounds();
     let knee = robot.coordinate("knee").unwrap();
@@ -227,7 +243,10 @@ fn bad_files() -> Vec<Bad> {
         },
         Bad {
             label: "an unknown actuator kind",
-            text: variant("kind: torque, limit: [-40.0", "kind: hydraulic, limit: [-40.0"),
+            text: variant(
+                "kind: torque, limit: [-40.0",
+                "kind: hydraulic, limit: [-40.0",
+            ),
             field: "actuators[0].kind",
             at: "kind: hydraulic",
             says: "torque",
@@ -269,14 +288,28 @@ fn bad_robot_files_exit_2_naming_file_line_and_field_and_write_nothing() {
             line
         };
         let err = &out.stderr;
-        assert!(err.contains("robot.yaml"), "{}: names the file: {err}", bad.label);
+        assert!(
+            err.contains("robot.yaml"),
+            "{}: names the file: {err}",
+            bad.label
+        );
         assert!(
             err.contains(&format!(":{expected_line}")),
             "{}: names line {expected_line}: {err}",
             bad.label
         );
-        assert!(err.contains(bad.field), "{}: names `{}`: {err}", bad.label, bad.field);
-        assert!(err.contains(bad.says), "{}: says `{}`: {err}", bad.label, bad.says);
+        assert!(
+            err.contains(bad.field),
+            "{}: names `{}`: {err}",
+            bad.label,
+            bad.field
+        );
+        assert!(
+            err.contains(bad.says),
+            "{}: says `{}`: {err}",
+            bad.label,
+            bad.says
+        );
 
         // Through a problem that names it: the same error, and no run folder.
         let problem = dir.write(
@@ -288,10 +321,28 @@ fn bad_robot_files_exit_2_naming_file_line_and_field_and_write_nothing() {
             &["solve", problem.to_str().unwrap(), "--out", "run"],
         );
         assert_eq!(out.code(), 2, "{}: {}", bad.label, out.dump());
-        assert!(out.stderr.contains("robot.yaml"), "{}: {}", bad.label, out.stderr);
-        assert!(out.stderr.contains(bad.field), "{}: {}", bad.label, out.stderr);
-        assert!(!dir.path().join("run").exists(), "{}: nothing written", bad.label);
-        assert!(!dir.path().join("runs").exists(), "{}: nothing written", bad.label);
+        assert!(
+            out.stderr.contains("robot.yaml"),
+            "{}: {}",
+            bad.label,
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains(bad.field),
+            "{}: {}",
+            bad.label,
+            out.stderr
+        );
+        assert!(
+            !dir.path().join("run").exists(),
+            "{}: nothing written",
+            bad.label
+        );
+        assert!(
+            !dir.path().join("runs").exists(),
+            "{}: nothing written",
+            bad.label
+        );
     }
 }
 
@@ -302,7 +353,11 @@ fn numbers(tree: &serde_yaml::Value, path: String, out: &mut Vec<String>) {
         serde_yaml::Value::Mapping(map) => {
             for (k, v) in map {
                 let k = k.as_str().unwrap().to_owned();
-                let next = if path.is_empty() { k } else { format!("{path}.{k}") };
+                let next = if path.is_empty() {
+                    k
+                } else {
+                    format!("{path}.{k}")
+                };
                 numbers(v, next, out);
             }
         }
@@ -355,7 +410,10 @@ fn a_nan_in_any_number_of_every_shipped_robot_is_refused_by_name() {
                 !field.is_empty() && path.starts_with(&field),
                 "{name}: NaN at {path}: {error}"
             );
-            assert!(error.line.is_some(), "{name}: NaN at {path}: a line: {error}");
+            assert!(
+                error.line.is_some(),
+                "{name}: NaN at {path}: a line: {error}"
+            );
             assert!(error.to_string().contains("NaN"), "{error}");
             // And the model's own rules never let it build quietly.
             let _ = description;
@@ -375,7 +433,11 @@ fn a_nan_in_a_planar_problem_is_refused_before_solving() {
     );
     let out = loam(dir.path(), &["check", problem.to_str().unwrap()]);
     assert_eq!(out.code(), 2, "{}", out.dump());
-    assert!(out.stderr.contains("robot.standing_hip_angle"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("robot.standing_hip_angle"),
+        "{}",
+        out.stderr
+    );
     assert!(out.stderr.contains("stand.yaml:1"), "{}", out.stderr);
 }
 
@@ -391,11 +453,9 @@ fn a_problem_names_a_robot_file_and_set_edits_it() {
     let robot = problem.robot.build(problem.gravity);
     assert_eq!(robot, shipped_robot("two_link_hopper"));
 
-    let overridden = loam::problem::load_any(
-        &path,
-        &["robot.description.bodies.1.mass=2.5".to_owned()],
-    )
-    .expect("override");
+    let overridden =
+        loam::problem::load_any(&path, &["robot.description.bodies.1.mass=2.5".to_owned()])
+            .expect("override");
     let loam::problem::AnyProblem::Planar(problem) = overridden else {
         panic!()
     };
@@ -404,11 +464,8 @@ fn a_problem_names_a_robot_file_and_set_edits_it() {
     assert!((robot.body.total_mass() - 11.0).abs() < 1e-12);
 
     // A bad override names the override, not the file.
-    let error = loam::problem::load_any(
-        &path,
-        &["robot.description.bodies.1.mass=-1".to_owned()],
-    )
-    .expect_err("negative mass");
+    let error = loam::problem::load_any(&path, &["robot.description.bodies.1.mass=-1".to_owned()])
+        .expect_err("negative mass");
     let text = error.to_string();
     assert!(text.contains("robot.description.bodies[1].mass"), "{text}");
     assert!(text.contains("--set"), "{text}");
@@ -424,12 +481,21 @@ fn robot_info_reports_mass_and_centre_of_mass() {
     let com = robot.body.centre_of_mass(&robot.standing);
     assert!(out.stdout.contains("total mass 9.5 kg"), "{}", out.stdout);
     assert!(
-        out.stdout.contains(&format!("({:.4}, {:.4}) m", com[0], com[1])),
+        out.stdout
+            .contains(&format!("({:.4}, {:.4}) m", com[0], com[1])),
         "{}",
         out.stdout
     );
-    assert!(out.stdout.contains("5 degrees of freedom"), "{}", out.stdout);
-    assert!(out.stdout.contains("position [-2.6, -0.05] rad"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("5 degrees of freedom"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("position [-2.6, -0.05] rad"),
+        "{}",
+        out.stdout
+    );
 
     let out = loam(
         dir.path(),
@@ -447,13 +513,20 @@ fn solve_and_replay(dir: &Path, problem: &str) -> (serde_json::Value, serde_json
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("problems")
         .join(problem);
-    let out = loam(dir, &["solve", file.to_str().unwrap(), "--out", "run", "-q"]);
+    let out = loam(
+        dir,
+        &["solve", file.to_str().unwrap(), "--out", "run", "-q"],
+    );
     assert_eq!(out.code(), 0, "{problem} converges: {}", out.dump());
     let out = loam(dir, &["simulate", "run"]);
-    assert_eq!(out.code(), 0, "{problem} replays without chatter: {}", out.dump());
+    assert_eq!(
+        out.code(),
+        0,
+        "{problem} replays without chatter: {}",
+        out.dump()
+    );
     let read = |name: &str| {
-        serde_json::from_str(&std::fs::read_to_string(dir.join("run").join(name)).unwrap())
-            .unwrap()
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run").join(name)).unwrap()).unwrap()
     };
     let csv = std::fs::read_to_string(dir.join("run/trajectory.csv")).unwrap();
     (read("solution.json"), read("replay.json"), csv)
@@ -493,7 +566,10 @@ fn the_two_link_hopper_hops_forward_within_its_limits_on_rigid_ground_and_on_pop
         let planned = replay["planned_distance_m"].as_f64().unwrap();
         assert!((planned - 0.2).abs() < 1e-6, "{problem}: a 0.2 m hop");
         let error = replay["distance_error_rel"].as_f64().unwrap();
-        assert!(error < 0.01, "{problem}: replay {error} off the plan's distance");
+        assert!(
+            error < 0.01,
+            "{problem}: replay {error} off the plan's distance"
+        );
         let events = replay["events"].as_array().unwrap();
         let contact_events = events
             .iter()
@@ -514,7 +590,15 @@ fn robot_import_writes_a_robot_file_or_refuses_naming_the_joint() {
     let urdf = fixtures.join("three_link_leg.urdf");
     let out = loam(
         dir.path(),
-        &["robot", "import", urdf.to_str().unwrap(), "--plane", "xz", "-o", "leg.yaml"],
+        &[
+            "robot",
+            "import",
+            urdf.to_str().unwrap(),
+            "--plane",
+            "xz",
+            "-o",
+            "leg.yaml",
+        ],
     );
     assert_eq!(out.code(), 0, "{}", out.dump());
     let imported = loam::problem::load_robot(&dir.path().join("leg.yaml"), &[])

@@ -120,7 +120,10 @@ pub fn run(command: RobotCommand) -> anyhow::Result<u8> {
                 .into());
             }
             let text = std::fs::read_to_string(&args.urdf).map_err(|e| {
-                BadInput(format!("{}: cannot read the URDF: {e}", args.urdf.display()))
+                BadInput(format!(
+                    "{}: cannot read the URDF: {e}",
+                    args.urdf.display()
+                ))
             })?;
             let description = loam::model::planar::urdf::import(&text, args.name.as_deref())
                 .map_err(|e| BadInput(format!("{}: {e}", args.urdf.display())))?;

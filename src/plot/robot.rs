@@ -7,8 +7,8 @@ use plotters::prelude::*;
 
 use super::planar::{ground_chart, stick_figure};
 use super::style::{
-    draw_error, draw_markers, font, range_of, Figure, Marker, BLUE, DARK, TICK_SIZE,
-    TITLE_SIZE, VERMILION,
+    draw_error, draw_markers, font, range_of, Figure, Marker, BLUE, DARK, TICK_SIZE, TITLE_SIZE,
+    VERMILION,
 };
 use super::PlotError;
 use crate::model::planar::PlanarRobot;
@@ -92,12 +92,21 @@ impl Figure for RobotDrawing<'_> {
                 .draw_series(std::iter::once(Text::new(
                     name.clone(),
                     // Right of the joint's marker.
-                    (frame.position[0] + 0.03 * span, frame.position[1] + 0.01 * span),
+                    (
+                        frame.position[0] + 0.03 * span,
+                        frame.position[1] + 0.01 * span,
+                    ),
                     font(TICK_SIZE).color(&BLUE),
                 )))
                 .map_err(draw_error)?;
         }
-        draw_markers(&mut chart, &[(com[0], com[1])], (Marker::Circle, false), 9, VERMILION)?;
+        draw_markers(
+            &mut chart,
+            &[(com[0], com[1])],
+            (Marker::Circle, false),
+            9,
+            VERMILION,
+        )?;
         for contact in &robot.contacts {
             let point = body.point(&self.q, contact.body, contact.point);
             chart

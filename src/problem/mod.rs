@@ -110,7 +110,11 @@ pub trait Schema: serde::Serialize + serde::de::DeserializeOwned + Default {
     /// Edits the tree read from the file at `origin` before the `--set` overrides apply (a
     /// planar problem reads its robot file in here).
     #[allow(clippy::result_large_err)]
-    fn prepare(_tree: &mut Tree, _origin: &Path, _overrides: &[String]) -> Result<(), ProblemError> {
+    fn prepare(
+        _tree: &mut Tree,
+        _origin: &Path,
+        _overrides: &[String],
+    ) -> Result<(), ProblemError> {
         Ok(())
     }
 }

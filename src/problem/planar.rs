@@ -20,10 +20,10 @@ use serde::{Deserialize, Serialize};
 use super::schema::{default_solver_options, InitialGuess, SolverOptions, Transcription};
 use super::validate::Violation;
 use super::{Medium, MediumPreset, Schema};
+use crate::model::planar::description::RobotDescription;
 use crate::model::planar::foot::PlanarFootParams;
 use crate::model::planar::monopod::MonopodParams;
 use crate::model::planar::quadruped::QuadrupedParams;
-use crate::model::planar::description::RobotDescription;
 use crate::model::planar::PlanarRobot;
 use crate::terrain::AddedMass;
 
@@ -133,7 +133,12 @@ impl RobotConfig {
     /// The robot's contact names, without building it (its description may be invalid).
     pub fn contact_names(&self, gravity: f64) -> Vec<String> {
         match self {
-            RobotConfig::File(f) => f.description.contacts.iter().map(|c| c.name.clone()).collect(),
+            RobotConfig::File(f) => f
+                .description
+                .contacts
+                .iter()
+                .map(|c| c.name.clone())
+                .collect(),
             preset => preset
                 .build(gravity)
                 .contacts

@@ -154,16 +154,18 @@ pub fn robot_yaml(description: &RobotDescription) -> String {
                 .then(|| value.to_owned())
         };
         if line.trim_end().ends_with(':') && i + 2 < lines.len() + 1 {
-            let items: Vec<String> = lines[i + 1..]
-                .iter()
-                .map_while(|l| item(l))
-                .collect();
+            let items: Vec<String> = lines[i + 1..].iter().map_while(|l| item(l)).collect();
             let followed_by_more = lines
                 .get(i + 1 + items.len())
                 .and_then(|l| item(l))
                 .is_some();
             if items.len() == 2 && !followed_by_more {
-                out.push_str(&format!("{} [{}, {}]\n", line.trim_end(), items[0], items[1]));
+                out.push_str(&format!(
+                    "{} [{}, {}]\n",
+                    line.trim_end(),
+                    items[0],
+                    items[1]
+                ));
                 i += 3;
                 continue;
             }

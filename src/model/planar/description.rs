@@ -226,9 +226,7 @@ impl RobotDescription {
                 }
                 let ready = match &body.joint {
                     None => order.is_empty(),
-                    Some(joint) => index
-                        .get(joint.parent.as_str())
-                        .is_some_and(|&p| placed[p]),
+                    Some(joint) => index.get(joint.parent.as_str()).is_some_and(|&p| placed[p]),
                 };
                 if ready {
                     placed[i] = true;
@@ -266,7 +264,10 @@ impl RobotDescription {
             if !body_names.insert(body.name.as_str()) {
                 fail(
                     at("name"),
-                    format!("body `{}` is named twice; body names must be unique", body.name),
+                    format!(
+                        "body `{}` is named twice; body names must be unique",
+                        body.name
+                    ),
                 );
             }
             if !(body.mass.is_finite() && body.mass > 0.0) {
@@ -300,7 +301,10 @@ impl RobotDescription {
                         joint.name
                     ),
                 );
-            } else if joint_kinds.insert(joint.name.as_str(), joint.kind).is_some() {
+            } else if joint_kinds
+                .insert(joint.name.as_str(), joint.kind)
+                .is_some()
+            {
                 fail(
                     at("joint.name"),
                     format!(
@@ -447,11 +451,17 @@ impl RobotDescription {
             }
             for (field, value) in [("stiffness", spring.stiffness), ("damping", spring.damping)] {
                 if !(value.is_finite() && value >= 0.0) {
-                    fail(at(field), format!("must be a finite number >= 0, got {value}"));
+                    fail(
+                        at(field),
+                        format!("must be a finite number >= 0, got {value}"),
+                    );
                 }
             }
             if !spring.rest.is_finite() {
-                fail(at("rest"), format!("must be a finite number, got {}", spring.rest));
+                fail(
+                    at("rest"),
+                    format!("must be a finite number, got {}", spring.rest),
+                );
             }
         }
         let mut actuator_names = BTreeSet::new();
@@ -512,10 +522,7 @@ impl RobotDescription {
                 );
             }
             if !self.bodies.iter().any(|b| b.name == contact.body) {
-                fail(
-                    at("body"),
-                    format!("no body is named `{}`", contact.body),
-                );
+                fail(at("body"), format!("no body is named `{}`", contact.body));
             }
             check_point(&mut fail, at("point"), contact.point);
             match (contact.shape, contact.half_width) {
@@ -538,10 +545,16 @@ impl RobotDescription {
             if coordinate(name).is_none() {
                 fail(
                     format!("standing.{name}"),
-                    format!("no coordinate is named `{name}`; accepted: one of {}", coordinate_names()),
+                    format!(
+                        "no coordinate is named `{name}`; accepted: one of {}",
+                        coordinate_names()
+                    ),
                 );
             } else if !value.is_finite() {
-                fail(format!("standing.{name}"), format!("must be a finite number, got {value}"));
+                fail(
+                    format!("standing.{name}"),
+                    format!("must be a finite number, got {value}"),
+                );
             } else if let Some([lower, upper]) = self
                 .bodies
                 .iter()
@@ -552,7 +565,9 @@ impl RobotDescription {
                 if !(lower <= *value && *value <= upper) {
                     fail(
                         format!("standing.{name}"),
-                        format!("{value} is outside the joint's position limits [{lower}, {upper}]"),
+                        format!(
+                            "{value} is outside the joint's position limits [{lower}, {upper}]"
+                        ),
                     );
                 }
             }

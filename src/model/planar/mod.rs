@@ -4,10 +4,10 @@
 //! planner and simulators read only this description.
 
 pub mod description;
-pub mod urdf;
 pub mod foot;
 pub mod monopod;
 pub mod quadruped;
+pub mod urdf;
 
 use thiserror::Error;
 

@@ -419,13 +419,15 @@ fn moving_joint(
     let kind = match joint.joint_type {
         U::Revolute | U::Continuous => JointType::Revolute,
         U::Prismatic => JointType::Prismatic,
-        ref other => return Err(joint_error(
-            name,
-            format!(
+        ref other => {
+            return Err(joint_error(
+                name,
+                format!(
                 "is a {} joint; loam imports revolute, continuous, prismatic and fixed joints only",
                 format!("{other:?}").to_lowercase()
             ),
-        )),
+            ))
+        }
     };
     if BASE_COORDINATES.contains(&name) {
         return Err(joint_error(
