@@ -132,6 +132,13 @@ fn a_description_written_out_and_read_back_is_the_same_robot() {
         .expect("read back")
         .build(G);
     assert_eq!(again, robot);
+    // Without a name, a robot file is named after its file.
+    let unnamed = dir.write(
+        "hopper_b.yaml",
+        &text.replacen("name: two_link_hopper\n", "", 1),
+    );
+    let description = loam::problem::load_robot(&unnamed, &[]).expect("no name");
+    assert_eq!(description.name, "hopper_b");
 }
 
 #[test]
