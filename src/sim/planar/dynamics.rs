@@ -1,0 +1,303 @@
+//! The replay's dynamics in one mode: the held feet's constraints (Baumgarte-stabilised), a
+//! sinking foot's bed force and added mass, the servos' inputs, the guards of every contact,
+//! and the plastic impact of a switch.
+
+use nalgebra::{DMatrix, DVector};
+
+use super::{PlanTable, PlanarSimError};
+use crate::model::planar::PlanarRobot;
+use crate::terrain::rigid::{self, RigidGround};
+use crate::terrain::AddedMass;
+
+/// The contacts held in the current mode and where each landed (x, z and, for a flat sole,
+/// its angle); on a bed, which of them sink, and where each foot's crater floor is.
+pub(super) struct Mode {
+    pub(super) contacts: Vec<usize>,
+    pub(super) anchors: Vec<[f64; 3]>,
+    /// Per held contact: free vertically under the bed's law (never on rigid ground).
+    pub(super) sinking: Vec<bool>,
+    /// Per robot contact: the height a foot in the air lands at (0 on rigid ground).
+    pub(super) floors: Vec<f64>,
+}
+
+/// The state's derivative and the held contacts' wrenches at one point.
+pub(super) struct Evaluation {
+    pub(super) dx: Vec<f64>,
+    pub(super) wrenches: Vec<[f64; 3]>,
+}
+
+pub(super) struct Sim<'a> {
+    pub(super) robot: &'a PlanarRobot,
+    pub(super) ground: RigidGround,
+    pub(super) bed: Option<AddedMass>,
+    pub(super) plan: &'a PlanTable,
+    pub(super) kp: Vec<f64>,
+    pub(super) kd: Vec<f64>,
+    pub(super) n: usize,
+}
+
+/// Baumgarte stabilisation of the contacts' drift.
+pub(super) const BAUMGARTE: f64 = 2.0 * std::f64::consts::PI * 30.0;
+
+impl Sim<'_> {
+    pub(super) fn inputs(&self, piece: usize, t: f64, x: &[f64]) -> Vec<f64> {
+        let (xr, ur) = self.plan.at_piece(piece, t);
+        let n = self.n;
+        self.robot
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, input)| {
+                let j = input.coordinate;
+                let u = ur[i] + self.kp[i] * (xr[j] - x[j]) + self.kd[i] * (xr[n + j] - x[n + j]);
+                u.clamp(input.limit.0, input.limit.1)
+            })
+            .collect()
+    }
+
+    /// The state's derivative and the held contacts' wrenches (F_x, F_z, τ each) in `mode`:
+    /// M a + h = Q + Gᵀλ with every held direction's acceleration Baumgarte-stabilised.
+    pub(super) fn evaluate(
+        &self,
+        piece: usize,
+        t: f64,
+        x: &[f64],
+        mode: &Mode,
+    ) -> Result<Evaluation, PlanarSimError> {
+        let n = self.n;
+        let (q, v) = x.split_at(n);
+        let body = &self.robot.body;
+        let h = body.bias_forces(q, v);
+        let u = self.inputs(piece, t, x);
+        let f = self.robot.generalized_forces(q, v, &u);
+        let mut force: Vec<f64> = f.iter().zip(&h).map(|(f, h)| f - h).collect();
+        let mut mass = body.mass_matrix(q);
+        let mut jacobian = Vec::new();
+        let mut rhs = Vec::new();
+        // Per sinking contact: the bed's force before its added-mass term, F_hyd + drag, its
+        // added mass, and the vertical J̇ v and Jacobian row, to recover F_z afterwards.
+        let mut sinking = Vec::new();
+        for ((&c, anchor), &sinks) in mode.contacts.iter().zip(&mode.anchors).zip(&mode.sinking) {
+            let bias = rigid::bias_acceleration(self.robot, c, q, v);
+            let vel = rigid::velocity(self.robot, c, q, v);
+            let error = self.hold_error(c, q, anchor);
+            let rows = rigid::jacobian(self.robot, c, q);
+            for (d, row) in rows.into_iter().enumerate() {
+                if sinks && d == 1 {
+                    let bed = self.bed.as_ref().expect("only a bed sinks");
+                    let z = self.robot.contact_point(q, c)[1];
+                    let r = bed.resistance(&z, &vel[1]);
+                    for i in 0..n {
+                        force[i] += row[i] * (r.force - r.added_mass * bias[1]);
+                        for j in 0..n {
+                            mass[i][j] += r.added_mass * row[i] * row[j];
+                        }
+                    }
+                    sinking.push((r, bias[1], row));
+                    continue;
+                }
+                rhs.push(-bias[d] - 2.0 * BAUMGARTE * vel[d] - BAUMGARTE * BAUMGARTE * error[d]);
+                jacobian.push(row);
+            }
+        }
+        let solution = saddle_point(&mass, &jacobian, &force, &rhs).ok_or_else(|| {
+            PlanarSimError::Singular {
+                t,
+                mode: self.mode_name(&mode.contacts),
+            }
+        })?;
+        let mut dx = v.to_vec();
+        dx.extend_from_slice(&solution[..n]);
+        if !dx.iter().all(|d| d.is_finite()) {
+            return Err(PlanarSimError::Diverged { t });
+        }
+        let mut wrenches = Vec::new();
+        let mut r = n;
+        let mut sinking = sinking.into_iter();
+        for (&c, &sinks) in mode.contacts.iter().zip(&mode.sinking) {
+            let mut w = [0.0; 3];
+            for (d, wd) in w
+                .iter_mut()
+                .enumerate()
+                .take(rigid::held_directions(self.robot, c))
+            {
+                if sinks && d == 1 {
+                    let (bed, bias, row) = sinking.next().expect("one per sinking contact");
+                    let az: f64 = bias + row.iter().zip(&dx[n..]).map(|(j, a)| j * a).sum::<f64>();
+                    *wd = bed.on_foot(&az);
+                } else {
+                    *wd = solution[r];
+                    r += 1;
+                }
+            }
+            wrenches.push(w);
+        }
+        Ok(Evaluation { dx, wrenches })
+    }
+
+    /// Drift of a held contact from where it landed: x, z of the sole centre (and angle).
+    pub(super) fn hold_error(&self, c: usize, q: &[f64], anchor: &[f64; 3]) -> Vec<f64> {
+        let p = self.robot.contact_point(q, c);
+        let mut e = vec![p[0] - anchor[0], p[1] - anchor[1]];
+        if rigid::held_directions(self.robot, c) == 3 {
+            e.push(self.robot.body.frames(q)[self.robot.contacts[c].body].angle - anchor[2]);
+        }
+        e
+    }
+
+    /// Guards, one per contact, crossing below 0 when the contact switches: a held foot's
+    /// normal force (on a bed also its margin to F_hyd, past which it sinks), a sinking
+    /// foot's descent rate −ż, a free foot's lowest sole height above its floor.
+    pub(super) fn guards(&self, x: &[f64], mode: &Mode, at: &Evaluation) -> Vec<f64> {
+        let (q, v) = x.split_at(self.n);
+        (0..self.robot.contacts.len())
+            .map(|c| match mode.contacts.iter().position(|&m| m == c) {
+                Some(k) if mode.sinking[k] => -rigid::velocity(self.robot, c, q, v)[1],
+                Some(k) => {
+                    let fz = at.wrenches[k][1];
+                    match &self.bed {
+                        None => fz,
+                        Some(bed) => fz.min(self.bed_strength(bed, c, q) - fz),
+                    }
+                }
+                None => {
+                    rigid::clearance(self.robot, c, q)
+                        .into_iter()
+                        .fold(f64::INFINITY, f64::min)
+                        - mode.floors[c]
+                }
+            })
+            .collect()
+    }
+
+    /// Held contact `k` of `mode` leaves the ground; on a bed its crater's floor is where it
+    /// left from.
+    pub(super) fn lift_off(&self, mode: &mut Mode, k: usize, q: &[f64]) {
+        let c = mode.contacts.remove(k);
+        mode.anchors.remove(k);
+        mode.sinking.remove(k);
+        if self.bed.is_some() {
+            mode.floors[c] = self.robot.contact_point(q, c)[1].min(0.0);
+        }
+    }
+
+    /// F_hyd(d): the most a stuck foot's bed carries at the foot's depth.
+    pub(super) fn bed_strength(&self, bed: &AddedMass, c: usize, q: &[f64]) -> f64 {
+        bed.static_resistance((-self.robot.contact_point(q, c)[1]).max(0.0))
+    }
+
+    /// Plastic impact: v⁺ with every held contact stopped, M (v⁺ − v⁻) = Gᵀ Λ.
+    pub(super) fn impact(&self, t: f64, x: &mut [f64], mode: &Mode) -> Result<(), PlanarSimError> {
+        let n = self.n;
+        let (q, v) = x.split_at_mut(n);
+        let m = self.robot.body.mass_matrix(&*q);
+        // Every held direction stops; a sinking foot's vertical is free.
+        let jacobian: Vec<Vec<f64>> = mode
+            .contacts
+            .iter()
+            .zip(&mode.sinking)
+            .flat_map(|(&c, &sinks)| {
+                let mut rows = rigid::jacobian(self.robot, c, &*q);
+                if sinks {
+                    rows.remove(1);
+                }
+                rows
+            })
+            .collect();
+        let momentum: Vec<f64> = m
+            .iter()
+            .map(|row| row.iter().zip(v.iter()).map(|(m, v)| m * v).sum())
+            .collect();
+        let stopped = vec![0.0; jacobian.len()];
+        let solution = saddle_point(&m, &jacobian, &momentum, &stopped).ok_or_else(|| {
+            PlanarSimError::Singular {
+                t,
+                mode: self.mode_name(&mode.contacts),
+            }
+        })?;
+        v.copy_from_slice(&solution[..n]);
+        Ok(())
+    }
+
+    pub(super) fn anchor(&self, c: usize, q: &[f64]) -> [f64; 3] {
+        let p = self.robot.contact_point(q, c);
+        if self.bed.is_some() {
+            // In the grains a foot is held where it is, as it is.
+            let angle = self.robot.body.frames(q)[self.robot.contacts[c].body].angle;
+            return [p[0], p[1], angle];
+        }
+        // A flat sole lands level on the ground; a point foot where it touches.
+        let angle = if rigid::held_directions(self.robot, c) == 3 {
+            0.0
+        } else {
+            self.robot.body.frames(q)[self.robot.contacts[c].body].angle
+        };
+        [p[0], 0.0, angle]
+    }
+
+    pub(super) fn mode_name(&self, contacts: &[usize]) -> String {
+        if contacts.is_empty() {
+            "flight".into()
+        } else {
+            let names: Vec<&str> = contacts
+                .iter()
+                .map(|&c| self.robot.contacts[c].name.as_str())
+                .collect();
+            format!("stance[{}]", names.join("+"))
+        }
+    }
+
+    /// A row of `replay.csv` (t, state, inputs, every contact's wrench) and how far the held
+    /// feet's wrenches are outside the friction cone.
+    pub(super) fn sample(
+        &self,
+        piece: usize,
+        t: f64,
+        x: &[f64],
+        mode: &Mode,
+        at: &Evaluation,
+    ) -> (Vec<f64>, f64) {
+        let mut row = vec![t];
+        row.extend_from_slice(x);
+        row.extend(self.inputs(piece, t, x));
+        let mut excess: f64 = 0.0;
+        for (c, contact) in self.robot.contacts.iter().enumerate() {
+            match mode.contacts.iter().position(|&m| m == c) {
+                Some(k) => {
+                    row.extend_from_slice(&at.wrenches[k]);
+                    excess =
+                        excess.max(self.ground.cone_excess(&at.wrenches[k], contact.half_width));
+                }
+                None => row.extend_from_slice(&[0.0; 3]),
+            }
+        }
+        (row, excess)
+    }
+}
+
+/// Solves [[M, −Gᵀ], [G, 0]] (y, λ) = (top, bottom): constrained dynamics (y = a, λ the held
+/// wrenches) and impacts (y = v⁺, λ the impulses) alike. None when singular.
+pub(super) fn saddle_point(
+    m: &[Vec<f64>],
+    g: &[Vec<f64>],
+    top: &[f64],
+    bottom: &[f64],
+) -> Option<Vec<f64>> {
+    let (n, k) = (m.len(), g.len());
+    let mut a = DMatrix::zeros(n + k, n + k);
+    let mut b = DVector::zeros(n + k);
+    for i in 0..n {
+        for j in 0..n {
+            a[(i, j)] = m[i][j];
+        }
+        b[i] = top[i];
+    }
+    for (r, row) in g.iter().enumerate() {
+        for j in 0..n {
+            a[(n + r, j)] = row[j];
+            a[(j, n + r)] = -row[j];
+        }
+        b[n + r] = bottom[r];
+    }
+    a.lu().solve(&b).map(|s| s.as_slice().to_vec())
+}

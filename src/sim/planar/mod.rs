@@ -1,0 +1,315 @@
+//! Replay of a planar robot's plan: a hybrid simulation whose modes are the sets of feet on
+//! the ground, found by the simulator itself (lift-off when a foot's normal force would turn
+//! negative, touchdown when a sole reaches z = 0, with a plastic impact), on rigid ground.
+//! It runs in the hybrid event loop the hopper's replay runs in (`sim::hybrid`: Dormand–Prince
+//! 5(4) with error control, never stepping across a node of the plan, where the servo's
+//! reference has a kink, events located on the dense output); this file is its
+//! [`HybridSystem`]: the modes, their dynamics, guards and switches.
+//!
+//! What is replayed: the plan's joint references and feed-forward inputs, as a robot's servos
+//! would run them: every input u_i acting on coordinate j is
+//! u_i = u_plan,i(t) + K_p (q_plan,j(t) − q_j) + K_d (v_plan,j(t) − v_j), clamped to its limits,
+//! with K_p = M_jj ω², K_d = 2 ζ ω M_jj (ω = 2π·8 Hz, ζ = 1) from the mass matrix at the start.
+//! The unactuated coordinates (the base, for a legged robot) are not tracked: where the robot
+//! goes follows from its dynamics, which are the same generic equations the planner used.
+//!
+//! In stance the contact is held (sticking) by M a + h = Q + Gᵀλ, G a + Ġ v = −2ω_b G v − ω_b² e
+//! (Baumgarte terms on the drift e from the anchor, ω_b = 2π·30 Hz). Sliding is not modelled:
+//! where holding the foot needs more friction than μ F_z, the excess is reported.
+//!
+//! On an added-mass bed (docs/MODEL.md section 2, the hopper's stick law per foot) a foot in
+//! the grains is held sideways (and level) as on rigid ground, and vertically it is either
+//! *stuck*, held where it is while its load F_z stays within [0, F_hyd(d)], or *sinking*,
+//! free vertically under the bed's force F_z = F_hyd + drag − m_a z̈ (with the grains' added
+//! mass m_a moving with it: M + m_a J_zᵀJ_z on the left). A stuck foot sinks when its load
+//! passes F_hyd and leaves the bed when F_z would turn negative; a sinking foot sticks when
+//! its sinking stops (ż reaches 0). A foot in the air lands when its sole reaches the floor
+//! of the crater it left (the surface, for a foot that never was in the grains), stopping
+//! dead there, stuck.
+
+mod dynamics;
+mod events;
+mod plan;
+
+use serde::Serialize;
+
+use super::hybrid::{self, HybridSystem, LoopError, LoopSettings};
+use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
+use crate::terrain::rigid::RigidGround;
+use dynamics::{Mode, Sim};
+use events::{Run, TOLERANCES};
+pub use plan::{read_plan, servo_gains, PlanTable};
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlanarSimError {
+    #[error("the replay diverged at t = {t:.4} s (a state is not finite)")]
+    Diverged { t: f64 },
+    #[error("the constrained dynamics are singular at t = {t:.4} s (mode {mode})")]
+    Singular { t: f64, mode: String },
+    #[error("more than {0} contact events: the feet chatter")]
+    Chatter(usize),
+    #[error(
+        "foot `{foot}` chatters at t = {t:.6} s: {count} lift-offs and touchdowns within {window:e} s; \
+         held, its normal force turns negative; freed, it falls straight back onto its floor \
+         (on rigid ground: a tangential hold released at F_z = 0, which only a sliding foot \
+         resolves, and the replay does not model sliding). The replay stops here"
+    )]
+    ChatterAt {
+        t: f64,
+        foot: String,
+        count: usize,
+        window: f64,
+    },
+    #[error("more than {0} times a foot began or stopped sinking into the bed: the replay creeps without end")]
+    Creep(usize),
+    #[error(
+        "this replay is for rigid ground; a plan on a wrench space replays in the MDP \
+         simulator (sim::mdp::hop)"
+    )]
+    WrenchSpace,
+    #[error(transparent)]
+    Loop(#[from] LoopError),
+}
+
+/// One event the simulator found.
+#[derive(Clone, Debug, Serialize)]
+pub struct Event {
+    pub t: f64,
+    pub kind: &'static str,
+    pub contact: String,
+}
+
+/// What a replay measured, against the plan.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlanarReplaySummary {
+    pub planned_distance_m: f64,
+    pub achieved_distance_m: f64,
+    pub distance_error_rel: f64,
+    pub planned_com_rise_m: f64,
+    pub achieved_com_rise_m: f64,
+    /// Highest centre of mass rise over the replay, and the plan's.
+    pub planned_com_peak_m: f64,
+    pub achieved_com_peak_m: f64,
+    pub com_peak_error_rel: f64,
+    /// Per coordinate: the largest |q − q_plan| at the plan's nodes.
+    pub max_coordinate_error: Vec<(String, f64)>,
+    /// Largest excess of a held foot's wrench over the friction cone (0: never slips).
+    pub max_friction_excess: f64,
+    /// Per coordinate with a position or velocity limit (the robot file's joint limits):
+    /// the samples outside a limit (by more than 1e-9) and the largest excess \[unit or
+    /// unit/s\]. The replay does not stop the joint there; it counts.
+    pub joint_limits: Vec<LimitCount>,
+    pub events: Vec<Event>,
+    pub planned_contacts: Vec<Vec<String>>,
+    pub integration: Integration,
+}
+
+/// How often a replay left one coordinate's limits.
+#[derive(Clone, Debug, Serialize)]
+pub struct LimitCount {
+    /// `hip` for a position limit, `d_hip` for a velocity limit.
+    pub coordinate: String,
+    pub samples_outside: usize,
+    pub max_excess: f64,
+}
+
+/// How the replay was integrated (`replay.json`'s `integration`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Integration {
+    pub method: &'static str,
+    pub rtol: f64,
+    pub atol: f64,
+    pub steps: usize,
+    pub rejected: usize,
+}
+
+/// The result: samples every `sample_every` seconds and at events, and the summary.
+pub struct PlanarReplay {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<f64>>,
+    pub modes: Vec<String>,
+    pub summary: PlanarReplaySummary,
+}
+
+/// Replays `plan` of `problem` on its own rigid ground.
+pub fn replay(
+    problem: &PlanarProblem,
+    plan: &PlanTable,
+    sample_every: f64,
+) -> Result<PlanarReplay, PlanarSimError> {
+    let robot = problem.robot.build(problem.gravity);
+    let (friction, bed) = match &problem.terrain {
+        PlanarTerrainConfig::Rigid(ground) => (ground.friction, None),
+        PlanarTerrainConfig::AddedMass(ground) => (ground.friction, Some(ground.bed())),
+        PlanarTerrainConfig::WrenchSpace(_) => return Err(PlanarSimError::WrenchSpace),
+    };
+    let n = robot.body.n_q();
+    let (kp, kd) = servo_gains(&robot, plan).into_iter().unzip();
+    let sim = Sim {
+        robot: &robot,
+        ground: RigidGround { friction },
+        bed,
+        plan,
+        kp,
+        kd,
+        n,
+    };
+    let contacts_of = |p: usize| -> Vec<usize> {
+        problem.schedule[p]
+            .contacts
+            .iter()
+            .filter_map(|name| robot.contact(name))
+            .collect()
+    };
+    let t_end = *plan.t.last().unwrap();
+    let x0 = plan.x[0].clone();
+    let contacts = contacts_of(0);
+    let mode = Mode {
+        anchors: contacts.iter().map(|&c| sim.anchor(c, &x0[..n])).collect(),
+        sinking: vec![false; contacts.len()],
+        contacts,
+        floors: vec![0.0; robot.contacts.len()],
+    };
+    // Samples on the regular grid and at the plan's nodes (where the errors are measured).
+    let mut times: Vec<f64> = (1..)
+        .map(|k| k as f64 * sample_every)
+        .take_while(|&t| t < t_end - 1e-12)
+        .chain(plan.t.iter().copied().filter(|&t| t > 0.0))
+        .chain([t_end])
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times.dedup();
+    let mut breakpoints = plan.t.clone();
+    breakpoints.dedup();
+    let com_z = |x: &[f64]| robot.body.centre_of_mass(&x[..n])[1];
+    let com0 = com_z(&x0);
+    let mut run = Run {
+        sim: &sim,
+        breakpoints,
+        rows: Vec::new(),
+        modes: Vec::new(),
+        events: Vec::new(),
+        contact_events: 0,
+        max_excess: 0.0,
+        com0,
+        peak: 0.0,
+    };
+    run.sample(&mode, 0, 0.0, &x0)?;
+    let settings = LoopSettings {
+        tolerances: TOLERANCES,
+        first_step: 1e-5,
+        max_steps: 2_000_000,
+    };
+    // A plan on a bed starts each foot on the verge of sinking (F_z = F_hyd): that guard starts
+    // at 0 up to round-off, armed.
+    let arm = sim.bed.is_some();
+    let finish = hybrid::run(&mut run, mode, x0, t_end, &times, settings, arm)?;
+    let x = finish.x;
+    let integration = Integration {
+        method: "Dormand-Prince 5(4) with dense output and event location (sim::hybrid)",
+        rtol: TOLERANCES.rtol,
+        atol: TOLERANCES.atol,
+        steps: finish.steps,
+        rejected: finish.rejected,
+    };
+    let Run {
+        rows,
+        modes,
+        events,
+        max_excess,
+        peak,
+        ..
+    } = run;
+
+    let mut columns = vec!["t".to_string()];
+    columns.extend(robot.coordinates.iter().map(|c| c.name.clone()));
+    columns.extend(robot.coordinates.iter().map(|c| format!("d_{}", c.name)));
+    columns.extend(robot.inputs.iter().map(|i| i.name.clone()));
+    for c in &robot.contacts {
+        for part in ["fx", "fz", "tau"] {
+            columns.push(format!("{}_{part}", c.name));
+        }
+    }
+    let names = robot.state_names();
+    let limited: Vec<usize> = robot
+        .state_bounds()
+        .iter()
+        .enumerate()
+        .filter(|(_, (lo, hi))| lo.is_finite() || hi.is_finite())
+        .map(|(i, _)| i)
+        .collect();
+    let joint_limits: Vec<LimitCount> = limited
+        .iter()
+        .map(|&i| {
+            let (lo, hi) = robot.state_bounds()[i];
+            let excess: Vec<f64> = rows
+                .iter()
+                .map(|row| (lo - row[1 + i]).max(row[1 + i] - hi))
+                .filter(|e| *e > 1e-9)
+                .collect();
+            LimitCount {
+                coordinate: names[i].clone(),
+                samples_outside: excess.len(),
+                max_excess: excess.iter().copied().fold(0.0, f64::max),
+            }
+        })
+        .collect();
+    // Errors at the plan's nodes, from the samples nearest in time.
+    let mut max_error = vec![0.0_f64; n];
+    for (k, &tk) in plan.t.iter().enumerate() {
+        let row = rows
+            .iter()
+            .min_by(|a, b| (a[0] - tk).abs().total_cmp(&(b[0] - tk).abs()))
+            .unwrap();
+        if (row[0] - tk).abs() <= sample_every {
+            for j in 0..n {
+                max_error[j] = max_error[j].max((row[1 + j] - plan.x[k][j]).abs());
+            }
+        }
+    }
+    let planned_distance = plan.x.last().unwrap()[0] - plan.x[0][0];
+    let achieved_distance = x[0] - plan.x[0][0];
+    let planned_peak = plan
+        .x
+        .iter()
+        .map(|xk| com_z(xk) - com0)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let relative = |a: f64, b: f64| {
+        if b.abs() > 1e-9 {
+            (a - b).abs() / b.abs()
+        } else {
+            (a - b).abs()
+        }
+    };
+    let summary = PlanarReplaySummary {
+        planned_distance_m: planned_distance,
+        achieved_distance_m: achieved_distance,
+        distance_error_rel: relative(achieved_distance, planned_distance),
+        planned_com_rise_m: com_z(plan.x.last().unwrap()) - com0,
+        achieved_com_rise_m: com_z(&x) - com0,
+        planned_com_peak_m: planned_peak,
+        achieved_com_peak_m: peak,
+        com_peak_error_rel: relative(peak, planned_peak),
+        max_coordinate_error: robot
+            .coordinates
+            .iter()
+            .zip(max_error)
+            .map(|(c, e)| (c.name.clone(), e))
+            .collect(),
+        max_friction_excess: max_excess,
+        joint_limits,
+        events,
+        planned_contacts: problem
+            .schedule
+            .iter()
+            .map(|p| p.contacts.clone())
+            .collect(),
+        integration,
+    };
+    Ok(PlanarReplay {
+        columns,
+        rows,
+        modes,
+        summary,
+    })
+}

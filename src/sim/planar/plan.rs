@@ -1,0 +1,132 @@
+//! The plan a replay follows: its nodes as a table read from `trajectory.csv`, and the servo
+//! gains that track it.
+
+use crate::model::planar::PlanarRobot;
+
+/// Servo bandwidth and damping ratio.
+const SERVO: f64 = 2.0 * std::f64::consts::PI * 8.0;
+
+/// A plan as a table of nodes: times, states, inputs, contacts per node.
+#[derive(Clone, Debug)]
+pub struct PlanTable {
+    pub t: Vec<f64>,
+    /// Per node: q then v.
+    pub x: Vec<Vec<f64>>,
+    /// Per node: the inputs.
+    pub u: Vec<Vec<f64>>,
+    /// Per node: its phase.
+    pub phase: Vec<usize>,
+}
+
+impl PlanTable {
+    /// The plan's state and inputs at `t` (linear between nodes; at a phase boundary, the
+    /// next phase's first node; the last node's after the end).
+    pub fn at(&self, t: f64) -> (Vec<f64>, Vec<f64>) {
+        self.at_piece(self.piece(t), t)
+    }
+
+    /// The node that starts the interval holding `t`: the last node at or before `t` (at a
+    /// phase boundary, where two nodes share a time, the next phase's first node).
+    pub fn piece(&self, t: f64) -> usize {
+        self.t.partition_point(|&tk| tk <= t).saturating_sub(1)
+    }
+
+    /// The plan's state and inputs at `t` on the interval that node `k` starts (linear
+    /// between node k and node k + 1, clamped to the interval; node k's after the end).
+    pub fn at_piece(&self, k: usize, t: f64) -> (Vec<f64>, Vec<f64>) {
+        let ts = &self.t;
+        if k + 1 >= ts.len() || ts[k + 1] <= ts[k] {
+            return (self.x[k].clone(), self.u[k].clone());
+        }
+        let s = ((t - ts[k]) / (ts[k + 1] - ts[k])).clamp(0.0, 1.0);
+        let lerp = |a: &[f64], b: &[f64]| -> Vec<f64> {
+            a.iter().zip(b).map(|(a, b)| a + s * (b - a)).collect()
+        };
+        (
+            lerp(&self.x[k], &self.x[k + 1]),
+            lerp(&self.u[k], &self.u[k + 1]),
+        )
+    }
+}
+
+/// The servo the replays add to a plan's inputs: per input, the position and velocity gains
+/// of an 8 Hz, critically damped loop on its coordinate, from M at the plan's first state.
+pub fn servo_gains(robot: &PlanarRobot, plan: &PlanTable) -> Vec<(f64, f64)> {
+    let n = robot.body.n_q();
+    let m0 = robot.body.mass_matrix(&plan.x[0][..n]);
+    robot
+        .inputs
+        .iter()
+        .map(|i| {
+            let m = m0[i.coordinate][i.coordinate];
+            (m * SERVO * SERVO, 2.0 * m * SERVO)
+        })
+        .collect()
+}
+
+/// Reads a planar `trajectory.csv` (as `loam solve` writes it) into a plan table.
+pub fn read_plan(csv: &str, robot: &PlanarRobot) -> Result<PlanTable, String> {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines
+        .next()
+        .ok_or("empty trajectory.csv")?
+        .split(',')
+        .collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .ok_or_else(|| format!("trajectory.csv has no column `{name}`"))
+    };
+    let t_col = col("t")?;
+    let phase_col = col("phase")?;
+    let mut x_cols = Vec::new();
+    for c in &robot.coordinates {
+        x_cols.push(col(&c.name)?);
+    }
+    for c in &robot.coordinates {
+        x_cols.push(col(&format!("d_{}", c.name))?);
+    }
+    let mut u_cols = Vec::new();
+    for i in &robot.inputs {
+        u_cols.push(col(&i.name)?);
+    }
+    let mut table = PlanTable {
+        t: Vec::new(),
+        x: Vec::new(),
+        u: Vec::new(),
+        phase: Vec::new(),
+    };
+    for (i, line) in lines.enumerate() {
+        let cells: Vec<&str> = line.split(',').collect();
+        if cells.len() != header.len() {
+            return Err(format!(
+                "trajectory.csv line {}: {} cells, the header has {}",
+                i + 2,
+                cells.len(),
+                header.len()
+            ));
+        }
+        let num = |j: usize| -> Result<f64, String> {
+            cells[j].parse::<f64>().map_err(|_| {
+                format!(
+                    "trajectory.csv line {}: `{}` is not a number",
+                    i + 2,
+                    cells[j]
+                )
+            })
+        };
+        table.t.push(num(t_col)?);
+        table.phase.push(num(phase_col)? as usize);
+        table
+            .x
+            .push(x_cols.iter().map(|&j| num(j)).collect::<Result<_, _>>()?);
+        table
+            .u
+            .push(u_cols.iter().map(|&j| num(j)).collect::<Result<_, _>>()?);
+    }
+    if table.t.len() < 2 {
+        return Err("trajectory.csv has fewer than two nodes".into());
+    }
+    Ok(table)
+}
