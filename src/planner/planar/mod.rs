@@ -1,0 +1,304 @@
+//! The planar robots' planner: a [`PlanarProblem`] becomes an optimal control problem that
+//! the transcription knows nothing of. The robot gives M(q), h(q, v), B u and its contacts'
+//! kinematics; the terrain gives the contact wrenches' constraints and the impact; the
+//! schedule gives which feet are down in each phase; the task gives the point constraints.
+//!
+//! The NLP (implicit form: accelerations are variables, the equations of motion constraints):
+//!
+//! ```text
+//! state   x = (q, v)                                  n_q generalized coordinates and rates
+//! control u = (inputs, a, w_c for every contact, Λ_c for every contact)
+//! minimise  the objective's quadrature (effort ½∫Σ(u_i/u_max,i)², torque², cost of transport)
+//! subject to, at every node of phase p with contacts C_p:
+//!   q̇ = v, v̇ = a                                                 (collocation defects)
+//!   M(q) a + h(q, v) = B u + Σ_{c∈C_p} J_cᵀ w_c                 (equations of motion)
+//!   c ∈ C_p: J_c a + J̇_c v = 0, F_z ≥ 0, |F_x| ≤ μ F_z, |τ| ≤ w F_z      (rigid sticking)
+//!   c ∉ C_p: w_c = 0, sole height ≥ 0                                    (clearance)
+//!   input limits; Λ_c = 0 but at the first node of a phase some foot lands in
+//! entering phase p from p−1:
+//!   feet that land: sole at z = 0 (and level, for a flat sole) at the boundary, and a
+//!   plastic impact  q⁺ = q⁻, M(q)(v⁺ − v⁻) = Σ_{c∈C_p} J_cᵀ Λ_c, J_c v⁺ = 0, Λ in the cone
+//!   feet that lift: F_z = 0 at the last node of p−1 (the lift-off guard)
+//!   otherwise x⁺ = x⁻
+//! task: start (at rest, feet of phase 0 on the ground, base x = 0, coordinates `set`),
+//!   end (at rest, `set`, `change`), distance, apex rise of the centre of mass (the last
+//!   flight ends where its vertical velocity is 0), periodicity.
+//! ```
+
+use std::rc::Rc;
+use std::time::Instant;
+
+use crate::model::planar::PlanarRobot;
+use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
+use crate::problem::Scheme as ProblemScheme;
+use crate::scalar::Scalar;
+use crate::solver::{self, IterationInfo, SolveReport, SolveSettings};
+use crate::symbolic::Sx;
+use crate::terrain::rigid::{RigidGround, Row, WRENCH};
+use crate::terrain::AddedMass;
+use crate::transcription::{Bounded, PhaseTrajectory, Scheme, Trajectory};
+
+mod ocp;
+mod rows;
+
+use super::{PlanError, Transcribe};
+
+/// Share of the robot's weight (split over the feet down) every held foot keeps at every
+/// stance node but its lift-off node.
+pub const NORMAL_FORCE_MARGIN: f64 = 0.05;
+
+/// The indices of one node's variables: state then control.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout {
+    pub n_q: usize,
+    pub n_inputs: usize,
+    pub n_contacts: usize,
+}
+
+impl Layout {
+    pub fn of(robot: &PlanarRobot) -> Layout {
+        Layout {
+            n_q: robot.body.n_q(),
+            n_inputs: robot.inputs.len(),
+            n_contacts: robot.contacts.len(),
+        }
+    }
+    pub fn n_x(&self) -> usize {
+        2 * self.n_q
+    }
+    /// Offsets within the control vector (the inputs come first, at 0..n_inputs).
+    pub fn accel(&self, j: usize) -> usize {
+        self.n_inputs + j
+    }
+    pub fn wrench(&self, c: usize) -> usize {
+        self.n_inputs + self.n_q + WRENCH * c
+    }
+    pub fn impulse(&self, c: usize) -> usize {
+        self.n_inputs + self.n_q + WRENCH * (self.n_contacts + c)
+    }
+    pub fn n_u(&self) -> usize {
+        self.n_inputs + self.n_q + 2 * WRENCH * self.n_contacts
+    }
+}
+
+/// A planar robot's motion as the planner sees it.
+pub struct PlanarPlanner {
+    pub robot: PlanarRobot,
+    /// The friction cone (and, on rigid ground, the whole contact).
+    pub ground: RigidGround,
+    /// On `model: added_mass`, the bed's vertical law under every foot in stance.
+    pub bed: Option<AddedMass>,
+    pub problem: PlanarProblem,
+    pub layout: Layout,
+    /// Contact indices per phase.
+    pub phases: Vec<Vec<usize>>,
+    pub scheme: Scheme,
+}
+
+/// The equations of motion's residuals as equality rows named by coordinate, scaled by the
+/// robot's weight.
+pub(crate) fn dynamics_rows(robot: &PlanarRobot, residual: Vec<Sx>, weight: f64) -> Vec<Bounded> {
+    residual
+        .into_iter()
+        .zip(&robot.coordinates)
+        .map(|(r, c)| Bounded::equal(format!("dynamics {}", c.name), r, 0.0).nominal(weight))
+        .collect()
+}
+
+pub(super) fn to_bounded(row: Row<Sx>) -> Bounded {
+    Bounded::between(row.name, row.expr, row.lower, row.upper).nominal(row.nominal)
+}
+
+impl PlanarPlanner {
+    pub fn new(problem: &PlanarProblem) -> PlanarPlanner {
+        let robot = problem.robot.build(problem.gravity);
+        let (friction, bed) = match &problem.terrain {
+            PlanarTerrainConfig::Rigid(ground) => (ground.friction, None),
+            PlanarTerrainConfig::AddedMass(ground) => (ground.friction, Some(ground.bed())),
+            PlanarTerrainConfig::WrenchSpace(_) => {
+                panic!("a wrench-space problem is planned by planner::wrench_hop (see `plan`)")
+            }
+        };
+        let phases = problem
+            .schedule
+            .iter()
+            .map(|p| {
+                p.contacts
+                    .iter()
+                    .map(|name| robot.contact(name).expect("validated contact name"))
+                    .collect()
+            })
+            .collect();
+        let scheme = match problem.transcription.scheme {
+            ProblemScheme::Trapezoidal => Scheme::Trapezoidal,
+            ProblemScheme::HermiteSimpson => Scheme::HermiteSimpson,
+        };
+        PlanarPlanner {
+            layout: Layout::of(&robot),
+            robot,
+            ground: RigidGround { friction },
+            bed,
+            problem: problem.clone(),
+            phases,
+            scheme,
+        }
+    }
+
+    pub(super) fn weight(&self) -> f64 {
+        self.robot.body.total_mass() * self.problem.gravity
+    }
+
+    /// Index of a coordinate by name.
+    pub fn coordinate(&self, name: &str) -> usize {
+        self.robot
+            .coordinates
+            .iter()
+            .position(|c| c.name == name)
+            .expect("validated coordinate name")
+    }
+
+    pub fn state_names(&self) -> Vec<String> {
+        self.robot.state_names()
+    }
+
+    pub fn control_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.robot.inputs.iter().map(|i| i.name.clone()).collect();
+        names.extend(
+            self.robot
+                .coordinates
+                .iter()
+                .map(|c| format!("dd_{}", c.name)),
+        );
+        for prefix in ["", "impulse_"] {
+            for c in &self.robot.contacts {
+                for part in ["fx", "fz", "tau"] {
+                    names.push(format!("{prefix}{}_{part}", c.name));
+                }
+            }
+        }
+        names
+    }
+
+    pub(super) fn rest_guess(&self) -> Trajectory {
+        let l = self.layout;
+        let mut q0 = self.robot.standing.clone();
+        for (name, value) in &self.problem.task.start.set {
+            q0[self.coordinate(name)] = *value;
+        }
+        if let Some(bed) = &self.bed {
+            // Sunk to the depth at which each foot of the first phase carries its share of
+            // the weight (q[1] is the base's height, `Multibody`'s definition).
+            q0[1] -= bed.equilibrium_depth(self.weight() / self.phases[0].len().max(1) as f64);
+        }
+        let distance = self.problem.task.distance.unwrap_or(0.0)
+            + self
+                .problem
+                .task
+                .end
+                .change
+                .get("x")
+                .copied()
+                .unwrap_or(0.0);
+        let durations: Vec<f64> = self
+            .problem
+            .schedule
+            .iter()
+            .map(|p| 0.2_f64.clamp(p.duration[0], p.duration[1]))
+            .collect();
+        let total: f64 = durations.iter().sum();
+        let mut t0 = 0.0;
+        let mut phases = Vec::new();
+        for (p, active) in self.phases.iter().enumerate() {
+            let nodes = self.problem.schedule[p].nodes;
+            let mut phase = PhaseTrajectory {
+                name: phase_name(p, &self.problem.schedule[p].contacts),
+                duration: durations[p],
+                ..Default::default()
+            };
+            for k in 0..nodes {
+                let t = t0 + durations[p] * k as f64 / (nodes - 1) as f64;
+                let mut x = vec![0.0; l.n_x()];
+                x[..l.n_q].copy_from_slice(&q0);
+                x[0] += distance * t / total;
+                x[l.n_q] = distance / total;
+                let mut u = vec![0.0; l.n_u()];
+                for &c in active {
+                    u[l.wrench(c) + 1] = self.weight() / active.len() as f64;
+                }
+                phase.states.push(x);
+                phase.controls.push(u);
+            }
+            if self.scheme == Scheme::HermiteSimpson {
+                for k in 0..nodes - 1 {
+                    phase.mid_states.push(phase.states[k].clone());
+                    phase.mid_controls.push(phase.controls[k].clone());
+                }
+            }
+            t0 += durations[p];
+            phases.push(phase);
+        }
+        Trajectory { phases }
+    }
+}
+
+/// The centre of mass's vertical velocity: Σ m_b ż_b / m, from the bodies' COM points.
+pub fn centre_of_mass_velocity<S: Scalar>(robot: &PlanarRobot, q: &[S], v: &[S]) -> S {
+    let body = &robot.body;
+    let mut sum = S::zero();
+    for (b, part) in body.bodies.iter().enumerate() {
+        let [_, vz] = body.point_velocity(q, v, b, part.com);
+        sum = sum + vz * part.mass;
+    }
+    sum / body.total_mass()
+}
+
+/// A phase's name from its contacts: `p0_stance_foot`, `p1_flight`.
+pub fn phase_name(p: usize, contacts: &[String]) -> String {
+    // CasADi names its functions after the phase: letters, digits, single underscores.
+    if contacts.is_empty() {
+        format!("p{p}_flight")
+    } else {
+        format!("p{p}_stance_{}", contacts.join("_"))
+    }
+}
+
+/// A solved (or attempted) planar plan.
+pub struct PlanarPlan {
+    pub planner: Rc<PlanarPlanner>,
+    pub report: SolveReport,
+    pub trajectory: Trajectory,
+    pub setup_seconds: f64,
+    pub n_variables: usize,
+    pub n_constraints: usize,
+}
+
+/// Transcribe, guess, solve.
+pub fn plan(
+    problem: &PlanarProblem,
+    settings: &SolveSettings,
+    on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
+) -> Result<PlanarPlan, PlanError> {
+    if matches!(problem.terrain, PlanarTerrainConfig::WrenchSpace(_)) {
+        return Err(PlanError::WrenchSpace);
+    }
+    let started = Instant::now();
+    let planner = Rc::new(PlanarPlanner::new(problem));
+    let mut nlp = planner.nlp()?;
+    let points = super::starting_points(&planner, problem.initial_guess, &nlp);
+    let setup_seconds = started.elapsed().as_secs_f64();
+    let (report, _) = super::solve_from(&mut nlp, points, settings, None, on_iteration)?;
+    let trajectory = nlp.unpack(&report.x);
+    Ok(PlanarPlan {
+        planner,
+        trajectory,
+        setup_seconds,
+        n_variables: nlp.n_variables(),
+        n_constraints: nlp.n_constraints(),
+        report,
+    })
+}
+
+/// IPOPT options of a planar problem file, in the solver's type.
+pub fn solver_options(problem: &PlanarProblem) -> Vec<(String, solver::OptionValue)> {
+    super::options_of(&problem.solver)
+}

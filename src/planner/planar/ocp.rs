@@ -1,0 +1,351 @@
+//! The planar planner's optimal control problem: phases with their bounds, the points where
+//! phases meet, the task's start and end, and the starting guess.
+
+use std::rc::Rc;
+
+use super::{centre_of_mass_velocity, phase_name, PlanarPlanner, NORMAL_FORCE_MARGIN};
+use crate::planner::Transcribe;
+use crate::problem::InitialGuess;
+use crate::symbolic::Sx;
+use crate::terrain::rigid::{self, WRENCH};
+use crate::transcription::{
+    Bounded, Nlp, Node, Ocp, Phase, Point, PointBounds, PointConstraint, Scheme,
+};
+
+/// A planar robot's problem as the planner transcribes it (the OCP is built through the
+/// shared planner, so the trait is on its `Rc`).
+impl Transcribe for Rc<PlanarPlanner> {
+    /// The optimal control problem; its closures share this planner.
+    fn ocp(&self) -> Ocp {
+        let l = self.layout;
+        let inf = f64::INFINITY;
+        let weight = self.weight();
+        let mut phases = Vec::new();
+        for (p, active) in self.phases.iter().enumerate() {
+            let spec = &self.problem.schedule[p];
+            let mut control_bounds = vec![(-inf, inf); l.n_u()];
+            for (i, input) in self.robot.inputs.iter().enumerate() {
+                control_bounds[i] = input.limit;
+            }
+            for c in 0..l.n_contacts {
+                let on = active.contains(&c);
+                let point = self.robot.contacts[c].half_width == 0.0;
+                let b = l.wrench(c);
+                if on {
+                    control_bounds[b + 1] = (0.0, inf);
+                    if point {
+                        control_bounds[b + 2] = (0.0, 0.0);
+                    }
+                } else {
+                    for k in 0..WRENCH {
+                        control_bounds[b + k] = (0.0, 0.0);
+                    }
+                }
+                let lands = p > 0 && on && self.lands(p);
+                let b = l.impulse(c);
+                for k in 0..WRENCH {
+                    control_bounds[b + k] = if lands { (-inf, inf) } else { (0.0, 0.0) };
+                }
+                if lands {
+                    control_bounds[b + 1] = (0.0, inf);
+                    if point {
+                        control_bounds[b + 2] = (0.0, 0.0);
+                    }
+                }
+            }
+            let planner = Rc::clone(self);
+            let active_path = active.clone();
+            let name = phase_name(p, &self.problem.schedule[p].contacts);
+            let entry = (p > 0 && self.lands(p)).then(|| {
+                let planner = Rc::clone(self);
+                let active = active.clone();
+                let before = self.phases[p - 1].clone();
+                Box::new(move |points: &[Vec<Sx>]| {
+                    planner.impact(&points[0], &points[1], &before, &active)
+                }) as Box<dyn Fn(&[Vec<Sx>]) -> Vec<Bounded>>
+            });
+            phases.push(Phase {
+                name,
+                nodes: spec.nodes,
+                duration: (spec.duration[0], spec.duration[1]),
+                dynamics: Box::new(move |x: &[Sx], u: &[Sx]| {
+                    let mut dx: Vec<Sx> = x[l.n_q..].to_vec();
+                    dx.extend(u[l.accel(0)..l.accel(0) + l.n_q].iter().cloned());
+                    dx
+                }),
+                running_cost: Some(Box::new(self.running_cost())),
+                path: Some(Box::new(move |x: &[Sx], u: &[Sx]| {
+                    planner.path(x, u, &active_path)
+                })),
+                // The joints' position and velocity limits hold at every node.
+                state_bounds: self.robot.state_bounds(),
+                control_bounds,
+                entry,
+                step: None,
+            });
+        }
+
+        let mut point_bounds = Vec::new();
+        let mut point_constraints = Vec::new();
+        // Impulses act only at the first node of a landing phase.
+        for p in 1..self.phases.len() {
+            if !self.lands(p) {
+                continue;
+            }
+            for k in 1..self.problem.schedule[p].nodes {
+                let mut bounds = vec![None; l.n_x() + l.n_u()];
+                for c in 0..l.n_contacts {
+                    for j in 0..WRENCH {
+                        bounds[l.n_x() + l.impulse(c) + j] = Some((0.0, 0.0));
+                    }
+                }
+                point_bounds.push(PointBounds {
+                    point: Point {
+                        phase: p,
+                        node: Node::Index(k),
+                    },
+                    state_bounds: bounds,
+                });
+            }
+        }
+        // A margin on the normal force at every stance node but a lift-off node: a plan whose
+        // feet graze F_z = 0 mid-stance lifts them in any replay (the simulator's lift-off
+        // guard is that force crossing 0), so a held foot keeps a small share of the weight.
+        for (p, active) in self.phases.iter().enumerate() {
+            let nodes = self.problem.schedule[p].nodes;
+            let lifts_at_end =
+                p + 1 < self.phases.len() && active.iter().any(|c| !self.phases[p + 1].contains(c));
+            let margin = NORMAL_FORCE_MARGIN * weight / active.len().max(1) as f64;
+            for k in 0..nodes {
+                if active.is_empty() || (lifts_at_end && k + 1 == nodes) {
+                    continue;
+                }
+                let mut bounds = vec![None; l.n_x() + l.n_u()];
+                for &c in active {
+                    bounds[l.n_x() + l.wrench(c) + 1] = Some((margin, f64::INFINITY));
+                }
+                point_bounds.push(PointBounds {
+                    point: Point {
+                        phase: p,
+                        node: Node::Index(k),
+                    },
+                    state_bounds: bounds,
+                });
+            }
+        }
+        // Lift-off guards: the normal force of a foot that lifts is 0 at the end of its stance.
+        for p in 1..self.phases.len() {
+            let lifted: Vec<usize> = self.phases[p - 1]
+                .iter()
+                .copied()
+                .filter(|c| !self.phases[p].contains(c))
+                .collect();
+            if lifted.is_empty() {
+                continue;
+            }
+            if self.bed.is_some() {
+                point_constraints.extend(lifted.iter().flat_map(|&c| self.leaves_the_bed(p, c)));
+                continue;
+            }
+            let mut bounds = vec![None; l.n_x() + l.n_u()];
+            for c in lifted {
+                bounds[l.n_x() + l.wrench(c) + 1] = Some((0.0, 0.0));
+            }
+            point_bounds.push(PointBounds {
+                point: Point {
+                    phase: p - 1,
+                    node: Node::Last,
+                },
+                state_bounds: bounds,
+            });
+        }
+
+        // The start.
+        let start = Point {
+            phase: 0,
+            node: Node::First,
+        };
+        let mut start_bounds = vec![None; l.n_x() + l.n_u()];
+        start_bounds[0] = Some((self.robot.standing[0], self.robot.standing[0]));
+        for (name, value) in &self.problem.task.start.set {
+            start_bounds[self.coordinate(name)] = Some((*value, *value));
+        }
+        if self.problem.task.start.at_rest {
+            for j in 0..l.n_q {
+                start_bounds[l.n_q + j] = Some((0.0, 0.0));
+                // In a bed, at rest is static equilibrium: each foot exactly at the depth
+                // whose static resistance carries its load (the bed's law holds a foot at
+                // rest only on the verge of sinking, as for the hopper).
+                if self.bed.is_some() {
+                    start_bounds[l.n_x() + l.accel(j)] = Some((0.0, 0.0));
+                }
+            }
+        }
+        point_bounds.push(PointBounds {
+            point: start,
+            state_bounds: start_bounds,
+        });
+        let planner = Rc::clone(self);
+        let first = self.phases[0].clone();
+        point_constraints.push(PointConstraint {
+            name: "start on the ground".into(),
+            f: Box::new(move |p: &[Vec<Sx>]| {
+                let q = &p[0][..l.n_q];
+                let mut rows = Vec::new();
+                for &c in &first {
+                    for (k, gap) in rigid::touchdown_gap(&planner.robot, c, q)
+                        .into_iter()
+                        .enumerate()
+                    {
+                        // In a bed a foot starts at or below the surface (its depth follows
+                        // from the rest), a flat sole level.
+                        if planner.bed.is_some() && k == 0 {
+                            rows.push(
+                                Bounded::at_most(
+                                    format!("{} in the bed", planner.robot.contacts[c].name),
+                                    gap,
+                                    0.0,
+                                )
+                                .nominal(0.01),
+                            );
+                            continue;
+                        }
+                        rows.push(
+                            Bounded::equal(
+                                format!("{} on the ground {k}", planner.robot.contacts[c].name),
+                                gap,
+                                0.0,
+                            )
+                            .nominal(0.01),
+                        );
+                    }
+                }
+                rows
+            }),
+            instances: vec![vec![start]],
+        });
+
+        // The end.
+        let last_phase = self.phases.len() - 1;
+        let end = Point {
+            phase: last_phase,
+            node: Node::Last,
+        };
+        let mut end_bounds = vec![None; l.n_x() + l.n_u()];
+        for (name, value) in &self.problem.task.end.set {
+            end_bounds[self.coordinate(name)] = Some((*value, *value));
+        }
+        if self.problem.task.end.at_rest {
+            for j in 0..l.n_q {
+                end_bounds[l.n_q + j] = Some((0.0, 0.0));
+            }
+        }
+        point_bounds.push(PointBounds {
+            point: end,
+            state_bounds: end_bounds,
+        });
+        let task = self.problem.task.clone();
+        let changes: Vec<(usize, f64)> = task
+            .end
+            .change
+            .iter()
+            .map(|(name, d)| (self.coordinate(name), *d))
+            .collect();
+        let planner = Rc::clone(self);
+        let n_q = l.n_q;
+        let has_task = !changes.is_empty()
+            || task.distance.is_some()
+            || task.apex_rise.is_some()
+            || task.periodic;
+        if has_task {
+            point_constraints.push(PointConstraint {
+                name: "task".into(),
+                f: Box::new(move |p: &[Vec<Sx>]| {
+                    let (first, last) = (&p[0], &p[1]);
+                    let mut rows = Vec::new();
+                    for &(j, d) in &changes {
+                        rows.push(
+                            Bounded::equal(
+                                format!("change of {}", planner.robot.coordinates[j].name),
+                                last[j].clone() - first[j].clone(),
+                                d,
+                            )
+                            .nominal(0.1),
+                        );
+                    }
+                    if let Some(d) = task.distance {
+                        rows.push(
+                            Bounded::equal("distance", last[0].clone() - first[0].clone(), d)
+                                .nominal(0.1),
+                        );
+                    }
+                    if let Some(rise) = task.apex_rise {
+                        let body = &planner.robot.body;
+                        let z0 = body.centre_of_mass(&first[..n_q])[1].clone();
+                        let z1 = body.centre_of_mass(&last[..n_q])[1].clone();
+                        rows.push(Bounded::equal("apex rise", z1 - z0, rise).nominal(0.01));
+                        let vz = centre_of_mass_velocity(
+                            &planner.robot,
+                            &last[..n_q],
+                            &last[n_q..2 * n_q],
+                        );
+                        rows.push(Bounded::equal("apex", vz, 0.0).nominal(0.1));
+                    }
+                    if task.periodic {
+                        for j in 1..2 * n_q {
+                            rows.push(
+                                Bounded::equal(
+                                    format!("periodic {j}"),
+                                    last[j].clone() - first[j].clone(),
+                                    0.0,
+                                )
+                                .nominal(0.1),
+                            );
+                        }
+                    }
+                    rows
+                }),
+                instances: vec![vec![start, end]],
+            });
+        }
+
+        let mut state_nominal: Vec<f64> =
+            self.robot.coordinates.iter().map(|c| c.nominal).collect();
+        state_nominal.extend(std::iter::repeat_n(1.0, l.n_q));
+        let mut control_nominal: Vec<f64> = self
+            .robot
+            .inputs
+            .iter()
+            .map(|i| i.scale().max(1e-3))
+            .collect();
+        control_nominal.extend(std::iter::repeat_n(10.0, l.n_q));
+        control_nominal.extend(std::iter::repeat_n(weight, 2 * WRENCH * l.n_contacts));
+        Ocp {
+            state_names: self.state_names(),
+            control_names: self.control_names(),
+            state_nominal,
+            control_nominal,
+            phases,
+            control_continuity: false,
+            point_constraints,
+            point_bounds,
+        }
+    }
+
+    fn scheme(&self) -> Scheme {
+        self.scheme
+    }
+
+    /// The starting point of the optimiser: the start posture held still at every node,
+    /// the weight shared by the feet on the ground, the base moved evenly over the distance.
+    fn initial_guess(&self, kind: InitialGuess, nlp: &Nlp) -> Vec<f64> {
+        match kind {
+            InitialGuess::Zero => vec![0.0; nlp.n_variables()],
+            InitialGuess::Rest => nlp.pack(&self.rest_guess()),
+            // Refused by the schema (`PlanarProblem::validate`).
+            InitialGuess::Ballistic | InitialGuess::Best => {
+                unreachable!("the ballistic and best guesses are the hopper's")
+            }
+        }
+    }
+}
