@@ -4,6 +4,7 @@
 //! nothing written.
 
 mod common {
+    pub mod compare;
     pub mod fd;
     pub mod run;
     pub mod temp_dir;
@@ -11,6 +12,7 @@ mod common {
 
 use std::path::{Path, PathBuf};
 
+use common::compare::max_abs_diff;
 use common::fd::Rng;
 use common::run::loam;
 use common::temp_dir::TempDir;
@@ -30,14 +32,6 @@ fn shipped_robot(name: &str) -> PlanarRobot {
     let robot = description.build(G);
     robot.validate().expect("a shipped robot is consistent");
     robot
-}
-
-fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f64::max)
 }
 
 /// M(q), h(q, v), the generalized forces of random inputs and every contact's Jacobian and

@@ -5,7 +5,15 @@
 //! import as documented; and joints or links that cannot be projected onto the plane are
 //! refused, naming them.
 
+mod common {
+    pub mod compare;
+    pub mod fd;
+}
+
 use std::path::{Path, PathBuf};
+
+use common::compare::max_abs_diff;
+use common::fd::Rng;
 
 use loam::model::planar::urdf::{import, UrdfError};
 use loam::model::planar::PlanarRobot;
@@ -43,27 +51,6 @@ fn refusal(text: &str) -> String {
     }
 }
 
-/// A fixed-seed linear congruential generator: uniform numbers without a crate.
-struct Lcg(u64);
-
-impl Lcg {
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        lo + (hi - lo) * ((self.0 >> 11) as f64 / (1u64 << 53) as f64)
-    }
-}
-
-fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f64::max)
-}
-
 /// M(q), the centre of mass and every contact point agree to 1e-12 at 20 random
 /// configurations; the coordinates (names, limits), inputs and contacts are the same.
 fn assert_same_robot(a: &PlanarRobot, b: &PlanarRobot) {
@@ -88,7 +75,7 @@ fn assert_same_robot(a: &PlanarRobot, b: &PlanarRobot) {
     for (ca, cb) in a.contacts.iter().zip(&b.contacts) {
         assert_eq!((&ca.name, ca.body), (&cb.name, cb.body));
     }
-    let mut rng = Lcg(11);
+    let mut rng = Rng::new(11);
     for _ in 0..20 {
         let q: Vec<f64> = (0..a.n_q()).map(|_| rng.uniform(-1.5, 1.5)).collect();
         let (ma, mb) = (a.body.mass_matrix(&q), b.body.mass_matrix(&q));
@@ -171,7 +158,7 @@ fn urdf_angles_map_onto_loam_angles_with_the_sign_of_the_axis() {
     // knee about -y; the foot's contact is the bottom of its sphere in the shank's frame.
     let robot = imported(&read("three_link_leg.urdf"));
     let foot = robot.contact("foot").unwrap();
-    let mut rng = Lcg(5);
+    let mut rng = Rng::new(5);
     for _ in 0..20 {
         let (hip, knee) = (rng.uniform(-1.2, 0.8), rng.uniform(-0.1, 2.5));
         let r_thigh = rotation([0.0, 1.0, 0.0], hip);

@@ -61,21 +61,20 @@ impl Figure for RobotDrawing<'_> {
         let touching = vec![true; robot.contacts.len()];
         let pose = stick_figure(robot, &self.q, &touching);
         let frames = body.frames(&self.q);
-        let xs = pose
+        // Everything drawn: the links' ends, the joints, the centre of mass.
+        let drawn: Vec<(f64, f64)> = pose
             .segments
             .iter()
             .flatten()
-            .map(|a| a.0)
-            .chain(frames.iter().map(|f| f.position[0]))
-            .chain([com[0]]);
-        let zs = pose
-            .segments
-            .iter()
-            .flatten()
-            .map(|a| a.1)
-            .chain(frames.iter().map(|f| f.position[1]))
-            .chain([com[1], 0.0]);
-        let x_range = range_of(xs, 0.25);
+            .copied()
+            .chain(frames.iter().map(|f| (f.position[0], f.position[1])))
+            .chain([(com[0], com[1])])
+            .collect();
+        let xs = drawn.iter().map(|p| p.0);
+        let zs = drawn.iter().map(|p| p.1).chain([0.0]);
+        // Room on the right for the joints' labels.
+        let (x_lo, x_hi) = range_of(xs, 0.25);
+        let x_range = (x_lo, x_hi + 0.5 * (x_hi - x_lo));
         let (z_lo, z_hi) = range_of(zs, 0.1);
         let span = z_hi - z_lo;
         let mut chart = ground_chart(&rest, x_range, (z_lo.min(-0.05 * span), z_hi), 0.0)?;
@@ -86,16 +85,19 @@ impl Figure for RobotDrawing<'_> {
             .map(|f| (f.position[0], f.position[1]))
             .collect();
         draw_markers(&mut chart, &joints, (Marker::Circle, true), 6, BLUE)?;
-        for (b, frame) in frames.iter().enumerate().skip(1) {
-            let name = &robot.coordinates[b + 2].name;
+        // Joints of legs that coincide in the plane (left and right) share one label.
+        let joint_names = frames
+            .iter()
+            .enumerate()
+            .skip(1)
+            .map(|(b, f)| (f.position, robot.coordinates[b + 2].name.clone()));
+        for ([x, z], label) in coincident(joint_names) {
+            // Right of the joint's marker.
+            let at = (x + 0.03 * span, z + 0.01 * span);
             chart
                 .draw_series(std::iter::once(Text::new(
-                    name.clone(),
-                    // Right of the joint's marker.
-                    (
-                        frame.position[0] + 0.03 * span,
-                        frame.position[1] + 0.01 * span,
-                    ),
+                    label,
+                    at,
                     font(TICK_SIZE).color(&BLUE),
                 )))
                 .map_err(draw_error)?;
@@ -107,16 +109,36 @@ impl Figure for RobotDrawing<'_> {
             9,
             VERMILION,
         )?;
-        for contact in &robot.contacts {
-            let point = body.point(&self.q, contact.body, contact.point);
+        let contact_names = robot
+            .contacts
+            .iter()
+            .map(|c| (body.point(&self.q, c.body, c.point), c.name.clone()));
+        for ([x, z], label) in coincident(contact_names) {
+            let at = (x, z - 0.04 * span);
             chart
                 .draw_series(std::iter::once(Text::new(
-                    contact.name.clone(),
-                    (point[0], point[1] - 0.04 * span),
+                    label,
+                    at,
                     font(TICK_SIZE).color(&DARK),
                 )))
                 .map_err(draw_error)?;
         }
         Ok(())
     }
+}
+
+/// Named points, those at the same place (within 1 µm) joined into one label `a / b`.
+fn coincident(points: impl Iterator<Item = ([f64; 2], String)>) -> Vec<([f64; 2], String)> {
+    let mut groups: Vec<([f64; 2], String)> = Vec::new();
+    for (p, name) in points {
+        let same = |q: &[f64; 2]| (p[0] - q[0]).hypot(p[1] - q[1]) < 1e-6;
+        match groups.iter_mut().find(|(q, _)| same(q)) {
+            Some((_, label)) => {
+                label.push_str(" / ");
+                label.push_str(&name);
+            }
+            None => groups.push((p, name)),
+        }
+    }
+    groups
 }
