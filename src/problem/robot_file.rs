@@ -142,30 +142,25 @@ fn merge(base: &mut Tree, over: Tree) {
 pub fn robot_yaml(description: &RobotDescription) -> String {
     let text = super::yaml::to_text(description);
     let lines: Vec<&str> = text.lines().collect();
+    /// `- value` at exactly `indent` columns: an item of a sequence of plain values.
+    fn item(line: &str, indent: usize) -> Option<&str> {
+        let (lead, rest) = line.split_at_checked(indent)?;
+        let value = rest.strip_prefix("- ")?;
+        (lead.trim().is_empty() && !value.contains(':') && !value.starts_with("- "))
+            .then_some(value)
+    }
     let mut out = String::new();
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
         let indent = line.len() - line.trim_start().len();
-        let item = |l: &str| -> Option<String> {
-            let rest = l.get(indent..)?;
-            let value = rest.strip_prefix("- ")?;
-            (l[..indent].trim().is_empty() && !value.contains(':') && !value.starts_with("- "))
-                .then(|| value.to_owned())
-        };
-        if line.trim_end().ends_with(':') && i + 2 < lines.len() + 1 {
-            let items: Vec<String> = lines[i + 1..].iter().map_while(|l| item(l)).collect();
-            let followed_by_more = lines
-                .get(i + 1 + items.len())
-                .and_then(|l| item(l))
-                .is_some();
-            if items.len() == 2 && !followed_by_more {
-                out.push_str(&format!(
-                    "{} [{}, {}]\n",
-                    line.trim_end(),
-                    items[0],
-                    items[1]
-                ));
+        if line.ends_with(':') {
+            let items: Vec<&str> = lines[i + 1..]
+                .iter()
+                .map_while(|l| item(l, indent))
+                .collect();
+            if let [a, b] = items[..] {
+                out.push_str(&format!("{line} [{a}, {b}]\n"));
                 i += 3;
                 continue;
             }

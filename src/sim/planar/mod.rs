@@ -231,17 +231,12 @@ pub fn replay(
         }
     }
     let names = robot.state_names();
-    let limited: Vec<usize> = robot
+    let joint_limits: Vec<LimitCount> = robot
         .state_bounds()
-        .iter()
+        .into_iter()
         .enumerate()
         .filter(|(_, (lo, hi))| lo.is_finite() || hi.is_finite())
-        .map(|(i, _)| i)
-        .collect();
-    let joint_limits: Vec<LimitCount> = limited
-        .iter()
-        .map(|&i| {
-            let (lo, hi) = robot.state_bounds()[i];
+        .map(|(i, (lo, hi))| {
             let excess: Vec<f64> = rows
                 .iter()
                 .map(|row| (lo - row[1 + i]).max(row[1 + i] - hi))
