@@ -87,7 +87,17 @@ pub trait HybridSystem {
     ) -> Result<(), Self::Error>;
     /// Called after every accepted step, at its end (before any event in it is handled).
     fn stepped(&mut self, _mode: &Self::Mode, _t: f64, _x: &[f64]) {}
+    /// What guard `guard` watches, for messages (`foot `foot`'s contact`).
+    fn guard_name(&self, guard: usize) -> String {
+        format!("guard {guard}")
+    }
 }
+
+/// A guard that fires this many times within [`CHATTER_WINDOW`] stops the loop: its switch
+/// cannot be resolved at that instant (a real bounce takes far longer between events).
+pub const CHATTER_EVENTS: usize = 8;
+/// \[s\]
+pub const CHATTER_WINDOW: f64 = 1e-9;
 
 /// The loop's own failures.
 #[derive(Debug, thiserror::Error)]
@@ -98,6 +108,16 @@ pub enum LoopError {
         "the integrator's step fell below {h:e} s at t = {t} s (state not finite or too stiff)"
     )]
     StepTooSmall { t: f64, h: f64 },
+    #[error(
+        "{guard} switched {count} times within {window:e} s at t = {t:.6} s: the switch cannot \
+         be resolved there (chatter), so the replay stops"
+    )]
+    Chatter {
+        t: f64,
+        guard: String,
+        count: usize,
+        window: f64,
+    },
 }
 
 /// Integrator settings.
@@ -138,6 +158,8 @@ pub fn run<S: HybridSystem>(
     let (mut steps, mut rejected) = (0, 0);
     let mut armed = arm;
     let mut derivative: Option<(S::Piece, Vec<f64>)> = None;
+    // The switches at the current instant, by guard: (instant, guard, count).
+    let mut at_once: Vec<(f64, usize, usize)> = Vec::new();
     // The guards at the end of the last accepted step (or switch), in that step's piece.
     let mut guards = system.guards(&mode, system.piece(0.0), 0.0, &x)?;
     while t < t_end {
@@ -259,6 +281,26 @@ pub fn run<S: HybridSystem>(
         t = t_new;
 
         if let Some((_, guard)) = event {
+            at_once.retain(|&(t0, _, _)| t - t0 <= CHATTER_WINDOW);
+            let count = match at_once.iter_mut().find(|(_, g, _)| *g == guard) {
+                Some((_, _, count)) => {
+                    *count += 1;
+                    *count
+                }
+                None => {
+                    at_once.push((t, guard, 1));
+                    1
+                }
+            };
+            if count >= CHATTER_EVENTS {
+                return Err(LoopError::Chatter {
+                    t,
+                    guard: system.guard_name(guard),
+                    count,
+                    window: CHATTER_WINDOW,
+                }
+                .into());
+            }
             match system.switch(&mut mode, guard, piece, t, &mut x_new)? {
                 Switch::Stop => {
                     return Ok(Finish {
@@ -334,6 +376,66 @@ mod tests {
         fn sample(&mut self, _: &(), _: (), t: f64, x: &[f64]) -> Result<(), LoopError> {
             self.samples.push((t, x[0]));
             Ok(())
+        }
+    }
+
+    /// A switch that can never resolve: every switch re-arms a guard that stays above 0.
+    struct Stuck {
+        switches: usize,
+    }
+
+    impl HybridSystem for Stuck {
+        type Mode = ();
+        type Piece = ();
+        type Error = LoopError;
+        fn breakpoints(&self) -> &[f64] {
+            &[]
+        }
+        fn piece(&self, _: f64) {}
+        fn derivative(&self, _: &(), _: (), _: f64, _: &[f64]) -> Result<Vec<f64>, LoopError> {
+            Ok(vec![1.0])
+        }
+        /// Rises through 0 at t = 0.5; every switch re-arms it, and it is above 0 after.
+        fn guards(&self, _: &(), _: (), _: f64, x: &[f64]) -> Result<Vec<f64>, LoopError> {
+            Ok(vec![x[0] - 0.5])
+        }
+        fn switch(
+            &mut self,
+            _: &mut (),
+            _: usize,
+            _: (),
+            _: f64,
+            _: &mut Vec<f64>,
+        ) -> Result<Switch, LoopError> {
+            self.switches += 1;
+            Ok(Switch::Continue { arm: true })
+        }
+        fn sample(&mut self, _: &(), _: (), _: f64, _: &[f64]) -> Result<(), LoopError> {
+            Ok(())
+        }
+        fn guard_name(&self, _: usize) -> String {
+            "the stuck guard".into()
+        }
+    }
+
+    #[test]
+    fn a_switch_that_fires_again_and_again_at_one_instant_stops_the_loop_naming_it() {
+        let mut stuck = Stuck { switches: 0 };
+        let error = run(&mut stuck, (), vec![0.0], 2.0, &[], settings(), false).unwrap_err();
+        match error {
+            LoopError::Chatter {
+                t, guard, count, ..
+            } => {
+                assert!((t - 0.5).abs() < 1e-9, "at the instant it first fired: {t}");
+                assert_eq!(guard, "the stuck guard");
+                assert_eq!(count, CHATTER_EVENTS);
+                assert_eq!(
+                    stuck.switches,
+                    CHATTER_EVENTS - 1,
+                    "the last switch is refused"
+                );
+            }
+            other => panic!("not chatter: {other}"),
         }
     }
 

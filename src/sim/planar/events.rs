@@ -7,12 +7,6 @@ use super::{Event, PlanarSimError};
 use crate::sim::hybrid::{HybridSystem, Switch};
 use crate::sim::integrator::Tolerances;
 
-/// Lift-offs and touchdowns of one foot within [`CHATTER_WINDOW`] seconds that stop a
-/// replay as chatter at one instant (a real bounce takes far longer between contacts).
-const CHATTER_EVENTS: usize = 8;
-/// \[s\]
-const CHATTER_WINDOW: f64 = 1e-9;
-
 /// The replay's error control: tight enough that the replay's error is far below the plan's
 /// collocation error and the servo's tracking error it measures.
 pub(super) const TOLERANCES: Tolerances = Tolerances {
@@ -100,6 +94,14 @@ impl HybridSystem for Run<'_, '_> {
         Ok(())
     }
 
+    /// Guard c is contact c's: lift-off, touchdown, sinking and sticking.
+    fn guard_name(&self, guard: usize) -> String {
+        format!(
+            "foot `{}` (lift-off, touchdown, sinking or sticking)",
+            self.sim.robot.contacts[guard].name
+        )
+    }
+
     fn stepped(&mut self, _: &Mode, _: f64, x: &[f64]) {
         self.track_peak(x);
     }
@@ -172,25 +174,12 @@ impl HybridSystem for Run<'_, '_> {
         // Feet that switch contact hundreds of times chatter. On a bed a foot held on the
         // verge of sinking (a plan's rest, F_z = F_hyd) creeps: it sinks and sticks in turn
         // by tiny amounts, which is the stick law at work, so those events count apart.
-        // The same foot lifting off and landing again and again at one instant cannot be
-        // resolved by the stick law: stop there, naming the time and the foot.
-        let at_once = self
-            .events
-            .iter()
-            .rev()
-            .take_while(|e| (t - e.t).abs() <= CHATTER_WINDOW)
-            .filter(|e| e.contact == name && matches!(e.kind, "lift-off" | "touchdown"))
-            .count();
-        if at_once >= CHATTER_EVENTS {
-            return Err(PlanarSimError::ChatterAt {
+        if self.contact_events > 200 {
+            return Err(PlanarSimError::Chatter {
+                count: 200,
                 t,
                 foot: name,
-                count: at_once,
-                window: CHATTER_WINDOW,
             });
-        }
-        if self.contact_events > 200 {
-            return Err(PlanarSimError::Chatter(200));
         }
         if self.events.len() - self.contact_events > 20_000 {
             return Err(PlanarSimError::Creep(20_000));

@@ -46,20 +46,11 @@ pub enum PlanarSimError {
     Diverged { t: f64 },
     #[error("the constrained dynamics are singular at t = {t:.4} s (mode {mode})")]
     Singular { t: f64, mode: String },
-    #[error("more than {0} contact events: the feet chatter")]
-    Chatter(usize),
     #[error(
-        "foot `{foot}` chatters at t = {t:.6} s: {count} lift-offs and touchdowns within {window:e} s; \
-         held, its normal force turns negative; freed, it falls straight back onto its floor \
-         (on rigid ground: a tangential hold released at F_z = 0, which only a sliding foot \
-         resolves, and the replay does not model sliding). The replay stops here"
+        "more than {count} lift-offs and touchdowns: the feet chatter (the last: foot `{foot}` \
+         at t = {t:.6} s); the replay stops there"
     )]
-    ChatterAt {
-        t: f64,
-        foot: String,
-        count: usize,
-        window: f64,
-    },
+    Chatter { count: usize, t: f64, foot: String },
     #[error("more than {0} times a foot began or stopped sinking into the bed: the replay creeps without end")]
     Creep(usize),
     #[error(
