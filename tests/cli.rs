@@ -744,3 +744,65 @@ fn dem_nudge_moves_one_grain_by_one_ulp_and_refuses_a_missing_grain() {
     assert_contains(&out.stderr, &["--grain 20", "20 grains"]);
     assert!(!dir.path().join("bad.bed").exists(), "nothing written");
 }
+
+/// Copies `from` (a folder of files and folders) into `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create folder");
+    for entry in std::fs::read_dir(from).expect("read folder") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy file");
+        }
+    }
+}
+
+#[test]
+fn simulate_with_any_shipped_terrain_replays_or_refuses_never_panics() {
+    // Every shipped run (results/*) against every shipped problem file and both presets:
+    // a replay (exit 0, or 1 for a replay that never reached its apex) or a clear refusal
+    // (exit 2, `error: --terrain ...` or why the run cannot be replayed), never a panic.
+    let dir = TempDir::new("terrains");
+    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
+    let mut runs = Vec::new();
+    for entry in std::fs::read_dir(&results).expect("results/") {
+        let path = entry.expect("entry").path();
+        if path.join("solution.json").is_file() {
+            let copy = dir.path().join(path.file_name().unwrap());
+            copy_tree(&path, &copy);
+            runs.push(copy);
+        }
+    }
+    assert!(runs.len() >= 5, "shipped runs: {runs:?}");
+    let mut terrains: Vec<String> = shipped_problems()
+        .iter()
+        .map(|p| p.to_str().unwrap().to_owned())
+        .collect();
+    terrains.extend(["rigid".to_owned(), "poppy_seeds".to_owned()]);
+    let mut replayed = 0;
+    for run in &runs {
+        for terrain in &terrains {
+            let out = loam(
+                dir.path(),
+                &[
+                    "simulate",
+                    run.to_str().unwrap(),
+                    "--terrain",
+                    terrain,
+                    "-q",
+                ],
+            );
+            let label = format!("{} --terrain {terrain}", run.display());
+            assert!(matches!(out.status, Some(0..=2)), "{label}: {}", out.dump());
+            assert!(!out.stderr.contains("panicked"), "{label}: {}", out.dump());
+            if out.code() == 2 {
+                assert!(out.stderr.starts_with("error: "), "{label}: {}", out.dump());
+            } else {
+                replayed += 1;
+            }
+        }
+    }
+    assert!(replayed > 10, "some pairs replay: {replayed}");
+}

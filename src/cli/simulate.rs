@@ -72,8 +72,26 @@ pub fn terrain_section(spec: &str) -> anyhow::Result<TerrainChoice> {
         }
     }
     if path.is_file() {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| BadInput(format!("--terrain {spec}: cannot read it: {e}")))?;
+        if problem::is_planar(&text, &[]) {
+            return Err(BadInput(format!(
+                "--terrain {spec}: a planar robot's problem file; --terrain takes a hopper \
+                 problem file (its terrain: rigid or added_mass) or a preset (rigid, poppy_seeds)"
+            ))
+            .into());
+        }
+        let terrain = problem::load(path, &[])?.terrain;
+        if terrain.model == problem::TerrainModel::WrenchSpace {
+            return Err(BadInput(format!(
+                "--terrain {spec}: a wrench-space terrain; the hopper's replay (--backend \
+                 reduced) runs on rigid ground or the added-mass bed, and a rail plan replays \
+                 on its own wrench space only"
+            ))
+            .into());
+        }
         return Ok(TerrainChoice {
-            terrain: problem::load(path, &[])?.terrain,
+            terrain,
             file_stem: Some(
                 path.file_stem()
                     .map_or("terrain".into(), |s| s.to_string_lossy().into_owned()),
