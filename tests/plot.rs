@@ -4,10 +4,12 @@
 //! and touches no edge; bad folders and bad files give errors that name the file and line.
 
 mod common {
+    pub mod csv;
     pub mod run;
     pub mod temp_dir;
 }
 
+use common::csv::read_csv;
 use common::run::write_record;
 use common::temp_dir::TempDir;
 use std::path::Path;
@@ -47,22 +49,6 @@ fn solve(problem: &str, apex: f64, out: &Path) {
         out.display(),
         String::from_utf8_lossy(&output.stderr)
     );
-}
-
-/// A CSV as (header, rows of numbers where they parse).
-fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
-    let text = std::fs::read_to_string(path).expect("read csv");
-    let mut lines = text.lines();
-    let header = lines
-        .next()
-        .expect("header")
-        .split(',')
-        .map(String::from)
-        .collect();
-    let rows = lines
-        .map(|l| l.split(',').map(String::from).collect())
-        .collect();
-    (header, rows)
 }
 
 const REPLAY_COLUMNS: [&str; 12] = [

@@ -345,10 +345,12 @@ impl PlanarRun {
             .transpose()?;
         let trajectory_table = Table::read(&dir.join("trajectory.csv"))?;
         let mut extra = wrench_panels(&feet, &trajectory_table, replay_table.as_ref())?;
-        if matches!(
-            problem.terrain,
-            crate::problem::planar::PlanarTerrainConfig::AddedMass(_)
-        ) {
+        // The feet's depth, on a ground they sink into.
+        if problem
+            .terrain
+            .contact_model::<f64>()
+            .is_some_and(|model| model.yields())
+        {
             extra.push(depth_panel(
                 &robot,
                 &trajectory_table,

@@ -5,6 +5,7 @@
 //! ```yaml
 //! robot: {model: monopod}            # planar_foot | monopod | quadruped, with their parameters
 //! terrain: {model: rigid, friction: 0.8}  # or {model: added_mass, foot_radius: 0.08},
+//!                                         # or {model: spring, stiffness: 5e4, damping: 400},
 //!                                         # or {model: wrench_space, data: FILE} (planner::wrench_hop)
 //! schedule:                           # phases: the feet on the ground, nodes, duration bounds
 //!   - {contacts: [foot], nodes: 21, duration: [0.05, 0.4]}
@@ -25,7 +26,9 @@ use crate::model::planar::foot::PlanarFootParams;
 use crate::model::planar::monopod::MonopodParams;
 use crate::model::planar::quadruped::QuadrupedParams;
 use crate::model::planar::PlanarRobot;
-use crate::terrain::AddedMass;
+use crate::scalar::Scalar;
+use crate::terrain::rigid::RigidGround;
+use crate::terrain::{AddedMass, Bed, ContactModel, SpringGround};
 
 /// A planning problem for a planar robot.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -162,6 +165,8 @@ pub enum PlanarTerrainConfig {
     /// A data-driven wrench space under every foot (docs/WRENCH_SPACE.md): planned by
     /// `planner::wrench_hop`, replayed by the MDP simulator.
     WrenchSpace(WrenchSpaceGroundConfig),
+    /// A linear spring-damper ground under every foot (`terrain::spring`).
+    Spring(SpringGround),
 }
 
 impl PlanarTerrainConfig {
@@ -171,7 +176,24 @@ impl PlanarTerrainConfig {
             PlanarTerrainConfig::Rigid(_) => "rigid",
             PlanarTerrainConfig::AddedMass(_) => "added_mass",
             PlanarTerrainConfig::WrenchSpace(_) => "wrench_space",
+            PlanarTerrainConfig::Spring(_) => "spring",
         }
+    }
+
+    /// The contact model under every foot: the registry of contact models for the planar
+    /// planner and replay. None for a wrench space (planned by `planner::wrench_hop`).
+    pub fn contact_model<S: Scalar + 'static>(&self) -> Option<Box<dyn ContactModel<S>>> {
+        Some(match self {
+            PlanarTerrainConfig::Rigid(ground) => Box::new(RigidGround {
+                friction: ground.friction,
+            }),
+            PlanarTerrainConfig::AddedMass(ground) => Box::new(Bed {
+                friction: ground.friction,
+                law: ground.bed(),
+            }),
+            PlanarTerrainConfig::Spring(ground) => Box::new(ground.clone()),
+            PlanarTerrainConfig::WrenchSpace(_) => return None,
+        })
     }
 }
 
@@ -446,6 +468,7 @@ impl Schema for PlanarProblem {
         let friction = match &self.terrain {
             PlanarTerrainConfig::Rigid(ground) => Some(ground.friction),
             PlanarTerrainConfig::AddedMass(ground) => Some(ground.friction),
+            PlanarTerrainConfig::Spring(ground) => Some(ground.friction),
             PlanarTerrainConfig::WrenchSpace(_) => None,
         };
         if let Some(friction) = friction {
@@ -458,6 +481,11 @@ impl Schema for PlanarProblem {
         }
         match &self.terrain {
             PlanarTerrainConfig::Rigid(_) => {}
+            PlanarTerrainConfig::Spring(ground) => {
+                for (field, message) in ground.violations() {
+                    fail!(format!("terrain.{field}"), message);
+                }
+            }
             PlanarTerrainConfig::AddedMass(ground) => {
                 if !(ground.foot_radius.is_finite() && ground.foot_radius > 0.0) {
                     fail!(
@@ -569,10 +597,14 @@ impl Schema for PlanarProblem {
                 );
             }
         }
-        if self.task.start.at_rest && self.schedule.first().is_some_and(|p| p.contacts.is_empty()) {
+        // At rest in flight is a drop: it needs the height it is dropped from.
+        if self.task.start.at_rest
+            && self.schedule.first().is_some_and(|p| p.contacts.is_empty())
+            && !self.task.start.set.contains_key("z")
+        {
             fail!(
                 "schedule[0].contacts".into(),
-                "the robot starts at rest (task.start.at_rest), so the first phase must have a foot on the ground; a robot at rest cannot be in flight".into(),
+                "the robot starts at rest (task.start.at_rest), so the first phase must have a foot on the ground; a robot at rest cannot be in flight unless it is dropped from a height (task.start.set: {z: HEIGHT})".into(),
             );
         }
         let coordinates = [

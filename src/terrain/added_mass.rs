@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::contact::{ContactModel, FootNormal, LawEnd, Normal};
+use super::rigid::{RigidGround, Row};
 use crate::problem::Medium;
 use crate::scalar::Scalar;
 
@@ -126,6 +128,95 @@ impl AddedMass {
             }
         }
         0.5 * (low + high)
+    }
+}
+
+/// The added-mass bed as a contact model under each foot: sideways (and level) the bed holds
+/// a foot like rigid ground within `friction`'s cone; along the normal a foot is stuck where
+/// it is while its load stays within [0, F_hyd(d)], sinks under F_z = F_hyd + drag − m_a z̈
+/// when its load passes F_hyd, and sticks again when its sinking stops (the hopper's stick
+/// law, docs/MODEL.md section 2).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bed {
+    pub friction: f64,
+    pub law: AddedMass,
+}
+
+impl<S: Scalar> ContactModel<S> for Bed {
+    fn name(&self) -> &'static str {
+        "added_mass"
+    }
+    fn ground(&self) -> RigidGround {
+        RigidGround {
+            friction: self.friction,
+        }
+    }
+    fn yields(&self) -> bool {
+        true
+    }
+    fn remembers_footprint(&self) -> bool {
+        true
+    }
+    fn rest_depth(&self, load: f64) -> f64 {
+        self.law.equilibrium_depth(load)
+    }
+    fn law(&self, z: &S, vz: &S) -> Resistance<S> {
+        self.law.resistance(z, vz)
+    }
+    /// F_z = F_hyd + drag − m_a z̈ while the foot sinks (ż ≤ 0): in a plan a held foot in the
+    /// bed is always on the verge of sinking or sinking.
+    fn stance_rows(&self, foot: &FootNormal<S>, weight: f64) -> Vec<Row<S>> {
+        let law = self.law.resistance(foot.z, foot.vz).on_foot(foot.az);
+        vec![
+            Row::equal(
+                format!("{} bed", foot.name),
+                foot.fz.clone() - law,
+                0.0,
+                weight,
+            ),
+            Row::at_most(format!("{} sinks", foot.name), foot.vz.clone(), 0.0, 0.1),
+        ]
+    }
+    fn lifts_at_zero_force(&self) -> bool {
+        false
+    }
+    /// The foot has stopped sinking (ż = 0 at the stance's last node) and, free of the bed,
+    /// accelerates upward (z̈ ≥ `least_lift` at the next phase's first node).
+    fn lift_off_rows(&self, foot: &FootNormal<S>, least_lift: f64) -> Vec<Row<S>> {
+        let name = foot.name;
+        vec![
+            Row::equal(format!("{name} stops sinking"), foot.vz.clone(), 0.0, 0.1),
+            Row::at_least(
+                format!("{name} accelerates up"),
+                foot.az.clone(),
+                least_lift,
+                1.0,
+            ),
+        ]
+    }
+    fn normal_impact(&self) -> bool {
+        true
+    }
+    fn allows_landing(&self) -> bool {
+        false
+    }
+    fn touchdown(&self) -> Normal {
+        Normal::Held
+    }
+    /// F_z (lift-off) and F_hyd(d) − F_z (the foot sinks).
+    fn held_guard(&self, fz: f64, depth: f64) -> f64 {
+        fz.min(self.law.static_resistance(depth) - fz)
+    }
+    /// The guard nearer 0 decides: the foot sinks when its load is nearer F_hyd than 0.
+    fn held_yields(&self, fz: f64, depth: f64) -> bool {
+        self.law.static_resistance(depth) - fz < fz
+    }
+    /// −ż: a sinking foot sticks when it stops sinking.
+    fn law_guard(&self, _z: f64, vz: f64) -> f64 {
+        -vz
+    }
+    fn law_end(&self) -> LawEnd {
+        LawEnd::Sticks
     }
 }
 

@@ -2,14 +2,18 @@
 //! over the scalar, so the planner and the simulators evaluate the same equations.
 
 pub mod added_mass;
+pub mod contact;
 pub mod hull;
 pub mod rigid;
+pub mod spring;
 pub mod wrench_set;
 pub mod wrench_space;
 
 use serde::{Deserialize, Serialize};
 
-pub use added_mass::AddedMass;
+pub use added_mass::{AddedMass, Bed};
+pub use contact::ContactModel;
+pub use spring::SpringGround;
 
 use crate::problem;
 use crate::scalar::Scalar;

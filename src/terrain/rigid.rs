@@ -10,6 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::added_mass::Resistance;
+use super::contact::{ContactModel, FootNormal, LawEnd, Normal};
 use crate::model::planar::PlanarRobot;
 use crate::scalar::Scalar;
 
@@ -36,6 +38,24 @@ impl<S> Row<S> {
             expr,
             lower,
             upper: f64::INFINITY,
+            nominal,
+        }
+    }
+    pub fn at_most(name: impl Into<String>, expr: S, upper: f64, nominal: f64) -> Row<S> {
+        Row {
+            name: name.into(),
+            expr,
+            lower: f64::NEG_INFINITY,
+            upper,
+            nominal,
+        }
+    }
+    pub fn equal(name: impl Into<String>, expr: S, value: f64, nominal: f64) -> Row<S> {
+        Row {
+            name: name.into(),
+            expr,
+            lower: value,
+            upper: value,
             nominal,
         }
     }
@@ -201,6 +221,55 @@ impl RigidGround {
             0.0
         };
         friction.max(pressure)
+    }
+}
+
+/// Rigid ground as a contact model: a held foot does not move along the normal, lifts off
+/// when its normal force falls to 0, and lands with a plastic impact.
+impl<S: Scalar> ContactModel<S> for RigidGround {
+    fn name(&self) -> &'static str {
+        "rigid"
+    }
+    fn ground(&self) -> RigidGround {
+        self.clone()
+    }
+    fn yields(&self) -> bool {
+        false
+    }
+    fn rest_depth(&self, _load: f64) -> f64 {
+        0.0
+    }
+    fn law(&self, _z: &S, _vz: &S) -> Resistance<S> {
+        Resistance {
+            added_mass: S::zero(),
+            force: S::zero(),
+        }
+    }
+    fn stance_rows(&self, foot: &FootNormal<S>, _weight: f64) -> Vec<Row<S>> {
+        vec![Row::equal(
+            format!("{} holds 1", foot.name),
+            foot.az.clone(),
+            0.0,
+            1.0,
+        )]
+    }
+    fn lifts_at_zero_force(&self) -> bool {
+        true
+    }
+    fn lift_off_rows(&self, _foot: &FootNormal<S>, _least_lift: f64) -> Vec<Row<S>> {
+        Vec::new()
+    }
+    fn normal_impact(&self) -> bool {
+        true
+    }
+    fn touchdown(&self) -> Normal {
+        Normal::Held
+    }
+    fn law_guard(&self, _z: f64, _vz: f64) -> f64 {
+        unreachable!("rigid ground holds every foot: no foot moves under a law")
+    }
+    fn law_end(&self) -> LawEnd {
+        LawEnd::Sticks
     }
 }
 

@@ -35,7 +35,7 @@ use crate::scalar::Scalar;
 use crate::solver::{self, IterationInfo, SolveReport, SolveSettings};
 use crate::symbolic::Sx;
 use crate::terrain::rigid::{RigidGround, Row, WRENCH};
-use crate::terrain::AddedMass;
+use crate::terrain::ContactModel;
 use crate::transcription::{Bounded, PhaseTrajectory, Scheme, Trajectory};
 
 mod ocp;
@@ -84,10 +84,11 @@ impl Layout {
 /// A planar robot's motion as the planner sees it.
 pub struct PlanarPlanner {
     pub robot: PlanarRobot,
-    /// The friction cone (and, on rigid ground, the whole contact).
+    /// The friction cone every foot is held within sideways.
     pub ground: RigidGround,
-    /// On `model: added_mass`, the bed's vertical law under every foot in stance.
-    pub bed: Option<AddedMass>,
+    /// The contact model under every foot: how it holds a foot along the normal, how a foot
+    /// leaves and lands (`terrain::contact`).
+    pub contact: Box<dyn ContactModel<Sx>>,
     pub problem: PlanarProblem,
     pub layout: Layout,
     /// Contact indices per phase.
@@ -112,13 +113,10 @@ pub(super) fn to_bounded(row: Row<Sx>) -> Bounded {
 impl PlanarPlanner {
     pub fn new(problem: &PlanarProblem) -> PlanarPlanner {
         let robot = problem.robot.build(problem.gravity);
-        let (friction, bed) = match &problem.terrain {
-            PlanarTerrainConfig::Rigid(ground) => (ground.friction, None),
-            PlanarTerrainConfig::AddedMass(ground) => (ground.friction, Some(ground.bed())),
-            PlanarTerrainConfig::WrenchSpace(_) => {
-                panic!("a wrench-space problem is planned by planner::wrench_hop (see `plan`)")
-            }
-        };
+        let contact = problem
+            .terrain
+            .contact_model::<Sx>()
+            .expect("a wrench-space problem is planned by planner::wrench_hop (see `plan`)");
         let phases = problem
             .schedule
             .iter()
@@ -136,8 +134,8 @@ impl PlanarPlanner {
         PlanarPlanner {
             layout: Layout::of(&robot),
             robot,
-            ground: RigidGround { friction },
-            bed,
+            ground: contact.ground(),
+            contact,
             problem: problem.clone(),
             phases,
             scheme,
@@ -185,10 +183,13 @@ impl PlanarPlanner {
         for (name, value) in &self.problem.task.start.set {
             q0[self.coordinate(name)] = *value;
         }
-        if let Some(bed) = &self.bed {
-            // Sunk to the depth at which each foot of the first phase carries its share of
-            // the weight (q[1] is the base's height, `Multibody`'s definition).
-            q0[1] -= bed.equilibrium_depth(self.weight() / self.phases[0].len().max(1) as f64);
+        // On a ground that yields, sunk to the depth at which each foot of the first phase
+        // carries its share of the weight (q[1] is the base's height, `Multibody`'s
+        // definition); 0 on rigid ground.
+        if !self.phases[0].is_empty() {
+            q0[1] -= self
+                .contact
+                .rest_depth(self.weight() / self.phases[0].len() as f64);
         }
         let distance = self.problem.task.distance.unwrap_or(0.0)
             + self

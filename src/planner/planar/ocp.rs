@@ -7,6 +7,7 @@ use super::{centre_of_mass_velocity, phase_name, PlanarPlanner, NORMAL_FORCE_MAR
 use crate::planner::Transcribe;
 use crate::problem::InitialGuess;
 use crate::symbolic::Sx;
+use crate::terrain::contact::Normal;
 use crate::terrain::rigid::{self, WRENCH};
 use crate::transcription::{
     Bounded, Nlp, Node, Ocp, Phase, Point, PointBounds, PointConstraint, Scheme,
@@ -41,7 +42,8 @@ impl Transcribe for Rc<PlanarPlanner> {
                         control_bounds[b + k] = (0.0, 0.0);
                     }
                 }
-                let lands = p > 0 && on && self.lands(p);
+                // Impulses where a foot lands on a ground that stops it along the normal.
+                let lands = p > 0 && on && self.lands(p) && self.contact.normal_impact();
                 let b = l.impulse(c);
                 for k in 0..WRENCH {
                     control_bounds[b + k] = if lands { (-inf, inf) } else { (0.0, 0.0) };
@@ -54,7 +56,6 @@ impl Transcribe for Rc<PlanarPlanner> {
                 }
             }
             let planner = Rc::clone(self);
-            let active_path = active.clone();
             let name = phase_name(p, &self.problem.schedule[p].contacts);
             let entry = (p > 0 && self.lands(p)).then(|| {
                 let planner = Rc::clone(self);
@@ -74,9 +75,7 @@ impl Transcribe for Rc<PlanarPlanner> {
                     dx
                 }),
                 running_cost: Some(Box::new(self.running_cost())),
-                path: Some(Box::new(move |x: &[Sx], u: &[Sx]| {
-                    planner.path(x, u, &active_path)
-                })),
+                path: Some(Box::new(move |x: &[Sx], u: &[Sx]| planner.path(p, x, u))),
                 // The joints' position and velocity limits hold at every node.
                 state_bounds: self.robot.state_bounds(),
                 control_bounds,
@@ -89,7 +88,7 @@ impl Transcribe for Rc<PlanarPlanner> {
         let mut point_constraints = Vec::new();
         // Impulses act only at the first node of a landing phase.
         for p in 1..self.phases.len() {
-            if !self.lands(p) {
+            if !(self.lands(p) && self.contact.normal_impact()) {
                 continue;
             }
             for k in 1..self.problem.schedule[p].nodes {
@@ -111,7 +110,9 @@ impl Transcribe for Rc<PlanarPlanner> {
         // A margin on the normal force at every stance node but a lift-off node: a plan whose
         // feet graze F_z = 0 mid-stance lifts them in any replay (the simulator's lift-off
         // guard is that force crossing 0), so a held foot keeps a small share of the weight.
-        for (p, active) in self.phases.iter().enumerate() {
+        // (A foot under its ground's law from touchdown on, as on a spring, has no such guard.)
+        let held = self.contact.touchdown() == Normal::Held;
+        for (p, active) in self.phases.iter().enumerate().filter(|_| held) {
             let nodes = self.problem.schedule[p].nodes;
             let lifts_at_end =
                 p + 1 < self.phases.len() && active.iter().any(|c| !self.phases[p + 1].contains(c));
@@ -143,8 +144,8 @@ impl Transcribe for Rc<PlanarPlanner> {
             if lifted.is_empty() {
                 continue;
             }
-            if self.bed.is_some() {
-                point_constraints.extend(lifted.iter().flat_map(|&c| self.leaves_the_bed(p, c)));
+            if !self.contact.lifts_at_zero_force() {
+                point_constraints.extend(lifted.iter().flat_map(|&c| self.leaves(p, c)));
                 continue;
             }
             let mut bounds = vec![None; l.n_x() + l.n_u()];
@@ -173,10 +174,10 @@ impl Transcribe for Rc<PlanarPlanner> {
         if self.problem.task.start.at_rest {
             for j in 0..l.n_q {
                 start_bounds[l.n_q + j] = Some((0.0, 0.0));
-                // In a bed, at rest is static equilibrium: each foot exactly at the depth
-                // whose static resistance carries its load (the bed's law holds a foot at
-                // rest only on the verge of sinking, as for the hopper).
-                if self.bed.is_some() {
+                // On a ground that yields, at rest is static equilibrium: each foot exactly at
+                // the depth whose static resistance carries its load (a bed's law holds a foot
+                // at rest only on the verge of sinking, as for the hopper).
+                if self.contact.yields() && !self.phases[0].is_empty() {
                     start_bounds[l.n_x() + l.accel(j)] = Some((0.0, 0.0));
                 }
             }
@@ -197,12 +198,12 @@ impl Transcribe for Rc<PlanarPlanner> {
                         .into_iter()
                         .enumerate()
                     {
-                        // In a bed a foot starts at or below the surface (its depth follows
-                        // from the rest), a flat sole level.
-                        if planner.bed.is_some() && k == 0 {
+                        // In a ground that yields a foot starts at or below the surface (its
+                        // depth follows from the rest), a flat sole level.
+                        if planner.contact.yields() && k == 0 {
                             rows.push(
                                 Bounded::at_most(
-                                    format!("{} in the bed", planner.robot.contacts[c].name),
+                                    format!("{} in the ground", planner.robot.contacts[c].name),
                                     gap,
                                     0.0,
                                 )

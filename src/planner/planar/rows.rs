@@ -8,6 +8,7 @@ use super::{dynamics_rows, to_bounded, PlanarPlanner, NORMAL_FORCE_MARGIN};
 use crate::problem::planar::Objective;
 use crate::scalar::Scalar;
 use crate::symbolic::Sx;
+use crate::terrain::contact::FootNormal;
 use crate::terrain::rigid::{self, WRENCH};
 use crate::transcription::{Bounded, Node, Point, PointConstraint};
 
@@ -66,51 +67,49 @@ impl PlanarPlanner {
         }
     }
 
-    /// Contact `c` leaving the bed as phase `p` starts: it has stopped sinking (ż = 0 at the
-    /// stance's last node) and, free of the bed, accelerates upward (z̈ ≥ 0 at the next
-    /// phase's first node, whose state is the same); then it stays above its crater's floor,
-    /// the height it left from, at every later node. (The crater's walls are not modelled.)
+    /// Contact `c` leaving the ground as phase `p` starts: its contact model's lift-off rows
+    /// between the stance's last node and the next phase's first node (whose state is the
+    /// same): on a bed it has stopped sinking (ż = 0) and, free of the bed, accelerates upward;
+    /// on a spring it is back at the surface. On a ground that remembers the footprint it
+    /// then stays above the height it left from at every later node.
     ///
-    /// The upward acceleration has a margin, [`NORMAL_FORCE_MARGIN`] g, for the reason the
-    /// held feet's force has one: a plan that lifts a foot with z̈ = 0 leaves a replay's foot
-    /// stuck in the bed under a load of round-off size.
-    pub(super) fn leaves_the_bed(self: &Rc<Self>, p: usize, c: usize) -> [PointConstraint; 2] {
+    /// The bed's upward acceleration has a margin, [`NORMAL_FORCE_MARGIN`] g, for the reason
+    /// the held feet's force has one: a plan that lifts a foot with z̈ = 0 leaves a replay's
+    /// foot stuck in the bed under a load of round-off size.
+    pub(super) fn leaves(self: &Rc<Self>, p: usize, c: usize) -> Vec<PointConstraint> {
         let l = self.layout;
         let lift = Point {
             phase: p - 1,
             node: Node::Last,
         };
-        let mut later = Vec::new();
-        for phase in p..self.phases.len() {
-            for k in 1..self.problem.schedule[phase].nodes {
-                later.push(vec![
-                    lift,
-                    Point {
-                        phase,
-                        node: Node::Index(k),
-                    },
-                ]);
-            }
-        }
         let name = self.robot.contacts[c].name.clone();
         let planner = Rc::clone(self);
-        let guard_name = name.clone();
         let least_lift = NORMAL_FORCE_MARGIN * self.problem.gravity;
-        let guard = PointConstraint {
-            name: format!("{name} leaves the bed"),
+        let guard_name = name.clone();
+        let mut constraints = vec![PointConstraint {
+            name: format!("{name} leaves the ground"),
             f: Box::new(move |points: &[Vec<Sx>]| {
                 let robot = &planner.robot;
                 let (before, after) = (&points[0], &points[1]);
                 let (q0, v0) = (&before[..l.n_q], &before[l.n_q..l.n_x()]);
                 let (q1, v1) = (&after[..l.n_q], &after[l.n_q..l.n_x()]);
                 let a1 = &after[l.n_x() + l.accel(0)..l.n_x() + l.accel(0) + l.n_q];
+                let z = robot.contact_point(q0, c)[1].clone();
                 let vz = rigid::velocity(robot, c, q0, v0).swap_remove(1);
                 let az = rigid::acceleration(robot, c, q1, v1, a1).swap_remove(1);
-                vec![
-                    Bounded::equal(format!("{guard_name} stops sinking"), vz, 0.0).nominal(0.1),
-                    Bounded::at_least(format!("{guard_name} accelerates up"), az, least_lift)
-                        .nominal(1.0),
-                ]
+                let foot = FootNormal {
+                    name: &guard_name,
+                    z: &z,
+                    vz: &vz,
+                    az: &az,
+                    fz: &before[l.n_x() + l.wrench(c) + 1],
+                };
+                planner
+                    .contact
+                    .lift_off_rows(&foot, least_lift)
+                    .into_iter()
+                    .map(to_bounded)
+                    .collect()
             }),
             instances: vec![vec![
                 lift,
@@ -119,22 +118,37 @@ impl PlanarPlanner {
                     node: Node::First,
                 },
             ]],
-        };
-        let planner = Rc::clone(self);
-        let crater = PointConstraint {
-            name: format!("{name} above its crater"),
-            f: Box::new(move |points: &[Vec<Sx>]| {
-                let robot = &planner.robot;
-                let floor = robot.contact_point(&points[0][..l.n_q], c)[1].clone();
-                let z = robot.contact_point(&points[1][..l.n_q], c)[1].clone();
-                vec![
-                    Bounded::at_least(format!("{name} above its crater"), z - floor, 0.0)
-                        .nominal(0.01),
-                ]
-            }),
-            instances: later,
-        };
-        [guard, crater]
+        }];
+        if self.contact.remembers_footprint() {
+            let mut later = Vec::new();
+            for phase in p..self.phases.len() {
+                for k in 1..self.problem.schedule[phase].nodes {
+                    later.push(vec![
+                        lift,
+                        Point {
+                            phase,
+                            node: Node::Index(k),
+                        },
+                    ]);
+                }
+            }
+            let planner = Rc::clone(self);
+            constraints.push(PointConstraint {
+                name: format!("{name} above its crater"),
+                f: Box::new(move |points: &[Vec<Sx>]| {
+                    let robot = &planner.robot;
+                    let floor = robot.contact_point(&points[0][..l.n_q], c)[1].clone();
+                    let z = robot.contact_point(&points[1][..l.n_q], c)[1].clone();
+                    vec![
+                        Bounded::at_least(format!("{name} above its crater"), z - floor, 0.0)
+                            .nominal(0.01),
+                    ]
+                }),
+                instances: later,
+            });
+        }
+        constraints.retain(|c| !c.instances.is_empty());
+        constraints
     }
 
     /// Whether some foot lands when phase `p` starts.
@@ -145,7 +159,11 @@ impl PlanarPlanner {
                 .any(|c| !self.phases[p - 1].contains(c))
     }
 
-    pub(super) fn path(&self, x: &[Sx], u: &[Sx], active: &[usize]) -> Vec<Bounded> {
+    /// A node's rows in phase `p`: the equations of motion, the held feet's rows (sideways
+    /// held, along the normal the contact model's), their friction cones, and the free feet's
+    /// clearance.
+    pub(super) fn path(&self, p: usize, x: &[Sx], u: &[Sx]) -> Vec<Bounded> {
+        let active = &self.phases[p];
         let l = self.layout;
         let weight = self.weight();
         let (q, v) = x.split_at(l.n_q);
@@ -159,25 +177,28 @@ impl PlanarPlanner {
                     .into_iter()
                     .enumerate()
                 {
-                    match &self.bed {
-                        // The bed holds the foot sideways (and level) like rigid ground, and
-                        // vertically by its law, F_z = F_hyd + drag − m_a z̈, while it sinks.
-                        Some(bed) if k == 1 => {
-                            let z = self.robot.contact_point(q, c)[1].clone();
-                            let vz = rigid::velocity(&self.robot, c, q, v).swap_remove(1);
-                            let law = bed.resistance(&z, &vz).on_foot(&acc);
-                            rows.push(
-                                Bounded::equal(format!("{name} bed"), w[1].clone() - law, 0.0)
-                                    .nominal(weight),
-                            );
-                            rows.push(
-                                Bounded::at_most(format!("{name} sinks"), vz, 0.0).nominal(0.1),
-                            );
-                        }
-                        _ => rows.push(
+                    if k != 1 {
+                        // Every model holds a foot sideways (and a flat sole level).
+                        rows.push(
                             Bounded::equal(format!("{name} holds {k}"), acc, 0.0).nominal(1.0),
-                        ),
+                        );
+                        continue;
                     }
+                    let z = self.robot.contact_point(q, c)[1].clone();
+                    let vz = rigid::velocity(&self.robot, c, q, v).swap_remove(1);
+                    let foot = FootNormal {
+                        name,
+                        z: &z,
+                        vz: &vz,
+                        az: &acc,
+                        fz: &w[1],
+                    };
+                    rows.extend(
+                        self.contact
+                            .stance_rows(&foot, weight)
+                            .into_iter()
+                            .map(to_bounded),
+                    );
                 }
                 rows.extend(
                     self.ground
@@ -185,8 +206,11 @@ impl PlanarPlanner {
                         .into_iter()
                         .map(to_bounded),
                 );
-            } else if !(self.bed.is_some() && self.phases[0].contains(&c)) {
-                // (A foot that left the bed stays above its crater: `crater_rows`.)
+            } else if !(self.contact.remembers_footprint()
+                && self.phases[..p].iter().any(|down| down.contains(&c)))
+            {
+                // (A foot that left a ground that remembers it stays above its footprint:
+                // `leaves`.)
                 for (k, z) in rigid::clearance(&self.robot, c, q).into_iter().enumerate() {
                     rows.push(
                         Bounded::at_least(format!("{name} clearance {k}"), z, 0.0).nominal(0.01),
@@ -243,19 +267,27 @@ impl PlanarPlanner {
                 .into_iter()
                 .enumerate()
             {
+                // Without a normal impact the foot's normal velocity carries on into the law.
+                if k == 1 && !self.contact.normal_impact() {
+                    continue;
+                }
                 rows.push(Bounded::equal(format!("{name} stops {k}"), vel, 0.0).nominal(0.1));
             }
-            rows.extend(
-                self.ground
-                    .cone(
-                        &format!("{name} impulse"),
-                        impulse,
-                        self.robot.contacts[c].half_width,
-                        weight * 0.01,
-                    )
-                    .into_iter()
-                    .map(to_bounded),
-            );
+            // Without a normal impact there is no impulse (its bounds are 0): the foot lands
+            // with no sideways velocity.
+            if self.contact.normal_impact() {
+                rows.extend(
+                    self.ground
+                        .cone(
+                            &format!("{name} impulse"),
+                            impulse,
+                            self.robot.contacts[c].half_width,
+                            weight * 0.01,
+                        )
+                        .into_iter()
+                        .map(to_bounded),
+                );
+            }
             if !was.contains(&c) {
                 for (k, gap) in rigid::touchdown_gap(&self.robot, c, q1)
                     .into_iter()

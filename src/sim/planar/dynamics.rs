@@ -6,15 +6,18 @@ use nalgebra::{DMatrix, DVector};
 
 use super::{PlanTable, PlanarSimError};
 use crate::model::planar::PlanarRobot;
+use crate::terrain::contact::Normal;
 use crate::terrain::rigid::{self, RigidGround};
-use crate::terrain::AddedMass;
+use crate::terrain::ContactModel;
 
 /// The contacts held in the current mode and where each landed (x, z and, for a flat sole,
-/// its angle); on a bed, which of them sink, and where each foot's crater floor is.
+/// its angle); which of them move along the normal under the ground's law, and where each
+/// foot in the air lands (a bed's crater floor).
 pub(super) struct Mode {
     pub(super) contacts: Vec<usize>,
     pub(super) anchors: Vec<[f64; 3]>,
-    /// Per held contact: free vertically under the bed's law (never on rigid ground).
+    /// Per held contact: free along the normal under the ground's law (a bed's sinking foot,
+    /// a foot on a spring), not held there.
     pub(super) sinking: Vec<bool>,
     /// Per robot contact: the height a foot in the air lands at (0 on rigid ground).
     pub(super) floors: Vec<f64>,
@@ -29,7 +32,7 @@ pub(super) struct Evaluation {
 pub(super) struct Sim<'a> {
     pub(super) robot: &'a PlanarRobot,
     pub(super) ground: RigidGround,
-    pub(super) bed: Option<AddedMass>,
+    pub(super) contact: Box<dyn ContactModel<f64>>,
     pub(super) plan: &'a PlanTable,
     pub(super) kp: Vec<f64>,
     pub(super) kd: Vec<f64>,
@@ -74,8 +77,9 @@ impl Sim<'_> {
         let mut mass = body.mass_matrix(q);
         let mut jacobian = Vec::new();
         let mut rhs = Vec::new();
-        // Per sinking contact: the bed's force before its added-mass term, F_hyd + drag, its
-        // added mass, and the vertical J̇ v and Jacobian row, to recover F_z afterwards.
+        // Per contact under the law: the law's force before its added-mass term (a bed's
+        // F_hyd + drag), its added mass, and the vertical J̇ v and Jacobian row, to recover F_z
+        // afterwards.
         let mut sinking = Vec::new();
         for ((&c, anchor), &sinks) in mode.contacts.iter().zip(&mode.anchors).zip(&mode.sinking) {
             let bias = rigid::bias_acceleration(self.robot, c, q, v);
@@ -84,9 +88,8 @@ impl Sim<'_> {
             let rows = rigid::jacobian(self.robot, c, q);
             for (d, row) in rows.into_iter().enumerate() {
                 if sinks && d == 1 {
-                    let bed = self.bed.as_ref().expect("only a bed sinks");
                     let z = self.robot.contact_point(q, c)[1];
-                    let r = bed.resistance(&z, &vel[1]);
+                    let r = self.contact.law(&z, &vel[1]);
                     for i in 0..n {
                         force[i] += row[i] * (r.force - r.added_mass * bias[1]);
                         for j in 0..n {
@@ -146,20 +149,18 @@ impl Sim<'_> {
     }
 
     /// Guards, one per contact, crossing below 0 when the contact switches: a held foot's
-    /// normal force (on a bed also its margin to F_hyd, past which it sinks), a sinking
-    /// foot's descent rate −ż, a free foot's lowest sole height above its floor.
+    /// (its normal force; on a bed also its margin to F_hyd, past which it sinks), a foot
+    /// under the law's (a bed's sinking rate −ż, a spring's depth −z), a free foot's lowest
+    /// sole height above its floor.
     pub(super) fn guards(&self, x: &[f64], mode: &Mode, at: &Evaluation) -> Vec<f64> {
         let (q, v) = x.split_at(self.n);
         (0..self.robot.contacts.len())
             .map(|c| match mode.contacts.iter().position(|&m| m == c) {
-                Some(k) if mode.sinking[k] => -rigid::velocity(self.robot, c, q, v)[1],
-                Some(k) => {
-                    let fz = at.wrenches[k][1];
-                    match &self.bed {
-                        None => fz,
-                        Some(bed) => fz.min(self.bed_strength(bed, c, q) - fz),
-                    }
-                }
+                Some(k) if mode.sinking[k] => self.contact.law_guard(
+                    self.robot.contact_point(q, c)[1],
+                    rigid::velocity(self.robot, c, q, v)[1],
+                ),
+                Some(k) => self.contact.held_guard(at.wrenches[k][1], self.depth(c, q)),
                 None => {
                     rigid::clearance(self.robot, c, q)
                         .into_iter()
@@ -170,20 +171,28 @@ impl Sim<'_> {
             .collect()
     }
 
-    /// Held contact `k` of `mode` leaves the ground; on a bed its crater's floor is where it
-    /// left from.
+    /// Held contact `k` of `mode` leaves the ground; on a ground that remembers footprints
+    /// (a bed's crater) its floor is where it left from.
     pub(super) fn lift_off(&self, mode: &mut Mode, k: usize, q: &[f64]) {
         let c = mode.contacts.remove(k);
         mode.anchors.remove(k);
         mode.sinking.remove(k);
-        if self.bed.is_some() {
+        if self.contact.remembers_footprint() {
             mode.floors[c] = self.robot.contact_point(q, c)[1].min(0.0);
         }
     }
 
-    /// F_hyd(d): the most a stuck foot's bed carries at the foot's depth.
-    pub(super) fn bed_strength(&self, bed: &AddedMass, c: usize, q: &[f64]) -> f64 {
-        bed.static_resistance((-self.robot.contact_point(q, c)[1]).max(0.0))
+    /// How deep contact `c` is below the surface (0 above it).
+    pub(super) fn depth(&self, c: usize, q: &[f64]) -> f64 {
+        (-self.robot.contact_point(q, c)[1]).max(0.0)
+    }
+
+    /// A foot put on the ground (touchdown, or on the ground at the start): held along the
+    /// normal, or under the ground's law, as the contact model says.
+    pub(super) fn hold(&self, mode: &mut Mode, c: usize, q: &[f64]) {
+        mode.contacts.push(c);
+        mode.anchors.push(self.anchor(c, q));
+        mode.sinking.push(self.contact.touchdown() == Normal::Law);
     }
 
     /// Plastic impact: v⁺ with every held contact stopped, M (v⁺ − v⁻) = Gᵀ Λ.
@@ -191,7 +200,7 @@ impl Sim<'_> {
         let n = self.n;
         let (q, v) = x.split_at_mut(n);
         let m = self.robot.body.mass_matrix(&*q);
-        // Every held direction stops; a sinking foot's vertical is free.
+        // Every held direction stops; a foot under the law is free along the normal.
         let jacobian: Vec<Vec<f64>> = mode
             .contacts
             .iter()
@@ -221,8 +230,8 @@ impl Sim<'_> {
 
     pub(super) fn anchor(&self, c: usize, q: &[f64]) -> [f64; 3] {
         let p = self.robot.contact_point(q, c);
-        if self.bed.is_some() {
-            // In the grains a foot is held where it is, as it is.
+        if self.contact.yields() {
+            // In a ground that yields a foot is held where it is, as it is.
             let angle = self.robot.body.frames(q)[self.robot.contacts[c].body].angle;
             return [p[0], p[1], angle];
         }

@@ -6,6 +6,7 @@ use super::dynamics::{Mode, Sim};
 use super::{Event, PlanarSimError};
 use crate::sim::hybrid::{HybridSystem, Switch};
 use crate::sim::integrator::Tolerances;
+use crate::terrain::contact::LawEnd;
 
 /// The replay's error control: tight enough that the replay's error is far below the plan's
 /// collocation error and the servo's tracking error it measures.
@@ -119,21 +120,23 @@ impl HybridSystem for Run<'_, '_> {
         let n = sim.n;
         let name = robot.contacts[which].name.clone();
         let kind = match mode.contacts.iter().position(|&m| m == which) {
-            Some(k) if mode.sinking[k] => {
-                // Sinking stops: the foot is stuck where it is.
-                mode.sinking[k] = false;
-                mode.anchors[k][1] = robot.contact_point(&x[..n], which)[1];
-                sim.impact(t, x, mode)?;
-                "sticks"
-            }
+            Some(k) if mode.sinking[k] => match sim.contact.law_end() {
+                LawEnd::Sticks => {
+                    // Sinking stops: the foot is stuck where it is.
+                    mode.sinking[k] = false;
+                    mode.anchors[k][1] = robot.contact_point(&x[..n], which)[1];
+                    sim.impact(t, x, mode)?;
+                    "sticks"
+                }
+                LawEnd::LiftsOff => {
+                    sim.lift_off(mode, k, &x[..n]);
+                    "lift-off"
+                }
+            },
             Some(k) => {
                 // The state at the crossing, in the mode before it.
                 let fz = sim.evaluate(piece, t, x, mode)?.wrenches[k][1];
-                let yields = match &sim.bed {
-                    Some(bed) => sim.bed_strength(bed, which, &x[..n]) - fz < fz,
-                    None => false,
-                };
-                if yields {
+                if sim.contact.held_yields(fz, sim.depth(which, &x[..n])) {
                     mode.sinking[k] = true;
                     "sinks"
                 } else {
@@ -142,23 +145,21 @@ impl HybridSystem for Run<'_, '_> {
                 }
             }
             None => {
-                mode.contacts.push(which);
-                mode.anchors.push(sim.anchor(which, &x[..n]));
-                mode.sinking.push(false);
+                sim.hold(mode, which, &x[..n]);
                 sim.impact(t, x, mode)?;
                 "touchdown"
             }
         };
         let mut kinds = vec![kind];
-        // A foot that has just come to rest in the bed (stuck) may already be pulled up:
-        // it leaves at once, rather than being held by a guard that starts below 0.
-        if sim.bed.is_some() && matches!(kind, "sticks" | "touchdown") {
+        // A foot that has just come to rest in a yielding ground (stuck) may already be
+        // pulled up: it leaves at once, rather than being held by a guard that starts below 0.
+        if sim.contact.yields() && matches!(kind, "sticks" | "touchdown") {
             let k = mode
                 .contacts
                 .iter()
                 .position(|&m| m == which)
                 .expect("held");
-            if sim.evaluate(piece, t, x, mode)?.wrenches[k][1] < 0.0 {
+            if !mode.sinking[k] && sim.evaluate(piece, t, x, mode)?.wrenches[k][1] < 0.0 {
                 sim.lift_off(mode, k, &x[..n]);
                 kinds.push("lift-off");
             }

@@ -1,6 +1,7 @@
 //! Replay of a planar robot's plan: a hybrid simulation whose modes are the sets of feet on
-//! the ground, found by the simulator itself (lift-off when a foot's normal force would turn
-//! negative, touchdown when a sole reaches z = 0, with a plastic impact), on rigid ground.
+//! the ground, found by the simulator itself from the contact model under the feet
+//! (`terrain::contact`): on rigid ground, lift-off when a foot's normal force would turn
+//! negative and touchdown when a sole reaches z = 0, with a plastic impact.
 //! It runs in the hybrid event loop the hopper's replay runs in (`sim::hybrid`: Dormand–Prince
 //! 5(4) with error control, never stepping across a node of the plan, where the servo's
 //! reference has a kink, events located on the dense output); this file is its
@@ -26,6 +27,10 @@
 //! its sinking stops (ż reaches 0). A foot in the air lands when its sole reaches the floor
 //! of the crater it left (the surface, for a foot that never was in the grains), stopping
 //! dead there, stuck.
+//!
+//! On a linear spring-damper ground (`terrain::spring`) a foot is under the ground's law from
+//! touchdown (no impact along the normal; sideways it stops) until it rises back through the
+//! surface.
 
 mod dynamics;
 mod events;
@@ -34,8 +39,7 @@ mod plan;
 use serde::Serialize;
 
 use super::hybrid::{self, HybridSystem, LoopError, LoopSettings};
-use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
-use crate::terrain::rigid::RigidGround;
+use crate::problem::planar::PlanarProblem;
 use dynamics::{Mode, Sim};
 use events::{Run, TOLERANCES};
 pub use plan::{read_plan, servo_gains, PlanTable};
@@ -122,24 +126,23 @@ pub struct PlanarReplay {
     pub summary: PlanarReplaySummary,
 }
 
-/// Replays `plan` of `problem` on its own rigid ground.
+/// Replays `plan` of `problem` on its own ground (its contact model).
 pub fn replay(
     problem: &PlanarProblem,
     plan: &PlanTable,
     sample_every: f64,
 ) -> Result<PlanarReplay, PlanarSimError> {
     let robot = problem.robot.build(problem.gravity);
-    let (friction, bed) = match &problem.terrain {
-        PlanarTerrainConfig::Rigid(ground) => (ground.friction, None),
-        PlanarTerrainConfig::AddedMass(ground) => (ground.friction, Some(ground.bed())),
-        PlanarTerrainConfig::WrenchSpace(_) => return Err(PlanarSimError::WrenchSpace),
-    };
+    let contact = problem
+        .terrain
+        .contact_model::<f64>()
+        .ok_or(PlanarSimError::WrenchSpace)?;
     let n = robot.body.n_q();
     let (kp, kd) = servo_gains(&robot, plan).into_iter().unzip();
     let sim = Sim {
         robot: &robot,
-        ground: RigidGround { friction },
-        bed,
+        ground: contact.ground(),
+        contact,
         plan,
         kp,
         kd,
@@ -154,13 +157,15 @@ pub fn replay(
     };
     let t_end = *plan.t.last().unwrap();
     let x0 = plan.x[0].clone();
-    let contacts = contacts_of(0);
-    let mode = Mode {
-        anchors: contacts.iter().map(|&c| sim.anchor(c, &x0[..n])).collect(),
-        sinking: vec![false; contacts.len()],
-        contacts,
+    let mut mode = Mode {
+        contacts: Vec::new(),
+        anchors: Vec::new(),
+        sinking: Vec::new(),
         floors: vec![0.0; robot.contacts.len()],
     };
+    for c in contacts_of(0) {
+        sim.hold(&mut mode, c, &x0[..n]);
+    }
     // Samples on the regular grid and at the plan's nodes (where the errors are measured).
     let mut times: Vec<f64> = (1..)
         .map(|k| k as f64 * sample_every)
@@ -193,7 +198,7 @@ pub fn replay(
     };
     // A plan on a bed starts each foot on the verge of sinking (F_z = F_hyd): that guard starts
     // at 0 up to round-off, armed.
-    let arm = sim.bed.is_some();
+    let arm = sim.contact.yields();
     let finish = hybrid::run(&mut run, mode, x0, t_end, &times, settings, arm)?;
     let x = finish.x;
     let integration = Integration {
