@@ -241,7 +241,7 @@ fn depth_panel(
             })
         })
         .collect::<Result<Vec<_>, PlotError>>()?;
-    Ok(("foot depth in the bed d [m]".to_string(), curves))
+    Ok(("foot depth below the surface d [m]".to_string(), curves))
 }
 
 /// What a [`PlanarRun`] holds: a plan (collocation nodes), or a run of the MDP simulator.
