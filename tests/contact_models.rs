@@ -84,6 +84,7 @@ fn a_point_mass_dropped_on_the_spring_ground_rebounds_at_the_closed_form() {
     let t_up = events[1]["t"].as_f64().unwrap();
 
     let (header, rows) = read_csv(&run.join("replay.csv"));
+    assert_eq!(read_json(&run.join("replay.json"))["complete"], true);
     let t = column(&header, &rows, "t");
     let z = column(&header, &rows, "z");
     let vz = column(&header, &rows, "d_z");
@@ -113,6 +114,34 @@ fn a_point_mass_dropped_on_the_spring_ground_rebounds_at_the_closed_form() {
         }
     }
     assert!(checked > 10, "{checked} samples after lift-off");
+
+    // A replay that cannot reach the plan's end (here: out of integrator steps in the ground)
+    // writes what it has, marked incomplete, says why on stderr and exits 1.
+    let short = loam(
+        dir,
+        &["simulate", run.to_str().unwrap(), "--max-steps", "60", "-q"],
+    );
+    assert_eq!(short.status, Some(1), "{}", short.dump());
+    assert!(
+        short.stderr.contains("more than 60 integrator steps")
+            && short.stderr.contains("marked incomplete"),
+        "{}",
+        short.dump()
+    );
+    let partial = read_json(&run.join("replay.json"));
+    assert_eq!(partial["complete"], false);
+    assert!(partial["stopped"]
+        .as_str()
+        .unwrap()
+        .contains("60 integrator steps"));
+    assert!(partial["integration"]["steps"].is_null());
+    let (_, partial_rows) = read_csv(&run.join("replay.csv"));
+    assert!(
+        partial_rows.len() > 1 && partial_rows.len() < rows.len(),
+        "{} of {} samples",
+        partial_rows.len(),
+        rows.len()
+    );
 
     // The plan transcribes the same law: its stance lasts as long and it leaves as fast, up to
     // the trapezoidal rule's error on 41 nodes (0.1 % in time, 1.1 % in speed, most of it where

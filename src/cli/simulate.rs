@@ -36,6 +36,10 @@ pub struct Args {
     /// Absolute tolerance of the integrator's error control.
     #[arg(long, default_value_t = 1e-12)]
     pub atol: f64,
+    /// A planar robot's replay stops after this many integrator steps; what it has is written,
+    /// marked incomplete (`"complete": false` in replay.json), and simulate exits 1.
+    #[arg(long, default_value_t = 2_000_000, value_name = "N")]
+    pub max_steps: usize,
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
@@ -198,7 +202,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 args.quiet,
             );
         }
-        return super::simulate_planar::run(&args.run_dir, args.quiet);
+        return super::simulate_planar::run(&args.run_dir, args.quiet, args.max_steps);
     }
     let settings = settings(args.rtol, args.atol)?;
     let plan = read_plan(&args.run_dir)?;

@@ -57,7 +57,7 @@ pub fn read_planar_run(run_dir: &Path) -> anyhow::Result<PlanarRun> {
     })
 }
 
-pub fn run(run_dir: &Path, quiet: bool) -> anyhow::Result<u8> {
+pub fn run(run_dir: &Path, quiet: bool, max_steps: usize) -> anyhow::Result<u8> {
     let PlanarRun {
         problem,
         table,
@@ -73,7 +73,11 @@ pub fn run(run_dir: &Path, quiet: bool) -> anyhow::Result<u8> {
         ))
         .into());
     }
-    let replay = planar::replay(&problem, &table, 1e-3).context("replaying the plan")?;
+    let settings = planar::ReplaySettings {
+        max_steps,
+        ..Default::default()
+    };
+    let replay = planar::replay(&problem, &table, &settings).context("replaying the plan")?;
     let mut out = String::from("mode,");
     out.push_str(&replay.columns.join(","));
     out.push('\n');
@@ -90,11 +94,23 @@ pub fn run(run_dir: &Path, quiet: bool) -> anyhow::Result<u8> {
         &run_dir.join("replay.json"),
         &replay.summary,
     )?;
+    let s = &replay.summary;
+    if let Some(reason) = &s.stopped {
+        // Written, marked incomplete, and said on stderr whatever --quiet says: a script
+        // must not take a partial replay for a verdict on the plan.
+        eprintln!(
+            "replay stopped before the plan's end: {reason}\n  wrote what it has to {}/{{replay.csv, replay.json}}, marked incomplete (\"complete\": false)",
+            run_dir.display()
+        );
+    }
     if !quiet {
-        let s = &replay.summary;
+        let steps = s
+            .integration
+            .steps
+            .map_or("an incomplete replay of".to_string(), |n| n.to_string());
         println!(
             "replayed {} steps: distance {:.4} m (plan {:.4} m, {:.2}% off), centre of mass peak rise {:.4} m (plan {:.4} m, {:.2}% off)",
-            s.integration.steps,
+            steps,
             s.achieved_distance_m,
             s.planned_distance_m,
             100.0 * s.distance_error_rel,
@@ -131,5 +147,6 @@ pub fn run(run_dir: &Path, quiet: bool) -> anyhow::Result<u8> {
         }
         println!("  wrote {}/{{replay.csv, replay.json}}", run_dir.display());
     }
-    Ok(0)
+    // An incomplete replay is a failed simulation (exit 1), as a solve that did not converge.
+    Ok(if s.complete { 0 } else { 1 })
 }

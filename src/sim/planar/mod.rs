@@ -97,6 +97,11 @@ pub struct PlanarReplaySummary {
     pub events: Vec<Event>,
     pub planned_contacts: Vec<Vec<String>>,
     pub integration: Integration,
+    /// Whether the replay reached the plan's end. A replay the event loop cannot carry on
+    /// (the feet chatter, a step too small, singular dynamics) keeps what it sampled up to
+    /// there, marked incomplete, with the reason in `stopped`.
+    pub complete: bool,
+    pub stopped: Option<String>,
 }
 
 /// How often a replay left one coordinate's limits.
@@ -114,8 +119,27 @@ pub struct Integration {
     pub method: &'static str,
     pub rtol: f64,
     pub atol: f64,
-    pub steps: usize,
-    pub rejected: usize,
+    /// Accepted and rejected steps (null for a replay that stopped before its end).
+    pub steps: Option<usize>,
+    pub rejected: Option<usize>,
+}
+
+/// How a replay runs: how often it samples, and how many integrator steps it may take before
+/// it stops (marked incomplete).
+#[derive(Clone, Copy, Debug)]
+pub struct ReplaySettings {
+    /// Seconds between samples (besides the plan's nodes and the events).
+    pub sample_every: f64,
+    pub max_steps: usize,
+}
+
+impl Default for ReplaySettings {
+    fn default() -> Self {
+        ReplaySettings {
+            sample_every: 1e-3,
+            max_steps: 2_000_000,
+        }
+    }
 }
 
 /// The result: samples every `sample_every` seconds and at events, and the summary.
@@ -126,12 +150,15 @@ pub struct PlanarReplay {
     pub summary: PlanarReplaySummary,
 }
 
-/// Replays `plan` of `problem` on its own ground (its contact model).
+/// Replays `plan` of `problem` on its own ground (its contact model). A replay the event loop
+/// cannot finish is returned as far as it went, marked incomplete (`summary.complete`);
+/// errors are for what cannot start.
 pub fn replay(
     problem: &PlanarProblem,
     plan: &PlanTable,
-    sample_every: f64,
+    settings: &ReplaySettings,
 ) -> Result<PlanarReplay, PlanarSimError> {
+    let sample_every = settings.sample_every;
     let robot = problem.robot.build(problem.gravity);
     let contact = problem
         .terrain
@@ -194,20 +221,41 @@ pub fn replay(
     let settings = LoopSettings {
         tolerances: TOLERANCES,
         first_step: 1e-5,
-        max_steps: 2_000_000,
+        max_steps: settings.max_steps,
     };
     // A plan on a bed starts each foot on the verge of sinking (F_z = F_hyd): that guard starts
     // at 0 up to round-off, armed.
     let arm = sim.contact.yields();
-    let finish = hybrid::run(&mut run, mode, x0, t_end, &times, settings, arm)?;
-    let x = finish.x;
-    let integration = Integration {
-        method: "Dormand-Prince 5(4) with dense output and event location (sim::hybrid)",
-        rtol: TOLERANCES.rtol,
-        atol: TOLERANCES.atol,
-        steps: finish.steps,
-        rejected: finish.rejected,
-    };
+    let method = "Dormand-Prince 5(4) with dense output and event location (sim::hybrid)";
+    let (x, integration, stopped) =
+        match hybrid::run(&mut run, mode, x0, t_end, &times, settings, arm) {
+            Ok(finish) => (
+                finish.x,
+                Integration {
+                    method,
+                    rtol: TOLERANCES.rtol,
+                    atol: TOLERANCES.atol,
+                    steps: Some(finish.steps),
+                    rejected: Some(finish.rejected),
+                },
+                None,
+            ),
+            // The loop could not go on: what was sampled up to there is kept, marked incomplete.
+            Err(error) => {
+                let last = run.rows.last().expect("the start is sampled");
+                (
+                    last[1..1 + 2 * n].to_vec(),
+                    Integration {
+                        method,
+                        rtol: TOLERANCES.rtol,
+                        atol: TOLERANCES.atol,
+                        steps: None,
+                        rejected: None,
+                    },
+                    Some(error.to_string()),
+                )
+            }
+        };
     let Run {
         rows,
         modes,
@@ -296,6 +344,8 @@ pub fn replay(
             .map(|p| p.contacts.clone())
             .collect(),
         integration,
+        complete: stopped.is_none(),
+        stopped,
     };
     Ok(PlanarReplay {
         columns,
