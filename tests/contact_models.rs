@@ -115,6 +115,35 @@ fn a_point_mass_dropped_on_the_spring_ground_rebounds_at_the_closed_form() {
     }
     assert!(checked > 10, "{checked} samples after lift-off");
 
+    // The same plan on another contact model (robot × contact model): on rigid ground the
+    // mass lands with a plastic impact and stays on the surface.
+    let rigid = loam(
+        dir,
+        &[
+            "simulate",
+            run.to_str().unwrap(),
+            "--terrain",
+            "rigid",
+            "-q",
+        ],
+    );
+    assert_eq!(rigid.status, Some(0), "{}", rigid.dump());
+    let on_rigid = read_json(&run.join("replay-on-rigid.json"));
+    assert_eq!(on_rigid["terrain"]["model"], "rigid");
+    let kinds: Vec<&str> = on_rigid["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["touchdown"]);
+    let (h_rigid, rows_rigid) = read_csv(&run.join("replay-on-rigid.csv"));
+    let z_end = *column(&h_rigid, &rows_rigid, "z").last().unwrap();
+    assert!(
+        z_end.abs() < 1e-9,
+        "on rigid ground the mass ends at z = {z_end}"
+    );
+
     // A replay that cannot reach the plan's end (here: out of integrator steps in the ground)
     // writes what it has, marked incomplete, says why on stderr and exits 1.
     let short = loam(

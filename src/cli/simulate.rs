@@ -180,10 +180,10 @@ fn replay_and_write_as(
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
     if super::simulate_planar::is_planar_run(&args.run_dir) {
-        if args.terrain.is_some() {
+        if args.terrain.is_some() && args.backend != Backend::Reduced {
             return Err(BadInput(
-                "--terrain: a planar robot's plan replays on its own rigid ground \
-                 (--backend reduced) or on the grains of --bed (--backend dem-cpu)"
+                "--terrain chooses the contact model of --backend reduced; the DEM backends \
+                 replay on the grains of --bed"
                     .into(),
             )
             .into());
@@ -202,7 +202,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 args.quiet,
             );
         }
-        return super::simulate_planar::run(&args.run_dir, args.quiet, args.max_steps);
+        return super::simulate_planar::run(
+            &args.run_dir,
+            args.terrain.as_deref(),
+            args.quiet,
+            args.max_steps,
+        );
     }
     let settings = settings(args.rtol, args.atol)?;
     let plan = read_plan(&args.run_dir)?;

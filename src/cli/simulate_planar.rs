@@ -4,7 +4,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use loam::output::identity;
-use loam::problem::planar::PlanarProblem;
+use loam::problem::planar::{PlanarProblem, PlanarTerrainConfig};
 use loam::sim::planar;
 
 use super::BadInput;
@@ -57,14 +57,78 @@ pub fn read_planar_run(run_dir: &Path) -> anyhow::Result<PlanarRun> {
     })
 }
 
-pub fn run(run_dir: &Path, quiet: bool, max_steps: usize) -> anyhow::Result<u8> {
+/// The ground of `--terrain SPEC` for a planar plan: `rigid` or a medium preset (the added-mass
+/// bed, `poppy_seeds`), with the plan's friction, or a planar problem file's `terrain` section
+/// (any contact model but a wrench space). Returns it with the replay's file stem:
+/// `replay-on-<preset>` or `replay-on-<file stem>-<8 hex digits of the terrain's hash>`.
+fn terrain_of(
+    spec: &str,
+    own: &PlanarTerrainConfig,
+) -> anyhow::Result<(PlanarTerrainConfig, String)> {
+    use loam::problem::planar::{AddedMassGroundConfig, RigidGroundConfig};
+    let friction = match own {
+        PlanarTerrainConfig::Rigid(g) => g.friction,
+        PlanarTerrainConfig::AddedMass(g) => g.friction,
+        PlanarTerrainConfig::Spring(g) => g.friction,
+        PlanarTerrainConfig::WrenchSpace(_) => RigidGroundConfig::default().friction,
+    };
+    let path = Path::new(spec);
+    if spec == "rigid" {
+        let terrain = PlanarTerrainConfig::Rigid(RigidGroundConfig { friction });
+        return Ok((terrain, "replay-on-rigid".into()));
+    }
+    if let Ok(medium) = loam::problem::load_yaml::<loam::problem::MediumPreset>(spec) {
+        if !path.exists() {
+            let terrain = PlanarTerrainConfig::AddedMass(AddedMassGroundConfig {
+                friction,
+                medium,
+                ..Default::default()
+            });
+            return Ok((terrain, format!("replay-on-{spec}")));
+        }
+    }
+    if !path.is_file() {
+        return Err(BadInput(format!(
+            "--terrain {spec}: not a terrain preset (accepted: rigid, poppy_seeds) nor a problem file"
+        ))
+        .into());
+    }
+    let terrain = match loam::problem::load_any(path, &[])? {
+        loam::problem::AnyProblem::Planar(p) => p.terrain,
+        loam::problem::AnyProblem::Hopper(_) => {
+            return Err(BadInput(format!(
+                "--terrain {spec}: the hopper's problem file; a planar robot's plan replays on a planar problem file's terrain or a preset (rigid, poppy_seeds)"
+            ))
+            .into())
+        }
+    };
+    if let PlanarTerrainConfig::WrenchSpace(_) = terrain {
+        return Err(BadInput(format!(
+            "--terrain {spec}: a wrench-space terrain; plans replay on wrench spaces in the MDP simulator only from `loam solve` on that terrain"
+        ))
+        .into());
+    }
+    let value = serde_json::to_value(&terrain)?;
+    let hash = identity::content_hash(identity::canonical_json(&value).as_bytes());
+    let stem = path
+        .file_stem()
+        .map_or("terrain".into(), |s| s.to_string_lossy().into_owned());
+    Ok((terrain, format!("replay-on-{stem}-{}", &hash[..8])))
+}
+
+pub fn run(
+    run_dir: &Path,
+    terrain: Option<&str>,
+    quiet: bool,
+    max_steps: usize,
+) -> anyhow::Result<u8> {
     let PlanarRun {
-        problem,
+        mut problem,
         table,
         plan_id,
         ..
     } = read_planar_run(run_dir)?;
-    if let loam::problem::planar::PlanarTerrainConfig::WrenchSpace(_) = &problem.terrain {
+    if let PlanarTerrainConfig::WrenchSpace(_) = &problem.terrain {
         return Err(BadInput(format!(
             "{}: a plan on a wrench space is replayed in the MDP simulator by `loam solve` \
              itself (replay.csv in the same folder); `loam simulate` replays plans on rigid \
@@ -72,6 +136,15 @@ pub fn run(run_dir: &Path, quiet: bool, max_steps: usize) -> anyhow::Result<u8> 
             run_dir.display()
         ))
         .into());
+    }
+    // Another ground: the same robot and commands on another contact model.
+    let mut stem = "replay".to_string();
+    if let Some(spec) = terrain {
+        let (ground, named) = terrain_of(spec, &problem.terrain)?;
+        if ground != problem.terrain {
+            problem.terrain = ground;
+            stem = named;
+        }
     }
     let settings = planar::ReplaySettings {
         max_steps,
@@ -90,8 +163,8 @@ pub fn run(run_dir: &Path, quiet: bool, max_steps: usize) -> anyhow::Result<u8> 
     }
     identity::write_derived(
         &plan_id,
-        Some((&run_dir.join("replay.csv"), out.as_bytes())),
-        &run_dir.join("replay.json"),
+        Some((&run_dir.join(format!("{stem}.csv")), out.as_bytes())),
+        &run_dir.join(format!("{stem}.json")),
         &replay.summary,
     )?;
     let s = &replay.summary;
@@ -99,7 +172,7 @@ pub fn run(run_dir: &Path, quiet: bool, max_steps: usize) -> anyhow::Result<u8> 
         // Written, marked incomplete, and said on stderr whatever --quiet says: a script
         // must not take a partial replay for a verdict on the plan.
         eprintln!(
-            "replay stopped before the plan's end: {reason}\n  wrote what it has to {}/{{replay.csv, replay.json}}, marked incomplete (\"complete\": false)",
+            "replay stopped before the plan's end: {reason}\n  wrote what it has to {}/{{{stem}.csv, {stem}.json}}, marked incomplete (\"complete\": false)",
             run_dir.display()
         );
     }
@@ -145,7 +218,11 @@ pub fn run(run_dir: &Path, quiet: bool, max_steps: usize) -> anyhow::Result<u8> 
                 limit.coordinate, limit.samples_outside, limit.max_excess
             );
         }
-        println!("  wrote {}/{{replay.csv, replay.json}}", run_dir.display());
+        println!(
+            "  wrote {}/{{{stem}.csv, {stem}.json}} (on {})",
+            run_dir.display(),
+            problem.terrain.model_name()
+        );
     }
     // An incomplete replay is a failed simulation (exit 1), as a solve that did not converge.
     Ok(if s.complete { 0 } else { 1 })

@@ -39,7 +39,7 @@ mod plan;
 use serde::Serialize;
 
 use super::hybrid::{self, HybridSystem, LoopError, LoopSettings};
-use crate::problem::planar::PlanarProblem;
+use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
 use dynamics::{Mode, Sim};
 use events::{Run, TOLERANCES};
 pub use plan::{read_plan, servo_gains, PlanTable};
@@ -96,6 +96,8 @@ pub struct PlanarReplaySummary {
     pub joint_limits: Vec<LimitCount>,
     pub events: Vec<Event>,
     pub planned_contacts: Vec<Vec<String>>,
+    /// The ground replayed on: the plan's own, or another contact model (`--terrain`).
+    pub terrain: PlanarTerrainConfig,
     pub integration: Integration,
     /// Whether the replay reached the plan's end. A replay the event loop cannot carry on
     /// (the feet chatter, a step too small, singular dynamics) keeps what it sampled up to
@@ -343,6 +345,7 @@ pub fn replay(
             .iter()
             .map(|p| p.contacts.clone())
             .collect(),
+        terrain: problem.terrain.clone(),
         integration,
         complete: stopped.is_none(),
         stopped,
