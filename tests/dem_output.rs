@@ -10,15 +10,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use common::pvd::{attribute, read_pvd};
-use loam::sim::dem::mesh::{GridSdf, TriangleMesh};
-use loam::sim::dem::render::{
+use loam::output::dem::render::{
     render_png, render_side_view, speed_colour, viridis, RenderError, RenderInput, SideView,
     BACKGROUND, OUTLINE, PANEL_PX,
 };
-use loam::sim::dem::sdf::{Sdf, Shape, Vec3};
-use loam::sim::dem::snapshot::{
+use loam::output::dem::snapshot::{
     write_bodies_vtk, write_ply, write_vtk, Grains, Series, SnapshotError,
 };
+use loam::sim::dem::mesh::{GridSdf, TriangleMesh};
+use loam::sim::dem::sdf::{Sdf, Shape, Vec3};
 use loam::sim::dem::surface::{Rotation, Surface, IDENTITY, ROUND_SEGMENTS};
 use loam::sim::dem::{BodyGeometry, Container};
 

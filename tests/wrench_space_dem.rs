@@ -10,8 +10,8 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use loam::sim::dem::intrude::{intrude, IntrudeSettings};
+use loam::sim::dem::wrench_space::DemProtocol;
 use loam::sim::dem::{bed, Checkpoint, CpuBackend, Scene};
-use loam::terrain::wrench_space::dem::DemProtocol;
 use loam::terrain::wrench_space::{Foot, Medium, RftModel, WrenchSpace};
 
 mod common {

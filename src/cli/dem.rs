@@ -201,7 +201,7 @@ fn nudge(args: NudgeArgs) -> anyhow::Result<u8> {
     let nudged = checkpoint
         .nudged(args.grain)
         .map_err(|e| BadInput(format!("--grain {}: {e}", args.grain)))?;
-    nudged.save(&args.output).map_err(classify)?;
+    nudged.save(&args.output)?;
     println!(
         "wrote {}: {} with grain {} moved by one ulp in x",
         args.output.display(),
@@ -240,7 +240,7 @@ fn prepare(args: PrepareArgs) -> anyhow::Result<u8> {
     );
     let checkpoint = bed::prepare(&mut backend, &scene).map_err(classify)?;
     drop(backend);
-    checkpoint.save(&output).map_err(classify)?;
+    checkpoint.save(&output)?;
     let info = &checkpoint.info;
     println!(
         "{} after {:.2} s simulated ({:.1} s wall): surface at {:.4} m, volume fraction {:.3}, \

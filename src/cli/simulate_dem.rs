@@ -7,13 +7,13 @@ use std::time::Instant;
 
 use anyhow::Context;
 use loam::model::hopper::Hopper;
+use loam::output::dem::render::{render_side_view, RenderInput, SideView};
+use loam::output::dem::snapshot::{Grains, Series};
 use loam::output::{self, run::SavedPlan};
 use loam::problem;
 use loam::sim::dem::cuda::CudaBackend;
 use loam::sim::dem::hopper::{bodies_csv, replay_hopper, HopperReplay, HopperReplaySettings};
-use loam::sim::dem::render::{render_side_view, RenderInput, SideView};
 use loam::sim::dem::sdf::{Sdf, Shape};
-use loam::sim::dem::snapshot::{Grains, Series};
 use loam::sim::dem::surface::{Surface, IDENTITY};
 use loam::sim::dem::{Backend, Checkpoint, Container, CpuBackend, DemError};
 use loam::sim::replay;
@@ -470,7 +470,7 @@ fn render_times(args: &DemArgs) -> anyhow::Result<Vec<f64>> {
 
 /// What `write_snapshots` wrote.
 struct Written {
-    /// Snapshots written (see `loam::sim::dem::snapshot` for the files of each).
+    /// Snapshots written (see `loam::output::dem::snapshot` for the files of each).
     snapshots: usize,
     renders: Vec<PathBuf>,
     /// Render times after the replay's end (it stopped at the apex before them).
@@ -478,7 +478,7 @@ struct Written {
 }
 
 /// The snapshots as a series for ParaView (the grains and the foot at each, see
-/// `loam::sim::dem::snapshot`), and a side-view render at each of `render_at`, from the
+/// `loam::output::dem::snapshot`), and a side-view render at each of `render_at`, from the
 /// snapshot of the step that starts at or within one step `dt` after it (the replay saved it
 /// there).
 fn write_snapshots(

@@ -309,9 +309,8 @@ pub(super) fn wrench_hop(
 /// A planar robot on a wrench space (`planner::wrench_hop`): plan, replay in the MDP
 /// simulator, write a planar run folder with `replay.csv`.
 fn run_wrench_hop(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
-    use loam::output::wrench_hop::{write_hop_run, HopReplayRecord};
+    use loam::output::wrench_hop::{self as hop_run, write_hop_run, HopReplayRecord};
     use loam::planner::{planar, wrench_hop};
-    use loam::sim::mdp::hop as mdp_hop;
     // `run_planar` has refused --warm-start already.
     let hop = wrench_hop(&args.problem.file, problem)?;
     let out = out_dir(args, problem.name())?;
@@ -319,7 +318,7 @@ fn run_wrench_hop(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
         wrench_hop::plan(&hop, s, None, p)
     })?;
     const SUBSTEPS: usize = 20;
-    let samples = mdp_hop::replay(&hop, &plan.trajectory, SUBSTEPS)?;
+    let samples = hop_run::replay(&hop, &plan.trajectory, SUBSTEPS)?;
     let replay = HopReplayRecord::of(&hop, &plan, &samples, SUBSTEPS);
     let provenance = Provenance::new(WarmStart::from(problem.initial_guess));
     let written = write_hop_run(

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use loam::sim::dem::wrench_space::{self as dem, DemProtocol};
 use loam::sim::dem::{Checkpoint, CpuBackend};
 use loam::terrain::wrench_space::data::{sphere_directions, Foot, WrenchSpaceData};
-use loam::terrain::wrench_space::dem::{self, DemProtocol};
 use loam::terrain::wrench_space::{import, Kernel, Medium, RftModel, WrenchSpace};
 
 use super::BadInput;
@@ -111,13 +111,13 @@ pub struct BuildArgs {
     #[arg(long)]
     pub bed: Option<PathBuf>,
     /// dem: t_total [s], the time at the constant twist; θ is reached at 0.8 t_total.
-    #[arg(long, default_value_t = loam::terrain::wrench_space::dem::DEFAULT_DURATION)]
+    #[arg(long, default_value_t = loam::sim::dem::wrench_space::DEFAULT_DURATION)]
     pub t_total: f64,
     /// dem: width of the moving average centred on 0.8 t_total [s] (default 0.2 t_total).
     #[arg(long)]
     pub filter_window: Option<f64>,
     /// dem: speed of the straight descent from above the surface to the start pose [m/s].
-    #[arg(long, default_value_t = loam::terrain::wrench_space::dem::DEFAULT_APPROACH_SPEED)]
+    #[arg(long, default_value_t = loam::sim::dem::wrench_space::DEFAULT_APPROACH_SPEED)]
     pub approach_speed: f64,
     /// dem: height of the foot's lowest point above the surface where the descent starts [m]
     /// (default: a grain diameter).

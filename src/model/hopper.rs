@@ -4,7 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::problem::Problem;
 use crate::scalar::Scalar;
 use crate::terrain::Terrain;
 
@@ -124,14 +123,6 @@ pub struct Forces<S> {
 }
 
 impl Hopper {
-    /// The robot of a problem file.
-    pub fn from_problem(problem: &Problem) -> Hopper {
-        Hopper {
-            params: problem.robot.clone(),
-            gravity: problem.gravity,
-        }
-    }
-
     pub fn total_mass(&self) -> f64 {
         self.params.motor_mass + self.params.rod_mass + self.params.foot_mass
     }
@@ -308,9 +299,13 @@ pub struct Leg<S> {
 mod tests {
     use super::*;
 
-    /// The paper's robot: the problem file's defaults are MODEL.md's table.
+    /// The paper's robot: the parameters' defaults are MODEL.md's table, and g = 9.81 m/s²
+    /// (a problem file's default).
     pub fn paper_hopper() -> Hopper {
-        Hopper::from_problem(&Problem::default())
+        Hopper {
+            params: HopperParams::default(),
+            gravity: 9.81,
+        }
     }
 
     #[test]

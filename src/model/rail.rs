@@ -253,37 +253,3 @@ impl RailHopper {
         Some(x)
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::problem;
-
-    /// The stable step is the boundary of stability: just below it neither map grows, just
-    /// above it one grows clearly (not by the round-off scatter of the unit eigenvalues).
-    #[test]
-    fn the_stable_step_is_where_the_step_turns_unstable() {
-        let problem =
-            problem::load(std::path::Path::new("problems/hopper_granular.yaml"), &[]).unwrap();
-        let bed = AddedMass::from_medium(
-            &problem.terrain.medium_parameters(),
-            problem.robot.foot_radius,
-        );
-        let rail = RailHopper::new(
-            Hopper::from_problem(&problem),
-            0.0,
-            RailWrenches::Hydrostatic(bed),
-        );
-        let h = rail.stable_step();
-        for held in [true, false] {
-            let below = rail.spectral_radius(0.99 * h, held);
-            assert!(below <= 1.0 + 1e-6, "held {held}: radius {below} at 0.99 h");
-        }
-        let above = [true, false].map(|held| rail.spectral_radius(1.02 * h, held));
-        assert!(
-            above.iter().any(|&r| r > 1.01),
-            "radii {above:?} at 1.02 h = {:.3} ms",
-            1.02 * h * 1e3
-        );
-    }
-}

@@ -4,6 +4,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+pub mod dem;
 pub mod folder;
 pub mod identity;
 pub mod run;

@@ -7,32 +7,9 @@ use std::path::{Path, PathBuf};
 
 use super::identity::{self, IdentityError};
 use crate::model::hopper::state;
-use crate::problem::{self, Problem, ProblemError};
-
-/// One collocation node of a saved plan.
-#[derive(Clone, Debug)]
-pub struct Node {
-    pub t: f64,
-    pub phase: String,
-    pub x: [f64; state::COUNT],
-    pub u: f64,
-}
-
-/// A plan as saved by `loam solve`.
-#[derive(Clone, Debug)]
-pub struct SavedPlan {
-    pub dir: PathBuf,
-    /// The plan's identity, checked against its files.
-    pub plan_id: String,
-    pub problem: Problem,
-    pub status: String,
-    pub converged: bool,
-    pub apex_rise: f64,
-    pub iterations: u64,
-    /// Set-up plus solve time of the plan [s].
-    pub solve_seconds: f64,
-    pub nodes: Vec<Node>,
-}
+use crate::problem::{self, ProblemError};
+// A saved plan is what the replay reads: the simulator declares it.
+pub use crate::sim::replay::{Node, SavedPlan};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {

@@ -12,6 +12,7 @@ mod error;
 pub(crate) mod field_path;
 mod fields;
 pub(crate) mod locate;
+mod models;
 mod overrides;
 pub mod planar;
 mod presets;

@@ -21,7 +21,6 @@ use super::planar::RobotConfig;
 use super::validate::Violation;
 use super::Schema;
 use crate::model::planar::PlanarRobot;
-use crate::sim::mdp::JointHold;
 
 /// A simulation scenario.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -109,6 +108,30 @@ pub enum Control {
     /// implicitly (`stiffness` [N m/rad], `damping` [N m s/rad]; defaults 1e5 and 1e3); the
     /// inputs are zero.
     Hold(JointHold),
+}
+
+/// Every joint (coordinates 3 and up) held at a target posture by a stiff spring and damper
+/// integrated implicitly: the step solves (M + h D + h² K) v⁺ = M v + h (k − K (q − q_ref))
+/// + Jᵀc, so any gains are stable and large ones lock the joints (the paper's quadruped
+/// dropped "with joints locked"). The kinetic energy the QP minimises uses the same
+/// M + h D + h² K, so the contact impulse still maximises dissipation of the foot's motion.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct JointHold {
+    /// K [N m/rad or N/m]. Default 1e5 (stiff enough to hold the quadruped preset's joints
+    /// within a few milliradians standing; the implicit step keeps it stable at any h).
+    pub stiffness: f64,
+    /// D [N m s/rad or N s/m]. Default 1e3.
+    pub damping: f64,
+}
+
+impl Default for JointHold {
+    fn default() -> Self {
+        JointHold {
+            stiffness: 1e5,
+            damping: 1e3,
+        }
+    }
 }
 
 /// PID tracking of piecewise-linear references.

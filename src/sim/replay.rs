@@ -1,15 +1,40 @@
 //! Replaying a saved plan: its command z_d(t) alone, through the reduced-order simulator, on
 //! the plan's terrain or another, and how the replay compares with the plan.
 
+use std::path::PathBuf;
+
 use serde::Serialize;
 
 use super::command::{Command, CommandError, Interpolation};
 use super::reduced::{self, Event, Mode, Replay, SimError, Simulator};
 use crate::model::hopper::{state, Hopper, STATE_NAMES};
-use crate::output::identity::{canonical_json, content_hash};
-use crate::output::run::SavedPlan;
-use crate::problem::{self, Medium, MediumPreset, Scheme, TerrainModel};
+use crate::problem::{self, Medium, MediumPreset, Problem, Scheme, TerrainModel};
 use crate::terrain::Terrain;
+
+/// One collocation node of a saved plan.
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub t: f64,
+    pub phase: String,
+    pub x: [f64; state::COUNT],
+    pub u: f64,
+}
+
+/// A plan as saved by `loam solve` (read back by `output::run::read_plan`).
+#[derive(Clone, Debug)]
+pub struct SavedPlan {
+    pub dir: PathBuf,
+    /// The plan's identity, checked against its files.
+    pub plan_id: String,
+    pub problem: Problem,
+    pub status: String,
+    pub converged: bool,
+    pub apex_rise: f64,
+    pub iterations: u64,
+    /// Set-up plus solve time of the plan [s].
+    pub solve_seconds: f64,
+    pub nodes: Vec<Node>,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
@@ -78,13 +103,6 @@ impl TerrainRecord {
             (Some(medium), Some(parameters)) => parameters == medium.parameters(),
             _ => true,
         }
-    }
-
-    /// 8 hex digits of the SHA-256 of the record's canonical JSON: two terrains share it only
-    /// if every parameter is the same.
-    pub fn short_hash(&self) -> String {
-        let value = serde_json::to_value(self).expect("the record serializes");
-        content_hash(canonical_json(&value).as_bytes())[..8].to_string()
     }
 }
 

@@ -5,7 +5,6 @@ use serde::{Deserialize, Serialize};
 
 use super::contact::{ContactModel, FootNormal, LawEnd, Normal};
 use super::rigid::{RigidGround, Row};
-use crate::problem::Medium;
 use crate::scalar::Scalar;
 
 /// A granular medium under a flat circular foot of radius `foot_radius`.
@@ -45,21 +44,6 @@ impl<S: Scalar> Resistance<S> {
 }
 
 impl AddedMass {
-    /// The model of `medium` under a flat foot of radius `foot_radius`.
-    pub fn from_medium(medium: &Medium, foot_radius: f64) -> AddedMass {
-        AddedMass {
-            foot_radius,
-            recruitment_rate: medium.recruitment_rate,
-            shear_band_angle: medium.shear_band_angle(),
-            surrounding_mass_scaling: medium.surrounding_mass_scaling,
-            volume_fraction: medium.volume_fraction,
-            grain_density: medium.grain_density,
-            penetration_stiffness: medium.penetration_stiffness,
-            resistive_stress: medium.resistive_stress,
-            drag_scaling: medium.drag_scaling,
-        }
-    }
-
     /// d_c: the depth at which the jammed cone is complete.
     pub fn cone_depth(&self) -> f64 {
         self.foot_radius * self.shear_band_angle.tan() / self.recruitment_rate

@@ -15,7 +15,6 @@ pub use added_mass::{AddedMass, Bed};
 pub use contact::ContactModel;
 pub use spring::SpringGround;
 
-use crate::problem;
 use crate::scalar::Scalar;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -34,23 +33,6 @@ pub struct StanceFoot<S> {
 }
 
 impl Terrain {
-    /// The model terrain of a problem's terrain section, under a foot of `foot_radius`.
-    ///
-    /// A wrench-space section is not one of these 1-D terrains: `planner::rail` plans it,
-    /// and every caller refuses it first (`Jump::from_problem`, `output::read_plan`).
-    pub fn from_problem(terrain: &problem::Terrain, foot_radius: f64) -> Terrain {
-        match terrain.model {
-            problem::TerrainModel::WrenchSpace => {
-                unreachable!("a wrench-space terrain is refused before the 1-D terrains")
-            }
-            problem::TerrainModel::Rigid => Terrain::Rigid,
-            problem::TerrainModel::AddedMass => Terrain::AddedMass(AddedMass::from_medium(
-                &terrain.medium_parameters(),
-                foot_radius,
-            )),
-        }
-    }
-
     /// The foot in stance under `load`, the downward force the leg and the foot's weight put
     /// on the ground (F_s + m_f g), for a foot of mass `foot_mass`.
     pub fn stance<S: Scalar>(&self, z_f: &S, v_f: &S, load: &S, foot_mass: f64) -> StanceFoot<S> {

@@ -1,5 +1,6 @@
 //! Preparing a bed: pour the grains, let them settle, optionally loosen the top layer, and
-//! save a checkpoint that replays and intrusions start from.
+//! make a checkpoint that replays and intrusions start from (its bytes here, written by
+//! `output::dem`'s `Checkpoint::save`).
 //!
 //! Pouring is deterministic: radii and the lattice jitter come from a SplitMix64 stream
 //! seeded by `grains.seed`, and the step is bit-for-bit repeatable, so the same scene gives
@@ -371,12 +372,6 @@ impl Checkpoint {
         let x = &mut out.grains.position[grain][0];
         *x = x.next_up();
         Ok(out)
-    }
-
-    /// Writes the checkpoint atomically.
-    pub fn save(&self, path: &Path) -> Result<(), DemError> {
-        crate::output::write_atomic(path, &self.to_bytes())?;
-        Ok(())
     }
 
     /// Reads a checkpoint; a missing, foreign, truncated or newer file is a clear error.

@@ -16,8 +16,10 @@
 //! - [`intrude`]: a kinematic body driven through a bed, force and torque against depth.
 //! - [`drag`]: a kinematic body driven down to a pose, then at a constant planar twist (the
 //!   wrench-space `dem` generator's driver).
+//! - [`wrench_space`]: the wrench-space `dem` generator, boundary wrenches measured on a bed.
 //! - [`bench`]: the benchmark column of `loam bench dem`.
-//! - [`snapshot`], [`surface`]: the grains and the bodies' surfaces for ParaView, a time series.
+//! - [`surface`]: the bodies' surfaces as triangles. The files made of a bed (snapshots for
+//!   ParaView, side-view renders, checkpoints) are written by `output::dem`.
 //!
 //! Numerical choices of the projected-Jacobi law (defaults in [`scene::SolverSettings`]):
 //! - **Relaxation ω = 1** with mass splitting (each contact sees a grain's mass divided by the
@@ -48,11 +50,10 @@ pub mod intrude;
 pub mod law;
 pub mod mesh;
 pub mod planar;
-pub mod render;
 pub mod scene;
 pub mod sdf;
-pub mod snapshot;
 pub mod surface;
+pub mod wrench_space;
 
 use std::path::PathBuf;
 
@@ -66,7 +67,7 @@ pub use law::HertzMindlin;
 pub use scene::Scene;
 
 /// Everything that can go wrong in the DEM layer. Every variant except `Io`, `Unphysical`,
-/// `Output`, `Cuda` is bad input (exit code 2 at the command line).
+/// `Cuda` is bad input (exit code 2 at the command line).
 #[derive(Debug, thiserror::Error)]
 pub enum DemError {
     /// A scene file that cannot be read into a scene, with where and what is accepted.
@@ -93,8 +94,6 @@ pub enum DemError {
     /// energy is not finite or out of range): the run failed, the input may be valid.
     #[error("{0}")]
     Unphysical(String),
-    #[error(transparent)]
-    Output(#[from] crate::output::OutputError),
     /// The GPU, its driver or NVRTC is missing or failed: not the user's input.
     #[error("CUDA backend: {0}")]
     Cuda(#[from] cuda::CudaError),
@@ -105,7 +104,7 @@ impl DemError {
     pub fn is_bad_input(&self) -> bool {
         !matches!(
             self,
-            DemError::Io { .. } | DemError::Unphysical(_) | DemError::Output(_) | DemError::Cuda(_)
+            DemError::Io { .. } | DemError::Unphysical(_) | DemError::Cuda(_)
         )
     }
 }

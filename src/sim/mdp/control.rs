@@ -6,6 +6,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::planar::PlanarRobot;
 
+// The joint hold is also a scenario file's `control: {kind: hold}`: the schema declares it.
+pub use crate::problem::scenario::JointHold;
+
 /// Proportional, integral and derivative gains, one per controlled input.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -114,29 +117,5 @@ impl Pid {
                 + self.gains.derivative[k] * (reference_rate[k] - v[j]);
         }
         u
-    }
-}
-
-/// Every joint (coordinates 3 and up) held at a target posture by a stiff spring and damper
-/// integrated implicitly: the step solves (M + h D + h² K) v⁺ = M v + h (k − K (q − q_ref))
-/// + Jᵀc, so any gains are stable and large ones lock the joints (the paper's quadruped
-/// dropped "with joints locked"). The kinetic energy the QP minimises uses the same
-/// M + h D + h² K, so the contact impulse still maximises dissipation of the foot's motion.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct JointHold {
-    /// K [N m/rad or N/m]. Default 1e5 (stiff enough to hold the quadruped preset's joints
-    /// within a few milliradians standing; the implicit step keeps it stable at any h).
-    pub stiffness: f64,
-    /// D [N m s/rad or N s/m]. Default 1e3.
-    pub damping: f64,
-}
-
-impl Default for JointHold {
-    fn default() -> Self {
-        JointHold {
-            stiffness: 1e5,
-            damping: 1e3,
-        }
     }
 }

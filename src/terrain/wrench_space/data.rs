@@ -173,36 +173,6 @@ impl WrenchSpaceError {
         }
     }
 
-    /// The same error with the line and column where `text` (the file's) writes its field,
-    /// or the nearest enclosing field it writes (`nodes[3]` for `nodes[3].wrenches[5]` in a
-    /// flow list); unchanged when the error has a line already or no field is found.
-    pub(crate) fn located_in(self, text: &str) -> Self {
-        use crate::problem::field_path::FieldPath;
-        use crate::problem::locate::locate;
-        let WrenchSpaceError::Invalid {
-            file,
-            line: None,
-            column: None,
-            field: Some(field),
-            message,
-        } = self
-        else {
-            return self;
-        };
-        let found = FieldPath::parse(&field).and_then(|path| {
-            (1..=path.0.len())
-                .rev()
-                .find_map(|n| locate(text, &FieldPath(path.0[..n].to_vec())))
-        });
-        WrenchSpaceError::Invalid {
-            file,
-            line: found.map(|l| l.line),
-            column: found.map(|l| l.column),
-            field: Some(field),
-            message,
-        }
-    }
-
     /// The same error, naming `path` as the file it came from.
     pub fn in_file(self, path: &Path) -> Self {
         match self {
@@ -225,25 +195,6 @@ impl WrenchSpaceError {
 }
 
 impl WrenchSpaceData {
-    /// Reads and validates a data file.
-    pub fn load(path: &Path) -> Result<WrenchSpaceData, WrenchSpaceError> {
-        let text = std::fs::read_to_string(path).map_err(|source| WrenchSpaceError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let data: WrenchSpaceData =
-            crate::problem::load_yaml(&text).map_err(|e| WrenchSpaceError::Invalid {
-                file: Some(path.to_path_buf()),
-                line: e.line,
-                column: e.column,
-                field: e.field,
-                message: e.message,
-            })?;
-        data.validate()
-            .map_err(|e| e.in_file(path).located_in(&text))?;
-        Ok(data)
-    }
-
     /// Checks everything the model relies on; returns the mirror permutation π of the
     /// directions (S_v u_i = u_π(i)).
     pub fn validate(&self) -> Result<Vec<usize>, WrenchSpaceError> {

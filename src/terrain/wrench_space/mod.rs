@@ -1,16 +1,15 @@
 //! The data-driven wrench-space terrain (docs/WRENCH_SPACE.md): a data file of boundary wrenches
 //! at configurations θ = (d, φ) ([`data`]), made by resistive force theory ([`rft`]), by the
-//! paper's protocol on loam's DEM ([`dem`]) or read from measurements ([`import`]), and [`WrenchSpace`], its vertices w_i(θ) interpolated over θ
-//! ([`rbf`]) with the mirror symmetry built in. W(θ) = conv({0} ∪ {w_i(θ)}); the hull is
+//! paper's protocol on loam's DEM (`sim::dem::wrench_space`) or read from measurements
+//! ([`import`]), and [`WrenchSpace`], its vertices w_i(θ) interpolated over θ ([`rbf`]) with
+//! the mirror symmetry built in. A data file is read by `WrenchSpace::load` (declared with the
+//! problem files' YAML reader, `problem`). W(θ) = conv({0} ∪ {w_i(θ)}); the hull is
 //! `terrain::hull`'s business.
 
 pub mod data;
-pub mod dem;
 pub mod import;
 pub mod rbf;
 pub mod rft;
-
-use std::path::Path;
 
 use nalgebra::DMatrix;
 
@@ -34,12 +33,6 @@ pub struct WrenchSpace {
 }
 
 impl WrenchSpace {
-    /// Reads, validates and fits a data file.
-    pub fn load(path: &Path) -> Result<WrenchSpace, WrenchSpaceError> {
-        let data = WrenchSpaceData::load(path)?;
-        WrenchSpace::from_data(data).map_err(|e| e.in_file(path))
-    }
-
     /// Validates and fits: every node (d, φ > 0) is mirrored to (d, −φ) with wrenches
     /// S·w_π(i), and at φ = 0 the wrenches are replaced by the mirror average
     /// ½(w_i + S·w_π(i)), so that w_i(d, −φ) = S·w_π(i)(d, φ) holds for the interpolant.

@@ -12,8 +12,7 @@ use std::path::Path;
 use ab_glyph::{point, Font, FontRef, PxScale, ScaleFont};
 
 use crate::output::{write_atomic, OutputError};
-
-use super::sdf::{Sdf, Vec3};
+use crate::sim::dem::sdf::{Sdf, Vec3};
 
 /// Width of the colour-bar panel right of the plot.
 pub const PANEL_PX: u32 = 110;
@@ -155,7 +154,7 @@ pub struct RenderInput<'a> {
     pub positions: &'a [Vec3],
     pub radii: &'a [f64],
     pub velocities: &'a [Vec3],
-    /// Each body's field (in its own frame, unrotated: a [`Shape`](super::sdf::Shape) or a
+    /// Each body's field (in its own frame, unrotated: a [`Shape`](crate::sim::dem::sdf::Shape) or a
     /// mesh's `GridSdf`)
     /// and the position of its origin. The outline drawn is the body's section by the
     /// plane y = its origin's y.

@@ -23,9 +23,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::output::{write_atomic, write_files_atomic, OutputError};
-
-use super::sdf::Vec3;
-use super::surface::Surface;
+use crate::sim::dem::sdf::Vec3;
+use crate::sim::dem::surface::Surface;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {

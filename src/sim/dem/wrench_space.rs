@@ -13,13 +13,13 @@
 
 use std::collections::BTreeMap;
 
-use super::data::{Foot, Interpolation, Node, Provenance, WrenchSpaceData};
-use super::rbf::Kernel;
-use crate::sim::dem::backend::{Backend, BodyGeometry, ContactLaw, Container};
-use crate::sim::dem::bed::Checkpoint;
-use crate::sim::dem::drag::{drag, window_mean, DragPlan, PlanarPose};
-use crate::sim::dem::sdf::{Shape, Vec3};
-use crate::sim::dem::DemError;
+use super::backend::{Backend, BodyGeometry, ContactLaw, Container};
+use super::bed::Checkpoint;
+use super::drag::{drag, window_mean, DragPlan, PlanarPose};
+use super::sdf::{Shape, Vec3};
+use super::DemError;
+use crate::terrain::wrench_space::data::{Foot, Interpolation, Node, Provenance, WrenchSpaceData};
+use crate::terrain::wrench_space::rbf::Kernel;
 
 /// The fraction of `t_total` at which the foot reaches θ and the wrench is read (the paper's).
 pub const READ_FRACTION: f64 = 0.8;
