@@ -331,7 +331,7 @@ fn a_planar_sweep_plans_and_replays_every_point() {
 /// and comes to rest stuck where F_hyd carries at least the load.
 #[test]
 fn the_replays_stick_law_on_the_bed_holds_lifts_and_sinks_as_statics_says() {
-    use loam::sim::planar::{replay, PlanTable};
+    use loam::sim::planar::{replay, PlanTable, ReplaySettings};
     let (problem, ground) =
         bed_problem(&manifest().join("problems/planar_foot_granular_lift.yaml"));
     let bed = ground.bed();
@@ -352,7 +352,15 @@ fn the_replays_stick_law_on_the_bed_holds_lifts_and_sinks_as_statics_says() {
             u: vec![u.clone(), u],
             phase: vec![0, 0],
         };
-        replay(&problem, &plan, 1e-3).unwrap()
+        replay(
+            &problem,
+            &plan,
+            &ReplaySettings {
+                sample_every: 1e-3,
+                ..Default::default()
+            },
+        )
+        .unwrap()
     };
     let fz_column = |r: &loam::sim::planar::PlanarReplay| {
         r.columns.iter().position(|c| c == "foot_fz").unwrap()
@@ -407,7 +415,7 @@ fn the_replays_stick_law_on_the_bed_holds_lifts_and_sinks_as_statics_says() {
 #[test]
 fn the_quadruped_at_rest_on_rigid_ground_carries_its_weight_and_stays() {
     use loam::problem::{load_any, AnyProblem};
-    use loam::sim::planar::{replay, PlanTable};
+    use loam::sim::planar::{replay, PlanTable, ReplaySettings};
     use loam::terrain::rigid;
     use nalgebra::{DMatrix, DVector};
 
@@ -455,7 +463,11 @@ fn the_quadruped_at_rest_on_rigid_ground_carries_its_weight_and_stays() {
         u: vec![u.clone(), u],
         phase: vec![0, 0],
     };
-    let replay = replay(&problem, &plan, 1e-2).unwrap();
+    let settings = ReplaySettings {
+        sample_every: 1e-2,
+        ..Default::default()
+    };
+    let replay = replay(&problem, &plan, &settings).unwrap();
     assert!(
         replay.summary.events.is_empty(),
         "{:?}",
