@@ -59,7 +59,7 @@ pub enum PlanarSimError {
     Creep(usize),
     #[error(
         "this replay is for rigid ground; a plan on a wrench space replays in the MDP \
-         simulator (sim::mdp::hop)"
+         simulator (`loam solve` runs it)"
     )]
     WrenchSpace,
     #[error(transparent)]
