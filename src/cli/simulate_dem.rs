@@ -80,7 +80,12 @@ struct DemSummary {
     planned_apex_rise_m: f64,
     apex_rise_m: f64,
     reached_apex: bool,
-    /// The reduced-order replay of the same command on the added-mass model of the medium.
+    /// The added-mass model the reduced-order replay of the same command ran on: the plan's
+    /// own when it was planned on one, else the poppy-seed preset (the DEM beds' medium).
+    reduced_order_terrain: String,
+    /// Why that replay has no numbers, when it failed (null when it ran).
+    reduced_order_error: Option<String>,
+    /// The reduced-order replay of the same command on that model.
     reduced_order_apex_rise_m: Option<f64>,
     takeoff_s: Option<f64>,
     reduced_order_takeoff_s: Option<f64>,
@@ -154,9 +159,18 @@ pub fn run(
     drop(engine);
     let wall_time = started.elapsed().as_secs_f64();
 
-    // The same command on the added-mass model of the medium, for comparison.
-    let seeds = problem::Terrain::default();
-    let reduced = replay::replay(plan, &seeds, loam::sim::reduced::Settings::default()).ok();
+    // The same command on the added-mass model of the medium, for comparison: the plan's own
+    // model when it was planned on one (its parameters), else the poppy-seed preset.
+    let seeds = if plan.problem.terrain.model == problem::TerrainModel::AddedMass {
+        plan.problem.terrain.clone()
+    } else {
+        problem::Terrain::default()
+    };
+    let (reduced, reduced_error) =
+        match replay::replay(plan, &seeds, loam::sim::reduced::Settings::default()) {
+            Ok(r) => (Some(r), None),
+            Err(e) => (None, Some(e.to_string())),
+        };
     let terrain = loam::terrain::Terrain::from_problem(&seeds, foot_radius);
     let added_mass_rest_depth = -terrain.rest_height(robot.total_mass() * robot.gravity);
 
@@ -178,6 +192,8 @@ pub fn run(
         planned_apex_rise_m: plan.apex_rise,
         apex_rise_m: dem.apex_rise,
         reached_apex: dem.reached_apex,
+        reduced_order_terrain: replay::terrain_label(&seeds),
+        reduced_order_error: reduced_error,
         reduced_order_apex_rise_m: reduced.as_ref().and_then(|(_, s)| s.apex_rise_m),
         takeoff_s: dem.takeoff_time,
         reduced_order_takeoff_s: reduced.as_ref().and_then(|(_, s)| s.takeoff_s),
@@ -607,6 +623,12 @@ fn print_summary(s: &DemSummary, out: &Path, written: &Written) {
         s.reduced_order_apex_rise_m
             .map_or("-".into(), |a| format!("{:.2} mm", mm(a)))
     );
+    if let Some(error) = &s.reduced_order_error {
+        println!(
+            "  the reduced-order replay on {} failed: {error}",
+            s.reduced_order_terrain
+        );
+    }
     if let Some(t) = s.takeoff_s {
         println!("  takeoff {t:.4} s   planned {:.4} s", s.planned_takeoff_s);
     }
