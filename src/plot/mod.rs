@@ -214,6 +214,15 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
             )?);
         }
     }
+    if settings.animate && contents.run && !planar::is_planar(dir) {
+        // Said, not silently dropped: the hopper's and the rail's runs have no stick figure.
+        report.skipped.push((
+            "animation".into(),
+            "`--animate` draws a planar robot's stick figure; the hopper's run (and the rail \
+             hopper's) has none yet"
+                .into(),
+        ));
+    }
     if contents.run && rail::is_rail(dir) {
         let figure = rail::RailFigure::load(dir)?;
         report.files.extend(style::save(
@@ -255,7 +264,7 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
             report.skipped.push((
                 "sweep_commands".into(),
                 format!(
-                    "none of the {} plan folders that sweep.csv names (column run_dir) is here                      with its trajectory.csv",
+                    "none of the {} plan folders that sweep.csv names (column run_dir) is here with its trajectory.csv",
                     plans.named
                 ),
             ));
