@@ -9,6 +9,7 @@ mod mdp;
 mod plot;
 mod progress;
 mod robot;
+mod schema;
 mod simulate;
 mod simulate_dem;
 mod simulate_planar;
@@ -59,6 +60,8 @@ enum Command {
     /// Robot files: describe, check, draw one; write a preset as a file to edit.
     #[command(subcommand)]
     Robot(robot::RobotCommand),
+    /// JSON Schema of problem or robot files (for editors), or their field reference.
+    Schema(schema::Args),
 }
 
 /// Input the user must fix: exit code 2.
@@ -81,6 +84,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Mdp(command) => mdp::run(command),
         Command::WrenchSpace(command) => wrench_space::run(command),
         Command::Robot(command) => robot::run(command),
+        Command::Schema(args) => schema::run(args),
     }
 }
 

@@ -11,6 +11,7 @@ mod diagnose;
 mod error;
 pub(crate) mod field_path;
 mod fields;
+pub mod json_schema;
 pub(crate) mod locate;
 mod models;
 mod overrides;

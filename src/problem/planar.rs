@@ -16,6 +16,7 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::schema::{default_solver_options, InitialGuess, SolverOptions, Transcription};
@@ -31,14 +32,14 @@ use crate::terrain::rigid::RigidGround;
 use crate::terrain::{AddedMass, Bed, ContactModel, SpringGround};
 
 /// A planning problem for a planar robot.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct PlanarProblem {
     /// Name of the problem, used to name its results. Default: the file's stem.
     pub name: Option<String>,
     /// Gravitational acceleration g \[m/s²\]. Default 9.81.
     pub gravity: f64,
-    /// The robot: a preset named by `model`, with its parameters.
+    /// The robot: a preset named by `model` with its parameters, or a robot `file`.
     pub robot: RobotConfig,
     /// The ground under every foot.
     pub terrain: PlanarTerrainConfig,
@@ -73,8 +74,9 @@ impl Default for PlanarProblem {
 }
 
 /// The robot presets; each is one file under `model/planar/`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "model", rename_all = "snake_case")]
+#[schemars(transform = super::json_schema::robot_file_variant)]
 pub enum RobotConfig {
     /// A rigid foot (cylinder section) driven by a wrench: the wrench-space paper's test foot.
     PlanarFoot(PlanarFootParams),
@@ -89,7 +91,7 @@ pub enum RobotConfig {
 }
 
 /// A robot from a robot file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RobotFileConfig {
     /// The robot file, as the problem names it (relative to the problem file's folder).
@@ -153,7 +155,7 @@ impl RobotConfig {
 }
 
 /// The terrain under a planar robot's feet.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "model", rename_all = "snake_case")]
 pub enum PlanarTerrainConfig {
     /// Rigid ground at z = 0 with Coulomb friction.
@@ -199,7 +201,7 @@ impl PlanarTerrainConfig {
 
 /// A wrench-space terrain under a planar robot's feet: flat ground at z = 0, the same data
 /// under every foot.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct WrenchSpaceGroundConfig {
     /// The wrench-space data file (docs/WRENCH_SPACE.md section 3.1), relative to the problem
@@ -225,7 +227,8 @@ impl Default for PlanarTerrainConfig {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Rigid ground at z = 0 under every foot.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RigidGroundConfig {
     /// μ: Coulomb friction coefficient between foot and ground \[-\]. Default 0.8.
@@ -241,7 +244,7 @@ impl Default for RigidGroundConfig {
 /// The added-mass bed under a planar robot's feet. Each foot meets the grains as the
 /// hopper's foot does: a flat disc of `foot_radius` pressed down (the model is vertical);
 /// sideways the bed holds a foot in stance like rigid ground, within the friction cone.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct AddedMassGroundConfig {
     /// μ: Coulomb friction coefficient between a foot and the grains \[-\]. Default 0.8.
@@ -315,7 +318,7 @@ impl AddedMassGroundConfig {
 }
 
 /// One phase: the feet on the ground, the node count, the duration's bounds.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct PhaseSpec {
     /// Names of the robot's contacts on the ground during the phase (empty: flight).
@@ -337,7 +340,7 @@ impl Default for PhaseSpec {
 }
 
 /// What the motion starts from and must achieve.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct PlanarTask {
     /// The state at the start.
@@ -357,7 +360,7 @@ pub struct PlanarTask {
 
 /// The start: at rest (by default) in the robot's standing posture, with the coordinates
 /// `set` names fixed to other values.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct StartSpec {
     /// Zero velocity at the first node. Default true.
@@ -378,7 +381,7 @@ impl Default for StartSpec {
 
 /// The end: optionally at rest, with coordinates fixed (`set`) or moved by a given amount
 /// from the start (`change`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct EndSpec {
     /// Zero velocity at the last node. Default false.
@@ -390,7 +393,7 @@ pub struct EndSpec {
 }
 
 /// The objective, integrated with the scheme's quadrature.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Objective {
     /// ½∫ Σ (u_i / u_max,i)² dt: every input relative to its limit.

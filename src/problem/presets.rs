@@ -1,10 +1,11 @@
 //! Named granular media: the parameter sets a problem picks with `terrain.medium` and may
 //! override field by field.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A granular medium whose added-mass parameters loam knows (MODEL.md section 2).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MediumPreset {
     /// Loosely packed poppy seeds, the bed of the added-mass paper's experiments.

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -14,7 +15,7 @@ use super::presets::{Medium, MediumPreset};
 /// After [`super::parse`] or [`super::load`] the problem is validated and resolved: `name`,
 /// every phase's `duration`, every medium field and the default solver options are filled in,
 /// so serializing it records the complete problem that was solved.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Problem {
     /// Name of the problem, used to name its results. Default: the problem file's stem.
@@ -22,6 +23,7 @@ pub struct Problem {
     /// Gravitational acceleration g \[m/s²\]. Default 9.81.
     pub gravity: f64,
     /// The spring-legged hopper (MODEL.md section 1).
+    #[schemars(with = "super::json_schema::HopperRobot")]
     pub robot: Robot,
     /// The ground the hopper stands on.
     pub terrain: Terrain,
@@ -85,7 +87,7 @@ pub use crate::model::hopper::HopperParams as Robot;
 /// Each medium field is `None` unless the file sets it; `None` takes the preset's value (see
 /// [`Terrain::medium_parameters`]). The fields matter only to granular models but are always
 /// validated, so a typo is caught even while planning on rigid ground.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Terrain {
     /// The terrain model. Default `added_mass`.
@@ -157,7 +159,7 @@ impl Terrain {
 }
 
 /// How the ground responds to the foot.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TerrainModel {
     /// Rigid ground: the foot stays at z = 0 during stance.
@@ -184,7 +186,7 @@ impl TerrainModel {
 /// One phase of the jump: a domain of the hybrid dynamics with its own collocation grid.
 ///
 /// `domain` is required: a phase whose kind is guessed would plan a different jump.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Phase {
     /// Which dynamics hold during the phase.
@@ -220,7 +222,7 @@ impl Phase {
 }
 
 /// The hybrid domains a hopper phase can be in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Domain {
     /// The foot is on (or in) the ground.
@@ -254,7 +256,7 @@ impl fmt::Display for Domain {
 }
 
 /// The jump's target and the actuator's limits (MODEL.md section 1, task constraints).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Task {
     /// Target rise of the rod from the start of the jump to the apex \[m\]. Default 0.06.
@@ -338,8 +340,32 @@ impl<'de> Deserialize<'de> for StartPosition {
     }
 }
 
+// By hand, as its `Deserialize` is: `free` or a number.
+impl JsonSchema for StartPosition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "StartPosition".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "The actuator's position z_m − z_r at the start of the jump.",
+            "anyOf": [
+                {
+                    "description": "A decision variable anywhere within the stroke.",
+                    "type": "string",
+                    "const": "free"
+                },
+                {
+                    "description": "Fixed at this position [m], within [−stroke, stroke].",
+                    "type": "number"
+                }
+            ]
+        })
+    }
+}
+
 /// How the dynamics are discretised into NLP constraints.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Transcription {
     /// The collocation scheme. Default `trapezoidal` (the paper's).
@@ -347,7 +373,7 @@ pub struct Transcription {
 }
 
 /// Collocation schemes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Scheme {
     /// Trapezoidal defects between neighbouring nodes.
@@ -365,7 +391,7 @@ pub enum Scheme {
 /// 26 against 33 on rigid ground) and reached an equal or lower optimum on 11 of the 14
 /// reachable ones. The problem is
 /// not convex: on poppy seeds at 30, 70 and 80 mm `ballistic` finds a lower optimum.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum InitialGuess {
     /// Every variable zero, as in the paper.
@@ -376,6 +402,7 @@ pub enum InitialGuess {
     /// base moved evenly over the task's distance. `auto` is read as `rest`.
     #[default]
     #[serde(alias = "auto")]
+    #[schemars(transform = super::json_schema::also_auto)]
     Rest,
     /// The hopper only (loam's default before the rest guess): crouched at the bottom of the
     /// stroke, extending through a 0.1 s stance to the take-off velocity a ballistic flight to
@@ -450,6 +477,21 @@ impl<'de> Deserialize<'de> for OptionValue {
         }
 
         deserializer.deserialize_any(OptionValueVisitor)
+    }
+}
+
+// By hand, as its `Deserialize` is: `true`/`false` are read as `yes`/`no`.
+impl JsonSchema for OptionValue {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "OptionValue".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "The value of one IPOPT option: an integer, a number or text; \
+                            `true`/`false` are read as IPOPT's `yes`/`no`.",
+            "type": ["number", "string", "boolean"]
+        })
     }
 }
 

@@ -6,13 +6,14 @@
 //! generalized force on them: the inputs act directly on q[0], q[1], q[2]). The sole's centre
 //! is `com_height` straight below the COM in the body frame.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{base_channels, ContactPoint, Input, PlanarRobot};
 use crate::model::multibody::{Body, Multibody};
 
 /// The test foot's parameters (SI units).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct PlanarFootParams {
     /// Foot mass \[kg\]. Default 7.357 (wrench-space paper, accuracy test).

@@ -9,6 +9,7 @@
 //! leg's −z axis from the hip; its frame origin is the foot point). Coordinates: x, z, pitch,
 //! hip [rad], leg [m].
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{base_channels, channel, ContactPoint, Input, JointSpring, PlanarRobot};
@@ -16,7 +17,7 @@ use crate::model::multibody::{Body, Joint, JointKind, Multibody};
 
 /// The monopod's parameters (SI units). The defaults are loam's design values at the scale
 /// of a small laboratory hopper, not a particular robot's.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct MonopodParams {
     /// Body mass \[kg\]. Default 10.

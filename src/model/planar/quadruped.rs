@@ -10,6 +10,7 @@
 //! vertical legs; the contact point is foot_length down the foot link. Coordinates: x, z,
 //! pitch, then hip, knee, ankle of each leg in that order.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{base_channels, channel, ContactPoint, Input, PlanarRobot};
@@ -21,7 +22,7 @@ pub const LEGS: [&str; 4] = ["front_left", "front_right", "hind_left", "hind_rig
 /// The quadruped's parameters (SI units). Masses are the brief's (a 40 kg torso, 4 kg thighs,
 /// 0.43 kg shanks, 1.76 kg feet); lengths and inertias are loam's, inertias those of uniform
 /// rods or boxes of these sizes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct QuadrupedParams {
     /// Torso mass \[kg\]. Default 40.

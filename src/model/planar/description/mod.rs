@@ -5,8 +5,9 @@
 //! build; [`RobotDescription::from_robot`] writes a preset back out as a description, which
 //! is how the shipped `robots/` files were made and how the tests hold them to the presets.
 //!
-//! The reference for every field is docs/ROBOTS.md (generated from these doc comments by
-//! `loam schema robot`). Choices made here, and why:
+//! The reference for every field is docs/ROBOTS.md; docs/SCHEMA.md is generated from these
+//! doc comments (`loam schema --markdown`), and `loam schema robot` is their JSON Schema.
+//! Choices made here, and why:
 //! - Bodies may be listed in any order; they are sorted parents first (stable, so a file that
 //!   lists parents first keeps its order and its coordinate numbering). Exactly one body has
 //!   no joint: the floating base, whose coordinates are `x`, `z` and `pitch`.
@@ -25,10 +26,11 @@ mod checks;
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A planar robot: every field a robot file (`robots/*.yaml`) may hold.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RobotDescription {
     /// The robot's name, used in results and figures. Default: the robot file's stem.
@@ -67,7 +69,7 @@ impl Default for RobotDescription {
 }
 
 /// One rigid body.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BodySpec {
     /// Unique name, used by joints (`parent`) and contacts (`body`).
@@ -85,7 +87,7 @@ pub struct BodySpec {
 }
 
 /// The kind of a planar joint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum JointType {
     /// Turns about the plane's normal by q \[rad\], counter-clockwise (+x toward +z).
@@ -95,7 +97,7 @@ pub enum JointType {
 }
 
 /// The joint that attaches a body to its parent.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JointSpec {
     /// The joint's (and its coordinate's) unique name; not `x`, `z` or `pitch`.
@@ -128,7 +130,7 @@ pub struct JointSpec {
 }
 
 /// A passive spring and viscous damper on one joint.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SpringSpec {
     /// The joint's name.
@@ -143,7 +145,7 @@ pub struct SpringSpec {
 }
 
 /// What an actuator applies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ActuatorKind {
     /// A torque \[N m\] on a revolute joint or on `pitch`.
@@ -153,7 +155,7 @@ pub enum ActuatorKind {
 }
 
 /// An ideal actuator on one coordinate.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ActuatorSpec {
     /// Unique name: the input's column in results (`hip_torque`).
@@ -168,7 +170,7 @@ pub struct ActuatorSpec {
 }
 
 /// A contact's shape.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ContactShape {
     /// A point foot: a force, no torque.
@@ -179,7 +181,7 @@ pub enum ContactShape {
 }
 
 /// A point or a flat sole that can touch the ground.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ContactSpec {
     /// Unique name, used by the schedule (`contacts: [foot]`).
