@@ -1,54 +1,43 @@
 //! The CUDA DEM backend: its kernels compile through NVRTC (everywhere, CI included), the
 //! probe reports a missing GPU as an error (never a panic), and on a GPU the backend agrees
 //! with the physics the CPU backend is tested against.
+//!
+//! The tests that need a GPU are `#[ignore]`d, so that a machine without one reports them as
+//! ignored rather than passed; on a GPU machine run them with
+//! `cargo test --release --test dem_cuda -- --include-ignored`. Each checks for the GPU
+//! before anything else and, where there is none, fails with the probe's reason. The NVRTC
+//! tests need no GPU but do need NVRTC, which they do not install: `bash .ci/nvrtc.sh`
+//! provisions it (CI's `.ci/run` runs it before `cargo test`).
 
 use loam::sim::dem::cuda::{
-    self, CudaError, DeviceBed, DeviceContainer, DeviceGrains, DeviceParams, KERNEL_NAMES,
+    self, CudaError, DeviceBed, DeviceContainer, DeviceGrains, DeviceInfo, DeviceParams,
+    KERNEL_NAMES,
 };
 
-/// NVRTC must be present unless LOAM_SKIP_NVRTC=1: a silent skip would hide a regression.
-/// Where it is missing the test provisions it itself with `.ci/nvrtc.sh` (the pinned PyPI
-/// wheel into ~/.cache/loam/nvrtc), as build.rs does for CasADi, so that `cargo test` alone
-/// sets up a fresh machine.
-fn nvrtc_or_explain() -> bool {
-    // Looked for by file name: `locate_nvrtc` remembers its answer for the process.
-    let present = cuda::nvrtc_search_dirs().iter().any(|dir| {
-        std::fs::read_dir(dir).is_ok_and(|entries| {
-            entries
-                .flatten()
-                .any(|e| e.file_name().to_string_lossy().starts_with("libnvrtc.so"))
-        })
-    });
-    if !present && std::env::var("LOAM_SKIP_NVRTC").as_deref() != Ok("1") {
-        static PROVISION: std::sync::Once = std::sync::Once::new();
-        PROVISION.call_once(|| {
-            let script = concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/nvrtc.sh");
-            let status = std::process::Command::new("bash").arg(script).output();
-            if let Ok(out) = status {
-                if !out.status.success() {
-                    eprintln!("{script}: {}", String::from_utf8_lossy(&out.stderr));
-                }
-            }
-        });
+/// The NVRTC tests' first line: NVRTC must be present, found as the backend finds it
+/// ([`cuda::locate_nvrtc`]: `$LOAM_NVRTC_DIR`, the `~/.cache/loam/nvrtc` cache that
+/// `.ci/nvrtc.sh` fills, a Python environment's wheel, the CUDA toolkit, the loader's path).
+/// Where it is missing the test fails: a test installs nothing and reaches no network.
+fn require_nvrtc() {
+    if let Err(e) = cuda::locate_nvrtc() {
+        panic!(
+            "{e}\nThe NVRTC tests do not install NVRTC: run `bash .ci/nvrtc.sh` first (it \
+             installs the pinned wheel once into ~/.cache/loam/nvrtc; CI's .ci/run does so \
+             before `cargo test`), or set LOAM_NVRTC_DIR to a folder holding libnvrtc.so*."
+        )
     }
-    match cuda::locate_nvrtc() {
-        Ok(_) => true,
-        Err(e) if std::env::var("LOAM_SKIP_NVRTC").as_deref() == Ok("1") => {
-            eprintln!("skipped (LOAM_SKIP_NVRTC=1): {e}");
-            false
-        }
-        Err(e) => panic!(
-            "{e}\nRun `.ci/nvrtc.sh` (it installs the wheel into ~/.cache/loam/nvrtc), or set \
-             LOAM_SKIP_NVRTC=1 to skip this test on a machine that will never build kernels."
-        ),
-    }
+}
+
+/// The GPU tests' first line, before any other work: the probe's device, or a panic with the
+/// probe's reason, so that a GPU test run (`--include-ignored`) on a machine without a usable
+/// GPU fails instead of passing without having run.
+fn require_gpu() -> DeviceInfo {
+    cuda::probe().unwrap_or_else(|e| panic!("this test needs an NVIDIA GPU: {e}"))
 }
 
 #[test]
 fn kernels_compile_through_nvrtc_for_current_gpus() {
-    if !nvrtc_or_explain() {
-        return;
-    }
+    require_nvrtc();
     let (major, minor) = cuda::nvrtc_version().expect("NVRTC reports its version");
     assert!(major >= 12, "NVRTC {major}.{minor}: loam needs CUDA 12");
     assert_kernels_compile(&KERNEL_NAMES);
@@ -82,9 +71,7 @@ fn assert_kernels_compile(names: &[&str]) {
 
 #[test]
 fn a_compile_error_carries_nvrtc_log_with_the_line() {
-    if !nvrtc_or_explain() {
-        return;
-    }
+    require_nvrtc();
     let source = "extern \"C\" __global__ void broken(double *x) {\n  x[0] = undeclared_name;\n}\n";
     match cuda::compile_source(source, "sm_90") {
         Err(CudaError::Compile { arch, log, .. }) => {
@@ -137,17 +124,7 @@ fn probe_never_panics_and_names_what_is_missing() {
     }
 }
 
-// ---- GPU tests: skip with the probe's reason when there is no GPU ----
-
-fn gpu_or_skip() -> bool {
-    match cuda::probe() {
-        Ok(_) => true,
-        Err(e) => {
-            eprintln!("skipped: {e}");
-            false
-        }
-    }
-}
+// ---- GPU tests: ignored by default; without a GPU they fail with the probe's reason ----
 
 fn floor_box() -> DeviceContainer {
     DeviceContainer::Box {
@@ -211,10 +188,9 @@ fn lattice(per_side: usize, layers: usize, r: f64) -> DeviceGrains {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --release --test dem_cuda -- --include-ignored"]
 fn gpu_grain_dropped_on_the_floor_comes_to_rest_on_it() {
-    if !gpu_or_skip() {
-        return;
-    }
+    require_gpu();
     let r = 1e-3;
     let mut bed = DeviceBed::new(&one_grain(0.02), floor_box(), &[], &params(1e-3, 10), 1).unwrap();
     bed.step(1000).unwrap();
@@ -229,10 +205,9 @@ fn gpu_grain_dropped_on_the_floor_comes_to_rest_on_it() {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --release --test dem_cuda -- --include-ignored"]
 fn gpu_scenes_are_independent_copies() {
-    if !gpu_or_skip() {
-        return;
-    }
+    require_gpu();
     let grains = lattice(6, 4, 1e-3);
     let mut bed = DeviceBed::new(&grains, floor_box(), &[], &params(1e-3, 20), 3).unwrap();
     bed.step(200).unwrap();
@@ -265,10 +240,9 @@ fn poured_scene() -> Scene {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --release --test dem_cuda -- --include-ignored"]
 fn gpu_and_cpu_settle_the_same_pour_to_the_same_height() {
-    if !gpu_or_skip() {
-        return;
-    }
+    require_gpu();
     let scene = poured_scene();
     let cpu = bed::prepare(&mut CpuBackend::new(), &scene).unwrap();
     let gpu = bed::prepare(&mut CudaBackend::new(1), &scene).unwrap();
@@ -302,10 +276,9 @@ fn dynamic_disc(radius: f64, thickness: f64, mass: f64, z: f64) -> Body {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --release --test dem_cuda -- --include-ignored"]
 fn gpu_and_cpu_sink_a_dropped_disc_to_the_same_depth() {
-    if !gpu_or_skip() {
-        return;
-    }
+    require_gpu();
     let scene = poured_scene();
     let prepared = bed::prepare(&mut CpuBackend::new(), &scene).unwrap();
     let surface = prepared.info.surface_height;
@@ -347,17 +320,58 @@ fn gpu_and_cpu_sink_a_dropped_disc_to_the_same_depth() {
     );
 }
 
+/// The backend stands or falls with the probe, on either kind of machine: where the probe
+/// fails, a bed is refused with the probe's reason; where it finds a GPU, a one-grain bed
+/// uploads, steps and reads back.
 #[test]
 fn the_cuda_backend_refuses_a_bed_without_a_gpu_with_the_probe_reason() {
-    let Err(reason) = cuda::probe() else {
-        return; // a GPU machine: the tests above cover it
-    };
-    let scene = poured_scene();
-    let err = bed::prepare(&mut CudaBackend::new(1), &scene).unwrap_err();
-    assert!(
-        err.to_string().contains(&reason.to_string()),
-        "the DEM error carries the probe's reason: {err}"
-    );
+    match cuda::probe() {
+        Err(reason) => {
+            let scene = poured_scene();
+            let err = bed::prepare(&mut CudaBackend::new(1), &scene).unwrap_err();
+            assert!(
+                err.to_string().contains(&reason.to_string()),
+                "the DEM error carries the probe's reason: {err}"
+            );
+        }
+        Ok(info) => {
+            let one = one_grain(0.01);
+            let grains = GrainState {
+                position: one.position,
+                velocity: one.velocity,
+                radius: one.radius,
+                inverse_mass: one.inverse_mass,
+                angular_velocity: Vec::new(),
+            };
+            let params = StepParams {
+                law: ContactLaw::ProjectedJacobi,
+                time_step: 1e-3,
+                gravity: [0.0, 0.0, -9.81],
+                iterations: 10,
+                relaxation: 1.0,
+                stabilisation: 0.2,
+                friction: 0.5,
+                wall_friction: 0.5,
+                contact_margin: 0.1,
+            };
+            let container = Container::Box {
+                half_x: 0.05,
+                half_y: 0.05,
+            };
+            let mut gpu = CudaBackend::new(1);
+            gpu.upload(&grains, &container, &[], &params)
+                .unwrap_or_else(|e| {
+                    panic!("the probe found {} but the bed is refused: {e}", info.name)
+                });
+            gpu.step(1).unwrap();
+            assert_eq!(
+                gpu.grains().unwrap().len(),
+                1,
+                "one grain back from {}",
+                info.name
+            );
+        }
+    }
 }
 
 // ---- Hertz-Mindlin: the GPU twin of the CPU step ----
@@ -370,9 +384,7 @@ use cuda::HERTZ_KERNEL_NAMES;
 
 #[test]
 fn hertz_kernels_compile_through_nvrtc_for_current_gpus() {
-    if !nvrtc_or_explain() {
-        return;
-    }
+    require_nvrtc();
     assert_kernels_compile(&HERTZ_KERNEL_NAMES);
 }
 
@@ -549,21 +561,37 @@ fn assert_agree(what: &str, a: [f64; 3], b: [f64; 3], scale: f64) {
     );
 }
 
-#[test]
-fn gpu_hertz_one_step_forces_agree_with_the_cpu() {
+/// One Hertz-Mindlin step of [`hertz_bed`] in a 7.9 mm cylinder on the CPU: the container,
+/// the bed, and the CPU's grain forces and torques and body forces.
+#[allow(clippy::type_complexity)]
+fn cpu_hertz_one_step() -> (
+    Container,
+    GrainState,
+    Vec<Body>,
+    StepParams,
+    (Vec<[f64; 3]>, Vec<[f64; 3]>),
+    Vec<loam::sim::dem::BodyForce>,
+) {
     let container = Container::Cylinder { radius: 7.9e-3 };
     let (grains, bodies, params) = hertz_bed();
     let mut cpu = CpuBackend::new();
     cpu.upload(&grains, &container, &bodies, &params).unwrap();
     cpu.step(1).unwrap();
-    let (cpu_force, cpu_torque) = {
+    let forces = {
         let hertz = cpu.hertz().expect("the Hertz-Mindlin step");
         let (f, t) = hertz.grain_forces();
         (f.to_vec(), t.to_vec())
     };
-    let cpu_bodies = cpu.body_forces().unwrap();
-    // The fixture exercises every contact kind: each body and the walls are touched, and a
-    // grain pair presses (a grain's force differs from its weight beyond any wall's share).
+    let body_forces = cpu.body_forces().unwrap();
+    (container, grains, bodies, params, forces, body_forces)
+}
+
+/// The fixture the GPU's one-step comparison uses exercises every contact kind: each body and
+/// the walls are touched, and grain pairs press (a grain's force differs from its weight
+/// beyond any wall's share). CPU only, so it runs everywhere.
+#[test]
+fn the_hertz_fixture_has_every_contact_kind() {
+    let (_, grains, _, _, (cpu_force, _), cpu_bodies) = cpu_hertz_one_step();
     for (k, b) in cpu_bodies.iter().enumerate() {
         assert!(b.contacts > 0, "body {k} touches grains: {b:?}");
     }
@@ -575,9 +603,14 @@ fn gpu_hertz_one_step_forces_agree_with_the_cpu() {
             > 20,
         "grains press on each other"
     );
-    if !gpu_or_skip() {
-        return;
-    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --release --test dem_cuda -- --include-ignored"]
+fn gpu_hertz_one_step_forces_agree_with_the_cpu() {
+    require_gpu();
+    let (container, grains, bodies, params, (cpu_force, cpu_torque), cpu_bodies) =
+        cpu_hertz_one_step();
     let scenes = 2;
     let mut gpu = CudaBackend::new(scenes);
     gpu.upload(&grains, &container, &bodies, &params).unwrap();
@@ -625,7 +658,9 @@ fn gpu_hertz_one_step_forces_agree_with_the_cpu() {
 /// height and the disc carried at the same depth. (The GPU's old step, with a Baumgarte bias
 /// on overlaps in the velocity solve, threw grains a diameter above the lattice's start.)
 #[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --release --test dem_cuda -- --include-ignored"]
 fn gpu_and_cpu_settle_a_falling_lattice_alike() {
+    require_gpu();
     let r = 1e-3;
     let lattice = lattice(20, 6, r);
     let grains = GrainState {
@@ -668,9 +703,6 @@ fn gpu_and_cpu_settle_a_falling_lattice_alike() {
         "CPU: kinetic energy per grain {:.2e} J, top {:.5} m, disc at {:.5} m carried by {:.4} N",
         cpu.0, cpu.1, cpu.2, cpu.3
     );
-    if !gpu_or_skip() {
-        return;
-    }
     let gpu = settle(&mut CudaBackend::new(1));
     eprintln!(
         "GPU: kinetic energy per grain {:.2e} J, top {:.5} m, disc at {:.5} m carried by {:.4} N",
@@ -702,10 +734,9 @@ fn gpu_and_cpu_settle_a_falling_lattice_alike() {
 /// (as a robot's coupling does: read the body, set its external force, step): the GPU follows
 /// the CPU as closely as the CPU follows itself from a 1-ulp nudge.
 #[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --release --test dem_cuda -- --include-ignored"]
 fn gpu_hertz_body_driven_every_step_follows_the_cpu() {
-    if !gpu_or_skip() {
-        return;
-    }
+    require_gpu();
     let (mut cpu, mut nudged, mut gpu) = three_runs(0, 1);
     let z0 = hertz_bed().1[2].state.position[2];
     // A spring to the cylinder's start and a damper, of about 40 Hz for its 1 g.
@@ -797,10 +828,9 @@ fn gaps(a: &dyn Backend, b: &dyn Backend, scenes: usize) -> (f64, f64) {
 /// bounds the gap while it is rounding (after 100 steps) and after 1000 steps, and sets it
 /// beside the CPU's own gap when one body starts one rounding step (1 ulp) away.
 #[test]
+#[ignore = "needs an NVIDIA GPU: cargo test --release --test dem_cuda -- --include-ignored"]
 fn gpu_hertz_bed_follows_the_cpu_for_1000_steps() {
-    if !gpu_or_skip() {
-        return;
-    }
+    require_gpu();
     let scenes = 2;
     let (mut cpu, mut nudged, mut gpu) = three_runs(2, scenes);
     let mut done = 0;
