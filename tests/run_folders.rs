@@ -186,7 +186,8 @@ fn a_re_solve_that_cannot_archive_leaves_the_old_plan_and_no_temporaries() {
     let before = names(&run);
     let old = plan_id(&run);
     let output = solve_output(&dir, "hopper_rigid.yaml", "run", 0.09, true);
-    assert_eq!(output.code(), 1, "{}", output.dump());
+    // Results that cannot be written: the environment's failure, exit 3.
+    assert_eq!(output.code(), 3, "{}", output.dump());
     assert!(output.stderr.contains("archive"), "{}", output.dump());
     assert_eq!(names(&run), before, "files were added or left behind");
     assert_eq!(plan_id(&run), old);
@@ -635,4 +636,31 @@ fn a_sweep_without_its_plan_folders_keeps_its_command_figure() {
         "sweep_commands.png was rewritten"
     );
     assert!(sweep.join("plots/sweep_apex.png").is_file());
+}
+
+/// An output folder that cannot be written is found before the solve (exit 3, the code for
+/// I/O and environment errors, not 1, the solver's), and nothing is written.
+#[test]
+fn an_unwritable_output_folder_exits_3_before_solving() {
+    let dir = TempDir::new("unwritable-out");
+    // A file where the folder's parent should be: unwritable even for root.
+    std::fs::write(dir.path().join("blocked"), "a file").unwrap();
+    let output = solve_output(&dir, "hopper_granular.yaml", "blocked/run", 0.06, true);
+    assert_exit(&output, 3, &["could not write", "blocked/run"]);
+    assert!(!output.stdout.contains("converged"), "{}", output.dump());
+}
+
+/// An empty or comment-only problem file is a mistake, not a request for the defaults.
+#[test]
+fn an_empty_problem_file_is_refused() {
+    let dir = TempDir::new("empty-problem");
+    for (name, text) in [
+        ("empty.yaml", ""),
+        ("comments.yaml", "# nothing yet\n\n# at all\n"),
+    ] {
+        dir.write(name, text);
+        let output = loam(dir.path(), &["solve", name, "--out", "run"]);
+        assert_exit(&output, 2, &[name, "the file is empty"]);
+        assert!(!dir.path().join("run").exists(), "{}", output.dump());
+    }
 }

@@ -50,7 +50,7 @@ pub struct InfoArgs {
 pub struct PrepareArgs {
     /// The bed's scene file (YAML; see problems/beds/).
     pub scene: PathBuf,
-    /// Where to write the checkpoint (default: results/beds/<scene name>.bed).
+    /// Where to write the checkpoint (default: runs/beds/<scene name>.bed).
     #[arg(long, short)]
     pub output: Option<PathBuf>,
 }
@@ -98,7 +98,7 @@ pub struct IntrudeArgs {
     /// Δt [s] (default: the bed scene's; at most the contact law's stable step).
     #[arg(long)]
     pub time_step: Option<f64>,
-    /// Output CSV (default: results/intrude/<checkpoint name>_<body>.csv).
+    /// Output CSV (default: runs/intrude/<checkpoint name>_<body>.csv).
     #[arg(long, short)]
     pub output: Option<PathBuf>,
     /// Where to step the bed: the CPU (all rayon threads) or an NVIDIA GPU (the same step;
@@ -155,7 +155,7 @@ impl BenchBackend {
             BenchBackend::Cpu => None,
             BenchBackend::Cuda => Some(
                 loam::sim::dem::cuda::probe()
-                    .map_err(|e| anyhow::anyhow!("--backend cuda: {e}"))?,
+                    .map_err(|e| anyhow::Error::new(e).context("--backend cuda"))?,
             ),
         })
     }
@@ -218,11 +218,23 @@ fn stem(path: &Path) -> String {
         .into_owned()
 }
 
+/// The folder `file` will be written into can be written (exit 3 now, not after minutes of
+/// computing).
+fn ensure_parent_writable(file: &Path) -> Result<(), loam::output::OutputError> {
+    loam::output::ensure_writable(
+        file.parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new(".")),
+    )
+}
+
 fn prepare(args: PrepareArgs) -> anyhow::Result<u8> {
     let scene = Scene::load(&args.scene).map_err(classify)?;
     let output = args
         .output
-        .unwrap_or_else(|| Path::new("results/beds").join(format!("{}.bed", stem(&args.scene))));
+        .unwrap_or_else(|| Path::new("runs/beds").join(format!("{}.bed", stem(&args.scene))));
+    // Before minutes of pouring: an unwritable destination is found now (exit 3).
+    ensure_parent_writable(&output)?;
     println!(
         "pouring {} grains (radius {} m, spread {}) into {:?}",
         scene.grain_count(),
@@ -322,8 +334,9 @@ fn run_intrude(args: IntrudeArgs) -> anyhow::Result<u8> {
         time_step: args.time_step,
     };
     let output = args.output.unwrap_or_else(|| {
-        Path::new("results/intrude").join(format!("{}_{:?}.csv", stem(&args.checkpoint), args.body))
+        Path::new("runs/intrude").join(format!("{}_{:?}.csv", stem(&args.checkpoint), args.body))
     });
+    ensure_parent_writable(&output)?;
     args.backend.probe()?;
     let mut engine = args.backend.engine(1);
     interrupt::install();

@@ -99,8 +99,15 @@ pub fn exit_code(error: &anyhow::Error) -> u8 {
             || cause.is::<loam::terrain::wrench_space::WrenchSpaceError>()
             || planner_bad_input(cause)
     });
+    // The environment, not the input nor the computation: results that cannot be written, a
+    // GPU or driver that is not there.
+    let environment = error.chain().any(|cause| {
+        cause.is::<loam::output::OutputError>() || cause.is::<loam::sim::dem::cuda::CudaError>()
+    });
     if bad_input {
         2
+    } else if environment {
+        3
     } else {
         1
     }

@@ -255,7 +255,7 @@ fn engine(backend: BackendChoice) -> anyhow::Result<(Box<dyn Backend>, &'static 
         BackendChoice::DemCuda => {
             // Probe first: without a driver, a device or NVRTC this is a clear error.
             loam::sim::dem::cuda::probe()
-                .map_err(|e| anyhow::anyhow!("--backend dem-cuda: {e}"))?;
+                .map_err(|e| anyhow::Error::new(e).context("--backend dem-cuda"))?;
             (Box::new(CudaBackend::new(1)), "dem-cuda")
         }
         BackendChoice::Reduced => unreachable!("the reduced backend does not come here"),

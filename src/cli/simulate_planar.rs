@@ -212,6 +212,12 @@ pub fn run(
                 100.0 * s.max_friction_excess
             );
         }
+        if s.max_unloaded_side_force_n > 0.0 {
+            println!(
+                "  a foot the ground had let go of (F_z = 0, below the surface) was held sideways by up to {:.3} N",
+                s.max_unloaded_side_force_n
+            );
+        }
         for limit in s.joint_limits.iter().filter(|l| l.samples_outside > 0) {
             println!(
                 "  `{}` left its limits in {} samples (by up to {:.3e})",

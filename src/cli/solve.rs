@@ -1,6 +1,5 @@
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use loam::output::{self, PlanWritten, Provenance, WarmStart};
 use loam::planner::{self, PlanError};
 use loam::problem::planar::PlanarProblem;
@@ -369,7 +368,8 @@ fn out_dir(args: &Args, name: &str) -> anyhow::Result<OutDir> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("runs").join(name));
     let created = !path.exists();
-    std::fs::create_dir_all(&path).with_context(|| format!("creating {}", path.display()))?;
+    // Before the solve: an unwritable folder is found now (exit 3), not after it.
+    loam::output::ensure_writable(&path)?;
     Ok(OutDir { path, created })
 }
 

@@ -38,6 +38,20 @@ pub struct OutputError {
     pub source: std::io::Error,
 }
 
+/// Makes sure results can be written into `dir` (created if missing) before anything long is
+/// computed: a probe file is written there and removed. An unwritable folder is an
+/// [`OutputError`] (exit code 3), found in a moment rather than after the computation.
+pub fn ensure_writable(dir: &Path) -> Result<(), OutputError> {
+    let error = |source| OutputError {
+        path: dir.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(error)?;
+    let probe = temporary_path(&dir.join(".loam-write-probe"));
+    std::fs::write(&probe, b"").map_err(error)?;
+    std::fs::remove_file(&probe).map_err(error)
+}
+
 /// Writes `bytes` to `path` atomically.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
     write_files_atomic(&[(path, bytes)])

@@ -186,8 +186,14 @@ pub fn parse_as<T: Schema>(
         )
     })?;
     if tree.is_null() {
-        // An empty file, or one of comments only: every field takes its default.
-        tree = Tree::Mapping(Default::default());
+        // An empty file, or one of comments only, is a mistake (the wrong file, or one not yet
+        // written), not a request for every default.
+        return Err(report.file_error(
+            None,
+            "the file is empty (or holds only comments): write at least the sections that \
+             differ from the defaults (the shipped problems/ and robots/ files are examples)"
+                .into(),
+        ));
     }
     T::prepare(&mut tree, origin, overrides)?;
     for set in overrides {

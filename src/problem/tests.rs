@@ -464,11 +464,14 @@ fn file_errors_keep_their_line_beside_overrides() {
 // ---- defaults, presets, serialization
 
 #[test]
-fn an_empty_file_is_the_default_problem() {
+fn an_empty_mapping_is_the_default_problem_and_an_empty_file_is_refused() {
     let expected = default_resolved("test");
     assert_eq!(read("{}").unwrap(), expected);
-    assert_eq!(read("").unwrap(), expected);
-    assert_eq!(read("# nothing but a comment\n").unwrap(), expected);
+    // An empty file is a mistake (the wrong file, or one not yet written), not "all defaults".
+    for text in ["", "# nothing but a comment\n"] {
+        let error = read(text).unwrap_err();
+        assert!(error.message.contains("the file is empty"), "{error}");
+    }
 
     let problem = read("{}").unwrap();
     assert_eq!(problem.name(), "test");

@@ -256,8 +256,10 @@ impl Sim<'_> {
         }
     }
 
-    /// A row of `replay.csv` (t, state, inputs, every contact's wrench) and how far the held
-    /// feet's wrenches are outside the friction cone.
+    /// A row of `replay.csv` (t, state, inputs, every contact's wrench), how far the held
+    /// feet's wrenches are outside the friction cone where the ground carries them, and the
+    /// largest sideways force on a held foot the ground carries nothing of (F_z = 0: a spring
+    /// that has let go of a rising foot), where a ratio to μ F_z would mean nothing.
     pub(super) fn sample(
         &self,
         piece: usize,
@@ -265,22 +267,27 @@ impl Sim<'_> {
         x: &[f64],
         mode: &Mode,
         at: &Evaluation,
-    ) -> (Vec<f64>, f64) {
+    ) -> (Vec<f64>, f64, f64) {
         let mut row = vec![t];
         row.extend_from_slice(x);
         row.extend(self.inputs(piece, t, x));
         let mut excess: f64 = 0.0;
+        let mut unloaded: f64 = 0.0;
         for (c, contact) in self.robot.contacts.iter().enumerate() {
             match mode.contacts.iter().position(|&m| m == c) {
                 Some(k) => {
-                    row.extend_from_slice(&at.wrenches[k]);
-                    excess =
-                        excess.max(self.ground.cone_excess(&at.wrenches[k], contact.half_width));
+                    let w = &at.wrenches[k];
+                    row.extend_from_slice(w);
+                    if mode.sinking[k] && w[1] <= 0.0 {
+                        unloaded = unloaded.max(w[0].abs());
+                    } else {
+                        excess = excess.max(self.ground.cone_excess(w, contact.half_width));
+                    }
                 }
                 None => row.extend_from_slice(&[0.0; 3]),
             }
         }
-        (row, excess)
+        (row, excess, unloaded)
     }
 }
 

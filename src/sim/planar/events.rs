@@ -26,6 +26,7 @@ pub(super) struct Run<'s, 'a> {
     /// Lift-offs and touchdowns among `events` (the rest are a bed's sink/stick events).
     pub(super) contact_events: usize,
     pub(super) max_excess: f64,
+    pub(super) max_unloaded_side_force: f64,
     pub(super) com0: f64,
     pub(super) peak: f64,
 }
@@ -87,7 +88,8 @@ impl HybridSystem for Run<'_, '_> {
         x: &[f64],
     ) -> Result<(), PlanarSimError> {
         let at = self.sim.evaluate(piece, t, x, mode)?;
-        let (row, excess) = self.sim.sample(piece, t, x, mode, &at);
+        let (row, excess, unloaded) = self.sim.sample(piece, t, x, mode, &at);
+        self.max_unloaded_side_force = self.max_unloaded_side_force.max(unloaded);
         self.rows.push(row);
         self.modes.push(self.sim.mode_name(&mode.contacts));
         self.max_excess = self.max_excess.max(excess);

@@ -88,8 +88,13 @@ pub struct PlanarReplaySummary {
     pub com_peak_error_rel: f64,
     /// Per coordinate: the largest |q − q_plan| at the plan's nodes.
     pub max_coordinate_error: Vec<(String, f64)>,
-    /// Largest excess of a held foot's wrench over the friction cone (0: never slips).
+    /// Largest excess of a held foot's wrench over the friction cone (0: never slips), over
+    /// the samples where the ground carries the foot.
     pub max_friction_excess: f64,
+    /// Largest sideways force \[N\] a foot under its ground's law was held with while the
+    /// ground carried none of it (F_z = 0: a spring that has let go of a rising foot still
+    /// below the surface). The replay holds such a foot sideways; a real one would slide.
+    pub max_unloaded_side_force_n: f64,
     /// Per coordinate with a position or velocity limit (the robot file's joint limits):
     /// the samples outside a limit (by more than 1e-9) and the largest excess \[unit or
     /// unit/s\]. The replay does not stop the joint there; it counts.
@@ -216,6 +221,7 @@ pub fn replay(
         events: Vec::new(),
         contact_events: 0,
         max_excess: 0.0,
+        max_unloaded_side_force: 0.0,
         com0,
         peak: 0.0,
     };
@@ -263,6 +269,7 @@ pub fn replay(
         modes,
         events,
         max_excess,
+        max_unloaded_side_force,
         peak,
         ..
     } = run;
@@ -338,6 +345,7 @@ pub fn replay(
             .map(|(c, e)| (c.name.clone(), e))
             .collect(),
         max_friction_excess: max_excess,
+        max_unloaded_side_force_n: max_unloaded_side_force,
         joint_limits,
         events,
         planned_contacts: problem
