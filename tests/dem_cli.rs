@@ -184,6 +184,9 @@ fn a_non_positive_time_step_or_radius_is_bad_input_naming_the_field() {
         needles.push(&file);
         assert_bad_input(&out, &needles);
     }
+    // A scene file that is not there is the user's to fix, as a missing problem file is.
+    let out = loam(&["dem", "prepare", "missing.yaml"], &dir);
+    assert_bad_input(&out, &["could not read", "missing.yaml"]);
     let out = loam(
         &[
             "dem",

@@ -101,11 +101,10 @@ pub enum DemError {
 
 impl DemError {
     /// Whether the user can fix this by changing the input (exit code 2).
+    /// (A scene file that cannot be read is the user's to fix, as a problem file is; results
+    /// that cannot be written are `output::OutputError`s, not these.)
     pub fn is_bad_input(&self) -> bool {
-        !matches!(
-            self,
-            DemError::Io { .. } | DemError::Unphysical(_) | DemError::Cuda(_)
-        )
+        !matches!(self, DemError::Unphysical(_) | DemError::Cuda(_))
     }
 }
 
