@@ -143,6 +143,16 @@ fn a_point_mass_dropped_on_the_spring_ground_rebounds_at_the_closed_form() {
         z_end.abs() < 1e-9,
         "on rigid ground the mass ends at z = {z_end}"
     );
+    // `loam plot` draws the plan against each ground it was replayed on.
+    let plot = loam(dir, &["plot", run.to_str().unwrap()]);
+    assert_eq!(plot.status, Some(0), "{}", plot.dump());
+    for figure in ["planar_run.png", "planar_run-on-rigid.png"] {
+        assert!(
+            run.join("plots").join(figure).is_file(),
+            "{figure}: {}",
+            plot.dump()
+        );
+    }
 
     // A replay that cannot reach the plan's end (here: out of integrator steps in the ground)
     // writes what it has, marked incomplete, says why on stderr and exits 1.

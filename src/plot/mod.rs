@@ -6,7 +6,7 @@
 //! | the folder holds | figure |
 //! |---|---|
 //! | `solution.json` + `trajectory.csv` (a `loam solve` run), any `replay*.csv` | `run`: heights, actuator, command velocity and forces against time, phases shaded, plan and replays overlaid |
-//! | the same from a planar robot (`problem.schedule`), an optional `replay.csv` | `planar_run`: base and joint coordinates, inputs with their limits, contact normal forces against time, phases shaded, the replay dashed; `filmstrip`: stick figures along the plan at equal scale; with `animate`, `animation.gif`: the moving stick figure |
+//! | the same from a planar robot (`problem.schedule`), an optional `replay.csv` | `planar_run`: base and joint coordinates, inputs with their limits, contact normal forces against time, phases shaded, the replay dashed; `filmstrip`: stick figures along the plan at equal scale; with `animate`, `animation.gif`: the moving stick figure; per `replay-on-<ground>.csv`, `planar_run-on-<ground>` with that replay |
 //! | `sweep.csv` (a `loam sweep`) | `sweep_apex` (commanded against achieved apex per group, the paper's Fig. 5) and `sweep_commands` (z_d(t) of every plan, per planning terrain, the paper's Fig. 6) |
 //! | `dem_bodies.csv` (a DEM replay) | `dem`: bed force against time and depth beside the added-mass model's, body heights |
 //!
@@ -235,6 +235,22 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
         report.files.extend(planar_figures(&run, "planar_run")?);
         if run.replay.is_some() {
             report.replays = vec![dir.join("replay.csv")];
+        }
+        // The plan replayed on other contact models (`simulate --terrain`): one figure each.
+        for path in &contents.replays {
+            let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+                continue;
+            };
+            let Some(ground) = stem.strip_prefix("replay-on-") else {
+                continue;
+            };
+            let other = planar::PlanarRun::load_on(dir, stem)?;
+            report.files.extend(style::save(
+                &planar::RunFigure(&other),
+                &out.join(format!("planar_run-on-{ground}")),
+                settings.formats,
+            )?);
+            report.replays.push(path.clone());
         }
     } else if contents.run {
         let figure = run::RunFigure::load(dir, &contents.replays)?;

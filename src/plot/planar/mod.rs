@@ -98,7 +98,7 @@ pub struct PlanarRun {
     /// per row of `replay` where it has the column).
     pub extra: Vec<(String, Vec<ExtraCurve>)>,
     /// What the replay's legend entry says.
-    pub replay_label: &'static str,
+    pub replay_label: String,
     pub robot: PlanarRobot,
     pub phases: Vec<Phase>,
     /// `key: value` texts from `key_figures`.

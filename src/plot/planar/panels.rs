@@ -72,7 +72,7 @@ pub(super) fn depth_panel(
             })
         })
         .collect::<Result<Vec<_>, PlotError>>()?;
-    Ok(("foot depth below the surface d [m]".to_string(), curves))
+    Ok(("depth d below surface [m]".to_string(), curves))
 }
 
 pub(super) struct Curve {
@@ -205,7 +205,7 @@ impl PlanarRun {
         if !robot.contacts.is_empty() {
             panels.push(Panel {
                 y_label: match self.kind {
-                    RunKind::Plan { .. } => "contact normal force F_z [N]".into(),
+                    RunKind::Plan { .. } => "normal force F_z [N]".into(),
                     RunKind::Simulation { .. } => "terrain F_z [N]".into(),
                 },
                 curves: (0..robot.contacts.len())

@@ -7,6 +7,7 @@ use serde_json::Value;
 use super::panels::{depth_panel, wrench_panels};
 use super::{Phase, PlanarRun, RunKind, Series};
 use crate::model::planar::PlanarRobot;
+use crate::plot::data::read_json;
 use crate::plot::style::trim_number;
 use crate::plot::table::Table;
 use crate::plot::PlotError;
@@ -113,6 +114,12 @@ impl Series {
 
 impl PlanarRun {
     pub fn load(dir: &Path) -> Result<PlanarRun, PlotError> {
+        Self::load_on(dir, "replay")
+    }
+
+    /// The run with the replay `<stem>.csv` in place of `replay.csv`: `replay-on-<ground>-…`,
+    /// the plan replayed on another contact model (`loam simulate --terrain`).
+    pub fn load_on(dir: &Path, stem: &str) -> Result<PlanarRun, PlotError> {
         let path = dir.join("solution.json");
         let err = |message: String| PlotError::Json {
             path: path.clone(),
@@ -163,7 +170,11 @@ impl PlanarRun {
             })
             .unwrap_or_default();
         let plan = Series::read(&dir.join("trajectory.csv"), &robot, true)?;
-        let replay_path = dir.join("replay.csv");
+        let replay_path = dir.join(format!("{stem}.csv"));
+        // The ground the replay ran on: its record says (`replay.json`'s `terrain`).
+        let replay_ground = read_json(&dir.join(format!("{stem}.json")))
+            .ok()
+            .and_then(|j| j["terrain"]["model"].as_str().map(str::to_string));
         let replay = if replay_path.is_file() {
             Some(Series::read(&replay_path, &robot, false)?)
         } else {
@@ -178,11 +189,13 @@ impl PlanarRun {
             .transpose()?;
         let trajectory_table = Table::read(&dir.join("trajectory.csv"))?;
         let mut extra = wrench_panels(&feet, &trajectory_table, replay_table.as_ref())?;
-        // The feet's depth, on a ground they sink into.
+        // The feet's depth, on a ground they sink into (the plan's, or the replay's).
+        let yields = |model: &str| matches!(model, "added_mass" | "spring");
         if problem
             .terrain
             .contact_model::<f64>()
             .is_some_and(|model| model.yields())
+            || replay_ground.as_deref().is_some_and(yields)
         {
             extra.push(depth_panel(
                 &robot,
@@ -205,9 +218,14 @@ impl PlanarRun {
             slope: 0.0,
             extra,
             replay_label: if on_wrench_space {
-                "replay.csv (MDP simulator, open loop)"
+                "replay.csv (MDP simulator, open loop)".to_string()
+            } else if stem == "replay" {
+                "replay.csv (simulated)".to_string()
             } else {
-                "replay.csv (simulated)"
+                format!(
+                    "{stem}.csv (simulated on {})",
+                    replay_ground.as_deref().unwrap_or("another ground")
+                )
             },
             dem: dem_replay(dir, &robot)?,
             robot,
@@ -298,7 +316,7 @@ impl PlanarRun {
             },
             slope: scenario.terrain.slope,
             extra,
-            replay_label: "replay.csv (simulated)",
+            replay_label: "replay.csv (simulated)".to_string(),
             robot,
             phases,
             key_figures,

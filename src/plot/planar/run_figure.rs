@@ -261,7 +261,7 @@ impl Figure for RunFigure<'_> {
                         .with_marker(Marker::Circle, true),
                 );
                 sources.push(if run.replay.is_some() {
-                    LegendEntry::line(run.replay_label, GREY, Stroke::Dashed(9, 5), 2)
+                    LegendEntry::line(&run.replay_label, GREY, Stroke::Dashed(9, 5), 2)
                 } else {
                     LegendEntry::note("(no replay.csv in this folder)")
                 });
