@@ -12,7 +12,6 @@ mod robot;
 mod schema;
 mod simulate;
 mod simulate_dem;
-mod simulate_planar;
 #[cfg(feature = "planner")]
 mod solve;
 #[cfg(feature = "planner")]

@@ -306,7 +306,7 @@ pub fn run_planar(
         )
         .into());
     }
-    let run = super::simulate_planar::read_planar_run(run_dir)?;
+    let run = super::simulate::read_planar_run(run_dir)?;
     let bed = Checkpoint::load(bed_path).map_err(dem_error)?;
     if let (loam::problem::planar::PlanarTerrainConfig::AddedMass(ground), false) =
         (&run.problem.terrain, quiet)

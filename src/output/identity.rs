@@ -101,9 +101,14 @@ impl TerrainRecord {
     /// 8 hex digits of the SHA-256 of the record's canonical JSON: two terrains share it only
     /// if every parameter is the same.
     pub fn short_hash(&self) -> String {
-        let value = serde_json::to_value(self).expect("the record serializes");
-        content_hash(canonical_json(&value).as_bytes())[..8].to_string()
+        short_hash(&serde_json::to_value(self).expect("the record serializes"))
     }
+}
+
+/// 8 hex digits of the SHA-256 of `value`'s canonical JSON: the tag of a set of parameters in
+/// a file name (`replay-on-<name>-<hash>`).
+pub fn short_hash(value: &Value) -> String {
+    content_hash(canonical_json(value).as_bytes())[..8].to_string()
 }
 
 /// Why files do not belong together.
