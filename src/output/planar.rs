@@ -77,7 +77,7 @@ pub fn key_figures_of(robot: &PlanarRobot, trajectory: &Trajectory) -> KeyFigure
         com_rise_m: robot.body.centre_of_mass(&last[..n_q])[1]
             - robot.body.centre_of_mass(&first[..n_q])[1],
         duration_s: trajectory.phases.iter().map(|p| p.duration).sum(),
-        com_vz_end: centre_of_mass_velocity(robot, &last[..n_q], &last[n_q..]),
+        com_vz_end: centre_of_mass_velocity(robot, &last[..n_q], &last[n_q..2 * n_q]),
     }
 }
 

@@ -340,7 +340,7 @@ impl Default for PhaseSpec {
 }
 
 /// What the motion starts from and must achieve.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct PlanarTask {
     /// The state at the start.
@@ -352,10 +352,39 @@ pub struct PlanarTask {
     /// Rise of the centre of mass from the start to the apex that ends the last phase
     /// (a flight) \[m\].
     pub apex_rise: Option<f64>,
+    /// The body whose centre of mass rises by `apex_rise` (the hopper's thrust rod). Default:
+    /// the robot's centre of mass. The apex itself is always where the robot's centre of mass
+    /// stops rising.
+    pub apex_of: Option<String>,
     /// The final state equals the start (but for the base's x): one cycle of a gait.
     pub periodic: bool,
     /// What is minimised. Default `effort`.
     pub objective: Objective,
+    /// The safety margin of every contact that the planner holds \[-\], >= 0: each held foot
+    /// keeps this share of the robot's weight (split over the feet down) at every stance node
+    /// but its lift-off node, and a foot leaving a bed accelerates upward with at least this
+    /// share of g. A plan whose feet graze zero force mid-stance lifts them in any replay.
+    /// Default 0.05; 0 plans to the bare complementarity (the optimum of the model itself).
+    pub contact_margin: f64,
+}
+
+fn default_contact_margin() -> f64 {
+    crate::planner::planar::NORMAL_FORCE_MARGIN
+}
+
+impl Default for PlanarTask {
+    fn default() -> Self {
+        PlanarTask {
+            start: StartSpec::default(),
+            end: EndSpec::default(),
+            distance: None,
+            apex_rise: None,
+            apex_of: None,
+            periodic: false,
+            objective: Objective::default(),
+            contact_margin: default_contact_margin(),
+        }
+    }
 }
 
 /// The start: at rest (by default) in the robot's standing posture, with the coordinates
@@ -399,8 +428,10 @@ pub enum Objective {
     /// ½∫ Σ (u_i / u_max,i)² dt: every input relative to its limit.
     #[default]
     Effort,
-    /// ½∫ Σ u_i² dt in the inputs' own units.
-    TorqueSquared,
+    /// ½∫ Σ u_i² dt in the inputs' own units (a drive's input is its command rate).
+    /// `torque_squared` is accepted as its old name.
+    #[serde(alias = "torque_squared")]
+    InputsSquared,
     /// ∫ Σ |u_i v_i| dt / (m g distance): mechanical cost of transport (needs `distance`).
     CostOfTransport,
 }
@@ -642,6 +673,35 @@ impl Schema for PlanarProblem {
                 "an apex rise ends the last phase at the apex, so the last phase must be a flight (contacts: [])".into(),
             );
         }
+        if !(self.task.contact_margin.is_finite() && self.task.contact_margin >= 0.0) {
+            fail!(
+                "task.contact_margin".into(),
+                format!(
+                    "must be a finite number >= 0 (a share of the weight), got {}",
+                    self.task.contact_margin
+                ),
+            );
+        }
+        if let Some(name) = &self.task.apex_of {
+            let robot = self.robot.build(self.gravity);
+            let bodies: Vec<&str> = robot.body.bodies.iter().map(|b| b.name.as_str()).collect();
+            if self.task.apex_rise.is_none() {
+                fail!(
+                    "task.apex_of".into(),
+                    "names the body whose rise `task.apex_rise` sets: set task.apex_rise too"
+                        .into(),
+                );
+            } else if !bodies.contains(&name.as_str()) {
+                fail!(
+                    "task.apex_of".into(),
+                    format!(
+                        "the {} has no body `{name}`; accepted: {}",
+                        self.robot.model_name(),
+                        accepted(&bodies)
+                    ),
+                );
+            }
+        }
         if self.task.objective == Objective::CostOfTransport
             && !self.task.distance.is_some_and(|d| d.abs() > 1e-6)
         {
@@ -726,6 +786,14 @@ impl PlanarProblem {
             fail(
                 "task.periodic",
                 &format!("not planned on a wrench space yet ({why})"),
+            );
+        }
+        let robot = self.robot.build(self.gravity);
+        if robot.drives().next().is_some() || !robot.locked.is_empty() {
+            fail(
+                "robot",
+                "a robot with drives or a locked base is not planned on a wrench space yet: \
+                 accepted, robots of ideal torque and force sources on a free base",
             );
         }
         if !self.task.start.at_rest {

@@ -69,6 +69,7 @@ impl PlanarFootParams {
             unit: unit.into(),
             coordinate,
             limit,
+            drive: None,
         };
         PlanarRobot {
             name: "planar_foot".into(),
@@ -87,6 +88,7 @@ impl PlanarFootParams {
             }],
             springs: vec![],
             standing: vec![0.0, self.com_height, 0.0],
+            locked: Vec::new(),
         }
     }
 }

@@ -53,8 +53,55 @@ pub struct Input {
     pub unit: String,
     /// The coordinate it acts on.
     pub coordinate: usize,
-    /// (lower, upper) bounds, in `unit`.
+    /// (lower, upper) bounds on the effort it applies (N or N m), a drive's force included.
     pub limit: (f64, f64),
+    /// A drive between the planner and the joint (a servo with its own states); `None` for an
+    /// ideal torque or force source, whose input is the effort itself.
+    pub drive: Option<Drive>,
+}
+
+/// A position servo with a PI velocity loop between the command and the joint, the hopper's
+/// linear actuator (docs/MODEL.md section 1): the planner's input is the command rate u = ż_d
+/// [m/s or rad/s]; the drive has two states, its integrator e and its command z_d, and applies
+///
+/// ```text
+/// v_err = P_p (z_d − q) + V_f u − q̇,   ė = v_err,   ż_d = u,
+/// F     = K_m (V_p v_err + V_i e)
+/// ```
+///
+/// on its coordinate q (a force on a prismatic joint, a torque on a revolute one).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Drive {
+    /// K_m: force (or torque) per ampere.
+    pub force_constant: f64,
+    /// P_p: the position loop's gain [1/s].
+    pub position_gain: f64,
+    /// V_f: velocity feedforward [-].
+    pub velocity_feedforward: f64,
+    /// V_p: the velocity loop's proportional gain [A/(unit/s)].
+    pub velocity_gain: f64,
+    /// V_i: the velocity loop's integral gain [A/unit].
+    pub integral_gain: f64,
+}
+
+impl Drive {
+    /// v_err from the joint's position and rate, the drive's command z_d and the command
+    /// rate u.
+    pub fn velocity_error<S: Scalar>(&self, q: &S, v: &S, command: &S, u: &S) -> S {
+        (command.clone() - q.clone()) * self.position_gain + u.clone() * self.velocity_feedforward
+            - v.clone()
+    }
+
+    /// F = K_m (V_p v_err + V_i e).
+    pub fn force<S: Scalar>(&self, velocity_error: S, integral: &S) -> S {
+        (velocity_error * self.velocity_gain + integral.clone() * self.integral_gain)
+            * self.force_constant
+    }
+
+    /// The integrator's value that holds `force` with the drive at rest (v_err = 0).
+    pub fn holding_integral(&self, force: f64) -> f64 {
+        force / (self.force_constant * self.integral_gain)
+    }
 }
 
 impl Input {
@@ -101,6 +148,9 @@ pub struct PlanarRobot {
     pub springs: Vec<JointSpring>,
     /// A nominal configuration with every foot just touching z = 0, for guesses and tests.
     pub standing: Vec<f64>,
+    /// Base coordinates held by a frictionless guide (a rail holds `x` and `pitch`) at their
+    /// standing values: they never move and the guide supplies whatever force holds them.
+    pub locked: Vec<usize>,
 }
 
 /// Why a robot description is inconsistent.
@@ -120,11 +170,67 @@ impl PlanarRobot {
         self.body.n_q()
     }
 
-    /// The state's names: the coordinates, then their rates `d_<name>`.
+    /// The state's names: the coordinates, their rates `d_<name>`, then each drive's
+    /// integrator and command (`<input>_integral`, `<input>_command`).
     pub fn state_names(&self) -> Vec<String> {
         let q = self.coordinates.iter().map(|c| c.name.clone());
         let v = self.coordinates.iter().map(|c| format!("d_{}", c.name));
-        q.chain(v).collect()
+        let drives = self
+            .drives()
+            .flat_map(|(i, _)| {
+                let name = &self.inputs[i].name;
+                [format!("{name}_integral"), format!("{name}_command")]
+            })
+            .collect::<Vec<_>>();
+        q.chain(v).chain(drives).collect()
+    }
+
+    /// The inputs that are drives, with their index.
+    pub fn drives(&self) -> impl Iterator<Item = (usize, &Drive)> {
+        self.inputs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, input)| input.drive.as_ref().map(|d| (i, d)))
+    }
+
+    /// The state's length: q, q̇ and two states per drive.
+    pub fn n_x(&self) -> usize {
+        2 * self.n_q() + 2 * self.drives().count()
+    }
+
+    /// The efforts the inputs apply in state `x` under controls `u` (one per input): an ideal
+    /// source's control is its effort; a drive's is its command rate, and its effort follows
+    /// from its states ([`Drive`]).
+    pub fn efforts<S: Scalar>(&self, x: &[S], u: &[S]) -> Vec<S> {
+        let n = self.n_q();
+        let mut k = 2 * n;
+        self.inputs
+            .iter()
+            .zip(u)
+            .map(|(input, ui)| match &input.drive {
+                None => ui.clone(),
+                Some(drive) => {
+                    let j = input.coordinate;
+                    let error = drive.velocity_error(&x[j], &x[n + j], &x[k + 1], ui);
+                    let force = drive.force(error, &x[k]);
+                    k += 2;
+                    force
+                }
+            })
+            .collect()
+    }
+
+    /// The drives' state rates (ė = v_err, ż_d = u per drive), in state order.
+    pub fn drive_rates<S: Scalar>(&self, x: &[S], u: &[S]) -> Vec<S> {
+        let n = self.n_q();
+        let mut rates = Vec::new();
+        for (k, (i, drive)) in self.drives().enumerate() {
+            let j = self.inputs[i].coordinate;
+            let command = &x[2 * n + 2 * k + 1];
+            rates.push(drive.velocity_error(&x[j], &x[n + j], command, &u[i]));
+            rates.push(u[i].clone());
+        }
+        rates
     }
 
     /// Index of the contact called `name`.
@@ -142,15 +248,24 @@ impl PlanarRobot {
         self.coordinates.iter().position(|c| c.name == name)
     }
 
-    /// Bounds on the state (q, q̇) from the coordinates' position and velocity limits: the
-    /// planner's state bounds at every node; (−∞, ∞) where unlimited.
+    /// Bounds on the state (q, q̇, drive states) from the coordinates' position and velocity
+    /// limits, a locked coordinate held at its standing value: the planner's state bounds at
+    /// every node; (−∞, ∞) where unlimited.
     pub fn state_bounds(&self) -> Vec<(f64, f64)> {
-        let q = self.coordinates.iter().map(|c| c.position_limit);
-        let v = self
-            .coordinates
-            .iter()
-            .map(|c| (-c.velocity_limit, c.velocity_limit));
-        q.chain(v).collect()
+        let n = self.n_q();
+        let mut bounds: Vec<(f64, f64)> =
+            self.coordinates.iter().map(|c| c.position_limit).collect();
+        bounds.extend(
+            self.coordinates
+                .iter()
+                .map(|c| (-c.velocity_limit, c.velocity_limit)),
+        );
+        for &j in &self.locked {
+            bounds[j] = (self.standing[j], self.standing[j]);
+            bounds[n + j] = (0.0, 0.0);
+        }
+        bounds.resize(self.n_x(), (f64::NEG_INFINITY, f64::INFINITY));
+        bounds
     }
 
     /// The coordinates outside their limits in state `x` = (q, q̇), by name, with the amount
@@ -271,6 +386,31 @@ impl PlanarRobot {
                 return fail(format!(
                     "contact `{}`: half width must be >= 0 m, got {}",
                     contact.name, contact.half_width
+                ));
+            }
+        }
+        for &j in &self.locked {
+            if j >= 3 {
+                return fail(format!(
+                    "coordinate `{}` is locked, but only the base's x, z and pitch can be",
+                    self.coordinates[j.min(n - 1)].name
+                ));
+            }
+        }
+        for (i, drive) in self.drives() {
+            let gains = [
+                drive.force_constant,
+                drive.position_gain,
+                drive.velocity_feedforward,
+                drive.velocity_gain,
+                drive.integral_gain,
+            ];
+            if !gains.iter().all(|g| g.is_finite())
+                || !(drive.force_constant > 0.0 && drive.integral_gain > 0.0)
+            {
+                return fail(format!(
+                    "drive `{}`: gains must be finite, with force_constant and integral_gain > 0",
+                    self.inputs[i].name
                 ));
             }
         }

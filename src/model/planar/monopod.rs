@@ -126,12 +126,14 @@ impl MonopodParams {
                     unit: "N m".into(),
                     coordinate: coordinate::HIP,
                     limit: self.hip_torque_limit,
+                    drive: None,
                 },
                 Input {
                     name: "thrust".into(),
                     unit: "N".into(),
                     coordinate: coordinate::LEG,
                     limit: self.thrust_limit,
+                    drive: None,
                 },
             ],
             contacts: vec![ContactPoint {
@@ -148,6 +150,7 @@ impl MonopodParams {
             }],
             // Upright, leg vertical at its rest length, foot touching z = 0.
             standing: vec![0.0, l0, 0.0, 0.0, l0],
+            locked: Vec::new(),
         }
     }
 }

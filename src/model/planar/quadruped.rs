@@ -157,6 +157,7 @@ impl QuadrupedParams {
                     unit: "N m".into(),
                     coordinate: index + 2,
                     limit,
+                    drive: None,
                 });
                 parent = index;
                 origin = [0.0, -length];
@@ -177,6 +178,7 @@ impl QuadrupedParams {
             contacts,
             springs: vec![],
             standing,
+            locked: Vec::new(),
         }
     }
 }

@@ -556,6 +556,7 @@ fn actuator(joint: &urdf_rs::Joint, kind: JointType) -> Result<Option<ActuatorSp
         joint: joint.name.clone(),
         kind,
         limit: [-effort, effort],
+        drive: None,
     }))
 }
 

@@ -34,7 +34,7 @@ use crate::problem::Scheme as ProblemScheme;
 use crate::scalar::Scalar;
 use crate::solver::{self, IterationInfo, SolveReport, SolveSettings};
 use crate::symbolic::Sx;
-use crate::terrain::rigid::{RigidGround, Row, WRENCH};
+use crate::terrain::rigid::{self, RigidGround, Row, WRENCH};
 use crate::terrain::ContactModel;
 use crate::transcription::{Bounded, PhaseTrajectory, Scheme, Trajectory};
 
@@ -43,8 +43,9 @@ mod rows;
 
 use super::{PlanError, Transcribe};
 
-/// Share of the robot's weight (split over the feet down) every held foot keeps at every
-/// stance node but its lift-off node.
+/// The default of `task.contact_margin`: the share of the robot's weight (split over the feet
+/// down) every held foot keeps at every stance node but its lift-off node, and the share of g
+/// a foot leaving a bed accelerates upward with.
 pub const NORMAL_FORCE_MARGIN: f64 = 0.05;
 
 /// The indices of one node's variables: state then control.
@@ -53,6 +54,8 @@ pub struct Layout {
     pub n_q: usize,
     pub n_inputs: usize,
     pub n_contacts: usize,
+    /// Two per drive (its integrator and its command), after q and q̇.
+    pub n_drive_states: usize,
 }
 
 impl Layout {
@@ -61,10 +64,15 @@ impl Layout {
             n_q: robot.body.n_q(),
             n_inputs: robot.inputs.len(),
             n_contacts: robot.contacts.len(),
+            n_drive_states: robot.n_x() - 2 * robot.body.n_q(),
         }
     }
     pub fn n_x(&self) -> usize {
-        2 * self.n_q
+        2 * self.n_q + self.n_drive_states
+    }
+    /// The rates q̇ within the state.
+    pub fn v(&self) -> std::ops::Range<usize> {
+        self.n_q..2 * self.n_q
     }
     /// Offsets within the control vector (the inputs come first, at 0..n_inputs).
     pub fn accel(&self, j: usize) -> usize {
@@ -98,11 +106,14 @@ pub struct PlanarPlanner {
 
 /// The equations of motion's residuals as equality rows named by coordinate, scaled by the
 /// robot's weight.
+/// A locked coordinate has no row: its guide supplies whatever force its row would ask.
 pub(crate) fn dynamics_rows(robot: &PlanarRobot, residual: Vec<Sx>, weight: f64) -> Vec<Bounded> {
     residual
         .into_iter()
         .zip(&robot.coordinates)
-        .map(|(r, c)| Bounded::equal(format!("dynamics {}", c.name), r, 0.0).nominal(weight))
+        .enumerate()
+        .filter(|(j, _)| !robot.locked.contains(j))
+        .map(|(_, (r, c))| Bounded::equal(format!("dynamics {}", c.name), r, 0.0).nominal(weight))
         .collect()
 }
 
@@ -140,6 +151,38 @@ impl PlanarPlanner {
             phases,
             scheme,
         }
+    }
+
+    /// The drives' states holding posture `q` still with the first phase's feet sharing the
+    /// weight: each integrator at the effort its coordinate needs, each command at its
+    /// coordinate (for the guess).
+    pub(super) fn drives_at_rest(&self, q: &[f64]) -> Vec<f64> {
+        let l = self.layout;
+        let v = vec![0.0; l.n_q];
+        // With q̈ = 0 and q̇ = 0 and no effort, h − Q − Σ Jᵀ w is the effort each coordinate
+        // needs.
+        let h = self.robot.body.bias_forces(q, &v);
+        let f = self
+            .robot
+            .generalized_forces(q, &v, &vec![0.0; l.n_inputs]);
+        let mut need: Vec<f64> = h.iter().zip(&f).map(|(h, f)| h - f).collect();
+        let active = &self.phases[0];
+        for &c in active {
+            let w = [0.0, self.weight() / active.len() as f64, 0.0];
+            for (n, g) in need
+                .iter_mut()
+                .zip(rigid::generalized_force(&self.robot, c, q, &w))
+            {
+                *n -= g;
+            }
+        }
+        let mut states = Vec::new();
+        for (i, drive) in self.robot.drives() {
+            let j = self.robot.inputs[i].coordinate;
+            states.push(drive.holding_integral(need[j]));
+            states.push(q[j]);
+        }
+        states
     }
 
     pub(super) fn weight(&self) -> f64 {
@@ -200,6 +243,7 @@ impl PlanarPlanner {
                 .get("x")
                 .copied()
                 .unwrap_or(0.0);
+        let drives = self.drives_at_rest(&q0);
         let durations: Vec<f64> = self
             .problem
             .schedule
@@ -220,6 +264,7 @@ impl PlanarPlanner {
                 let t = t0 + durations[p] * k as f64 / (nodes - 1) as f64;
                 let mut x = vec![0.0; l.n_x()];
                 x[..l.n_q].copy_from_slice(&q0);
+                x[2 * l.n_q..].copy_from_slice(&drives);
                 x[0] += distance * t / total;
                 x[l.n_q] = distance / total;
                 let mut u = vec![0.0; l.n_u()];

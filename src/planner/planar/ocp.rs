@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use super::{centre_of_mass_velocity, phase_name, PlanarPlanner, NORMAL_FORCE_MARGIN};
+use super::{centre_of_mass_velocity, phase_name, PlanarPlanner};
 use crate::planner::Transcribe;
 use crate::problem::InitialGuess;
 use crate::symbolic::Sx;
@@ -26,7 +26,13 @@ impl Transcribe for Rc<PlanarPlanner> {
             let spec = &self.problem.schedule[p];
             let mut control_bounds = vec![(-inf, inf); l.n_u()];
             for (i, input) in self.robot.inputs.iter().enumerate() {
-                control_bounds[i] = input.limit;
+                // A drive's limit bounds its force (a path row); its input is a command rate.
+                if input.drive.is_none() {
+                    control_bounds[i] = input.limit;
+                }
+            }
+            for &j in &self.robot.locked {
+                control_bounds[l.accel(j)] = (0.0, 0.0);
             }
             for c in 0..l.n_contacts {
                 let on = active.contains(&c);
@@ -56,6 +62,7 @@ impl Transcribe for Rc<PlanarPlanner> {
                 }
             }
             let planner = Rc::clone(self);
+            let robot = self.robot.clone();
             let name = phase_name(p, &self.problem.schedule[p].contacts);
             let entry = (p > 0 && self.lands(p)).then(|| {
                 let planner = Rc::clone(self);
@@ -70,8 +77,9 @@ impl Transcribe for Rc<PlanarPlanner> {
                 nodes: spec.nodes,
                 duration: (spec.duration[0], spec.duration[1]),
                 dynamics: Box::new(move |x: &[Sx], u: &[Sx]| {
-                    let mut dx: Vec<Sx> = x[l.n_q..].to_vec();
+                    let mut dx: Vec<Sx> = x[l.v()].to_vec();
                     dx.extend(u[l.accel(0)..l.accel(0) + l.n_q].iter().cloned());
+                    dx.extend(robot.drive_rates(x, &u[..l.n_inputs]));
                     dx
                 }),
                 running_cost: Some(Box::new(self.running_cost())),
@@ -112,11 +120,16 @@ impl Transcribe for Rc<PlanarPlanner> {
         // guard is that force crossing 0), so a held foot keeps a small share of the weight.
         // (A foot under its ground's law from touchdown on, as on a spring, has no such guard.)
         let held = self.contact.touchdown() == Normal::Held;
-        for (p, active) in self.phases.iter().enumerate().filter(|_| held) {
+        for (p, active) in self
+            .phases
+            .iter()
+            .enumerate()
+            .filter(|_| held && self.problem.task.contact_margin > 0.0)
+        {
             let nodes = self.problem.schedule[p].nodes;
             let lifts_at_end =
                 p + 1 < self.phases.len() && active.iter().any(|c| !self.phases[p + 1].contains(c));
-            let margin = NORMAL_FORCE_MARGIN * weight / active.len().max(1) as f64;
+            let margin = self.problem.task.contact_margin * weight / active.len().max(1) as f64;
             for k in 0..nodes {
                 if active.is_empty() || (lifts_at_end && k + 1 == nodes) {
                     continue;
@@ -171,13 +184,15 @@ impl Transcribe for Rc<PlanarPlanner> {
         for (name, value) in &self.problem.task.start.set {
             start_bounds[self.coordinate(name)] = Some((*value, *value));
         }
+        let drives = l.n_drive_states > 0;
         if self.problem.task.start.at_rest {
             for j in 0..l.n_q {
                 start_bounds[l.n_q + j] = Some((0.0, 0.0));
                 // On a ground that yields, at rest is static equilibrium: each foot exactly at
                 // the depth whose static resistance carries its load (a bed's law holds a foot
-                // at rest only on the verge of sinking, as for the hopper).
-                if self.contact.yields() && !self.phases[0].is_empty() {
+                // at rest only on the verge of sinking, as for the hopper). (With drives, the
+                // "drives at rest" rows below say it.)
+                if self.contact.yields() && !self.phases[0].is_empty() && !drives {
                     start_bounds[l.n_x() + l.accel(j)] = Some((0.0, 0.0));
                 }
             }
@@ -226,6 +241,88 @@ impl Transcribe for Rc<PlanarPlanner> {
             instances: vec![vec![start]],
         });
 
+        // A robot with drives starts at rest when its state is an equilibrium: each drive's
+        // command at its coordinate, and the equations of motion balanced with every
+        // acceleration 0 and every drive's command rate 0 (its integrator holding the load),
+        // under the first node's contact wrenches. The command rate itself may start at any
+        // value (a step in the commanded velocity), as the hopper's own planner allows; the
+        // accelerations then follow from it.
+        if drives && self.problem.task.start.at_rest {
+            let planner = Rc::clone(self);
+            let first = self.phases[0].clone();
+            point_constraints.push(PointConstraint {
+                name: "drives at rest".into(),
+                f: Box::new(move |p: &[Vec<Sx>]| {
+                    let robot = &planner.robot;
+                    let (x, u) = p[0].split_at(l.n_x());
+                    let mut rows = Vec::new();
+                    for (k, (i, _)) in robot.drives().enumerate() {
+                        let input = &robot.inputs[i];
+                        let command = x[2 * l.n_q + 2 * k + 1].clone();
+                        rows.push(
+                            Bounded::equal(
+                                format!("{} command at its position", input.name),
+                                command - x[input.coordinate].clone(),
+                                0.0,
+                            )
+                            .nominal(0.01),
+                        );
+                    }
+                    let mut still = u.to_vec();
+                    for a in &mut still[l.accel(0)..l.accel(0) + l.n_q] {
+                        *a = Sx::from(0.0);
+                    }
+                    for (i, _) in robot.drives() {
+                        still[i] = Sx::from(0.0);
+                    }
+                    let residual = planner.dynamics_residual(x, &still, &first);
+                    rows.extend(
+                        super::dynamics_rows(robot, residual, planner.weight())
+                            .into_iter()
+                            .map(|mut row| {
+                                row.name = format!("at rest: {}", row.name);
+                                row
+                            }),
+                    );
+                    rows
+                }),
+                instances: vec![vec![start]],
+            });
+        }
+        if drives && self.phases.len() > 1 {
+            let inputs: Vec<usize> = self.robot.drives().map(|(i, _)| i).collect();
+            point_constraints.push(PointConstraint {
+                name: "drive commands continuous".into(),
+                f: Box::new(move |p: &[Vec<Sx>]| {
+                    inputs
+                        .iter()
+                        .map(|&i| {
+                            let (a, b) = (&p[0][l.n_x() + i], &p[1][l.n_x() + i]);
+                            Bounded::equal(
+                                format!("command rate {i} continuous"),
+                                b.clone() - a.clone(),
+                                0.0,
+                            )
+                        })
+                        .collect()
+                }),
+                instances: (1..self.phases.len())
+                    .map(|p| {
+                        vec![
+                            Point {
+                                phase: p - 1,
+                                node: Node::Last,
+                            },
+                            Point {
+                                phase: p,
+                                node: Node::First,
+                            },
+                        ]
+                    })
+                    .collect(),
+            });
+        }
+
         // The end.
         let last_phase = self.phases.len() - 1;
         let end = Point {
@@ -254,6 +351,14 @@ impl Transcribe for Rc<PlanarPlanner> {
             .collect();
         let planner = Rc::clone(self);
         let n_q = l.n_q;
+        let apex_body = task.apex_of.as_ref().map(|name| {
+            self.robot
+                .body
+                .bodies
+                .iter()
+                .position(|b| &b.name == name)
+                .expect("validated body name")
+        });
         let has_task = !changes.is_empty()
             || task.distance.is_some()
             || task.apex_rise.is_some()
@@ -282,8 +387,11 @@ impl Transcribe for Rc<PlanarPlanner> {
                     }
                     if let Some(rise) = task.apex_rise {
                         let body = &planner.robot.body;
-                        let z0 = body.centre_of_mass(&first[..n_q])[1].clone();
-                        let z1 = body.centre_of_mass(&last[..n_q])[1].clone();
+                        let height = |q: &[Sx]| match apex_body {
+                            Some(b) => body.point(q, b, body.bodies[b].com)[1].clone(),
+                            None => body.centre_of_mass(q)[1].clone(),
+                        };
+                        let (z0, z1) = (height(&first[..n_q]), height(&last[..n_q]));
                         rows.push(Bounded::equal("apex rise", z1 - z0, rise).nominal(0.01));
                         let vz = centre_of_mass_velocity(
                             &planner.robot,
@@ -313,11 +421,22 @@ impl Transcribe for Rc<PlanarPlanner> {
         let mut state_nominal: Vec<f64> =
             self.robot.coordinates.iter().map(|c| c.nominal).collect();
         state_nominal.extend(std::iter::repeat_n(1.0, l.n_q));
+        for (i, drive) in self.robot.drives() {
+            let input = &self.robot.inputs[i];
+            state_nominal.push(drive.holding_integral(input.scale()) / 4.0);
+            state_nominal.push(self.robot.coordinates[input.coordinate].nominal);
+        }
         let mut control_nominal: Vec<f64> = self
             .robot
             .inputs
             .iter()
-            .map(|i| i.scale().max(1e-3))
+            .map(|i| {
+                if i.drive.is_some() {
+                    1.0
+                } else {
+                    i.scale().max(1e-3)
+                }
+            })
             .collect();
         control_nominal.extend(std::iter::repeat_n(10.0, l.n_q));
         control_nominal.extend(std::iter::repeat_n(weight, 2 * WRENCH * l.n_contacts));

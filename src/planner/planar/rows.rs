@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use super::{dynamics_rows, to_bounded, PlanarPlanner, NORMAL_FORCE_MARGIN};
+use super::{dynamics_rows, to_bounded, PlanarPlanner};
 use crate::problem::planar::Objective;
 use crate::scalar::Scalar;
 use crate::symbolic::Sx;
@@ -16,12 +16,12 @@ impl PlanarPlanner {
     /// The equations of motion's residual M a + h − B u − Σ Jᵀ w for the contacts `active`.
     pub fn dynamics_residual<S: Scalar>(&self, x: &[S], u: &[S], active: &[usize]) -> Vec<S> {
         let l = self.layout;
-        let (q, v) = x.split_at(l.n_q);
+        let (q, v) = (&x[..l.n_q], &x[l.v()]);
         let a = &u[l.accel(0)..l.accel(0) + l.n_q];
         let m = self.robot.body.mass_matrix(q);
         let h = self.robot.body.bias_forces(q, v);
-        let inputs = &u[..l.n_inputs];
-        let f = self.robot.generalized_forces(q, v, inputs);
+        let efforts = self.robot.efforts(x, &u[..l.n_inputs]);
+        let f = self.robot.generalized_forces(q, v, &efforts);
         let mut r: Vec<S> = (0..l.n_q)
             .map(|i| {
                 let ma = m[i]
@@ -41,23 +41,35 @@ impl PlanarPlanner {
         r
     }
 
+    /// The objective's integrand. A drive's input is its command rate: `effort` takes it
+    /// relative to 1 (m/s or rad/s), `inputs_squared` as it is; the cost of transport takes
+    /// every input's effort (a drive's force) times its coordinate's rate.
     pub(super) fn running_cost(&self) -> impl Fn(&[Sx], &[Sx]) -> Sx {
-        let inputs = self.robot.inputs.clone();
+        let robot = self.robot.clone();
         let objective = self.problem.task.objective;
         let n_q = self.layout.n_q;
+        let n_inputs = self.layout.n_inputs;
         let transport = self.weight() * self.problem.task.distance.unwrap_or(1.0).abs();
         move |x: &[Sx], u: &[Sx]| {
             let mut cost = Sx::from(0.0);
-            for (i, input) in inputs.iter().enumerate() {
+            let efforts = match objective {
+                Objective::CostOfTransport => robot.efforts(x, &u[..n_inputs]),
+                _ => Vec::new(),
+            };
+            for (i, input) in robot.inputs.iter().enumerate() {
                 let term = match objective {
                     Objective::Effort => {
-                        let scale = input.scale();
+                        let scale = if input.drive.is_some() {
+                            1.0
+                        } else {
+                            input.scale()
+                        };
                         (u[i].clone() / scale).square() * 0.5
                     }
-                    Objective::TorqueSquared => u[i].square() * 0.5,
+                    Objective::InputsSquared => u[i].square() * 0.5,
                     Objective::CostOfTransport => {
                         // |power|, smoothed at 0 so the NLP stays twice differentiable.
-                        let power = u[i].clone() * x[n_q + input.coordinate].clone();
+                        let power = efforts[i].clone() * x[n_q + input.coordinate].clone();
                         (power.square() + 1e-4).sqrt() / transport
                     }
                 };
@@ -73,7 +85,7 @@ impl PlanarPlanner {
     /// on a spring it is back at the surface. On a ground that remembers the footprint it
     /// then stays above the height it left from at every later node.
     ///
-    /// The bed's upward acceleration has a margin, [`NORMAL_FORCE_MARGIN`] g, for the reason
+    /// The bed's upward acceleration has a margin, `task.contact_margin` g, for the reason
     /// the held feet's force has one: a plan that lifts a foot with z̈ = 0 leaves a replay's
     /// foot stuck in the bed under a load of round-off size.
     pub(super) fn leaves(self: &Rc<Self>, p: usize, c: usize) -> Vec<PointConstraint> {
@@ -84,15 +96,15 @@ impl PlanarPlanner {
         };
         let name = self.robot.contacts[c].name.clone();
         let planner = Rc::clone(self);
-        let least_lift = NORMAL_FORCE_MARGIN * self.problem.gravity;
+        let least_lift = self.problem.task.contact_margin * self.problem.gravity;
         let guard_name = name.clone();
         let mut constraints = vec![PointConstraint {
             name: format!("{name} leaves the ground"),
             f: Box::new(move |points: &[Vec<Sx>]| {
                 let robot = &planner.robot;
                 let (before, after) = (&points[0], &points[1]);
-                let (q0, v0) = (&before[..l.n_q], &before[l.n_q..l.n_x()]);
-                let (q1, v1) = (&after[..l.n_q], &after[l.n_q..l.n_x()]);
+                let (q0, v0) = (&before[..l.n_q], &before[l.v()]);
+                let (q1, v1) = (&after[..l.n_q], &after[l.v()]);
                 let a1 = &after[l.n_x() + l.accel(0)..l.n_x() + l.accel(0) + l.n_q];
                 let z = robot.contact_point(q0, c)[1].clone();
                 let vz = rigid::velocity(robot, c, q0, v0).swap_remove(1);
@@ -166,9 +178,29 @@ impl PlanarPlanner {
         let active = &self.phases[p];
         let l = self.layout;
         let weight = self.weight();
-        let (q, v) = x.split_at(l.n_q);
+        let (q, v) = (&x[..l.n_q], &x[l.v()]);
         let a = &u[l.accel(0)..l.accel(0) + l.n_q];
         let mut rows = dynamics_rows(&self.robot, self.dynamics_residual(x, u, active), weight);
+        // A drive's force stays within its limit (its input is a command rate).
+        let efforts = self.robot.efforts(x, &u[..l.n_inputs]);
+        for ((input, effort), _) in self
+            .robot
+            .inputs
+            .iter()
+            .zip(efforts)
+            .zip(0..)
+            .filter(|((input, _), _)| input.drive.is_some())
+        {
+            rows.push(
+                Bounded::between(
+                    format!("{} force", input.name),
+                    effort,
+                    input.limit.0,
+                    input.limit.1,
+                )
+                .nominal(input.scale()),
+            );
+        }
         for c in 0..l.n_contacts {
             let name = &self.robot.contacts[c].name;
             if active.contains(&c) {
@@ -231,10 +263,22 @@ impl PlanarPlanner {
     ) -> Vec<Bounded> {
         let l = self.layout;
         let weight = self.weight();
-        let (q0, v0) = (&before[..l.n_q], &before[l.n_q..l.n_x()]);
-        let (q1, v1) = (&after[..l.n_q], &after[l.n_q..l.n_x()]);
+        let (q0, v0) = (&before[..l.n_q], &before[l.v()]);
+        let (q1, v1) = (&after[..l.n_q], &after[l.v()]);
         let u1 = &after[l.n_x()..];
         let mut rows = Vec::new();
+        // The drives' states and commands carry through an impact.
+        for (k, name) in self.robot.state_names()[2 * l.n_q..].iter().enumerate() {
+            let i = 2 * l.n_q + k;
+            rows.push(
+                Bounded::equal(
+                    format!("continuity {name}"),
+                    after[i].clone() - before[i].clone(),
+                    0.0,
+                )
+                .nominal(0.01),
+            );
+        }
         for j in 0..l.n_q {
             rows.push(
                 Bounded::equal(

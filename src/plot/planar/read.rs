@@ -75,11 +75,44 @@ impl Series {
             .iter()
             .map(|c| column(c.name.clone()))
             .collect::<Result<Vec<_>, _>>()?;
-        let u = robot
+        let mut u = robot
             .inputs
             .iter()
             .map(|i| column(i.name.clone()))
             .collect::<Result<Vec<_>, _>>()?;
+        // A drive's column is its command rate; the figure draws the force it applies (from
+        // the drive's states), against its limits, where the file has every state column.
+        if robot.drives().next().is_some() {
+            let names = robot.state_names();
+            let states = if names.iter().all(|n| table.has(n)) {
+                Some(
+                    names
+                        .iter()
+                        .map(|n| table.numbers(n))
+                        .collect::<Result<Vec<_>, _>>()?,
+                )
+            } else {
+                None
+            };
+            let rates: Vec<Option<Vec<f64>>> = u.clone();
+            for (i, _) in robot.drives() {
+                u[i] = match (&states, &rates[i]) {
+                    (Some(states), Some(_)) => Some(
+                        (0..states[0].len())
+                            .map(|row| {
+                                let x: Vec<f64> = states.iter().map(|c| c[row]).collect();
+                                let controls: Vec<f64> = rates
+                                    .iter()
+                                    .map(|c| c.as_ref().map_or(0.0, |c| c[row]))
+                                    .collect();
+                                robot.efforts(&x, &controls)[i]
+                            })
+                            .collect(),
+                    ),
+                    _ => None,
+                };
+            }
+        }
         let fz = robot
             .contacts
             .iter()

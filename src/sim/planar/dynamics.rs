@@ -43,6 +43,8 @@ pub(super) struct Sim<'a> {
 pub(super) const BAUMGARTE: f64 = 2.0 * std::f64::consts::PI * 30.0;
 
 impl Sim<'_> {
+    /// The inputs at `t`: the plan's, plus the servo on each ideal source (clamped to its
+    /// limits); a drive gets the plan's command rate alone, open loop (it is a servo itself).
     pub(super) fn inputs(&self, piece: usize, t: f64, x: &[f64]) -> Vec<f64> {
         let (xr, ur) = self.plan.at_piece(piece, t);
         let n = self.n;
@@ -51,6 +53,9 @@ impl Sim<'_> {
             .iter()
             .enumerate()
             .map(|(i, input)| {
+                if input.drive.is_some() {
+                    return ur[i];
+                }
                 let j = input.coordinate;
                 let u = ur[i] + self.kp[i] * (xr[j] - x[j]) + self.kd[i] * (xr[n + j] - x[n + j]);
                 u.clamp(input.limit.0, input.limit.1)
@@ -68,11 +73,12 @@ impl Sim<'_> {
         mode: &Mode,
     ) -> Result<Evaluation, PlanarSimError> {
         let n = self.n;
-        let (q, v) = x.split_at(n);
+        let (q, v) = (&x[..n], &x[n..2 * n]);
         let body = &self.robot.body;
         let h = body.bias_forces(q, v);
         let u = self.inputs(piece, t, x);
-        let f = self.robot.generalized_forces(q, v, &u);
+        let efforts = self.robot.efforts(x, &u);
+        let f = self.robot.generalized_forces(q, v, &efforts);
         let mut force: Vec<f64> = f.iter().zip(&h).map(|(f, h)| f - h).collect();
         let mut mass = body.mass_matrix(q);
         let mut jacobian = Vec::new();
@@ -99,9 +105,21 @@ impl Sim<'_> {
                     sinking.push((r, bias[1], row));
                     continue;
                 }
+                if self.guided(&row) {
+                    continue;
+                }
                 rhs.push(-bias[d] - 2.0 * BAUMGARTE * vel[d] - BAUMGARTE * BAUMGARTE * error[d]);
                 jacobian.push(row);
             }
+        }
+        // The guide holds its coordinates (after the contacts' rows, whose wrenches come first).
+        for &j in &self.robot.locked {
+            let mut row = vec![0.0; n];
+            row[j] = 1.0;
+            jacobian.push(row);
+            rhs.push(
+                -2.0 * BAUMGARTE * v[j] - BAUMGARTE * BAUMGARTE * (q[j] - self.robot.standing[j]),
+            );
         }
         let solution = saddle_point(&mass, &jacobian, &force, &rhs).ok_or_else(|| {
             PlanarSimError::Singular {
@@ -111,6 +129,7 @@ impl Sim<'_> {
         })?;
         let mut dx = v.to_vec();
         dx.extend_from_slice(&solution[..n]);
+        dx.extend(self.robot.drive_rates(x, &u));
         if !dx.iter().all(|d| d.is_finite()) {
             return Err(PlanarSimError::Diverged { t });
         }
@@ -126,8 +145,15 @@ impl Sim<'_> {
             {
                 if sinks && d == 1 {
                     let (bed, bias, row) = sinking.next().expect("one per sinking contact");
-                    let az: f64 = bias + row.iter().zip(&dx[n..]).map(|(j, a)| j * a).sum::<f64>();
+                    let az: f64 = bias
+                        + row
+                            .iter()
+                            .zip(&dx[n..2 * n])
+                            .map(|(j, a)| j * a)
+                            .sum::<f64>();
                     *wd = bed.on_foot(&az);
+                } else if self.guided(&rigid::jacobian(self.robot, c, q)[d]) {
+                    *wd = 0.0;
                 } else {
                     *wd = solution[r];
                     r += 1;
@@ -136,6 +162,17 @@ impl Sim<'_> {
             wrenches.push(w);
         }
         Ok(Evaluation { dx, wrenches })
+    }
+
+    /// Whether a held direction (its Jacobian row) moves only coordinates a guide holds:
+    /// then the guide carries that direction's load (the hopper's foot sideways, on its rail)
+    /// and holding it again would make the constraints redundant.
+    pub(super) fn guided(&self, row: &[f64]) -> bool {
+        !self.robot.locked.is_empty()
+            && row
+                .iter()
+                .enumerate()
+                .all(|(j, r)| self.robot.locked.contains(&j) || r.abs() < 1e-12)
     }
 
     /// Drift of a held contact from where it landed: x, z of the sole centre (and angle).
@@ -153,7 +190,7 @@ impl Sim<'_> {
     /// under the law's (a bed's sinking rate −ż, a spring's depth −z), a free foot's lowest
     /// sole height above its floor.
     pub(super) fn guards(&self, x: &[f64], mode: &Mode, at: &Evaluation) -> Vec<f64> {
-        let (q, v) = x.split_at(self.n);
+        let (q, v) = (&x[..self.n], &x[self.n..2 * self.n]);
         (0..self.robot.contacts.len())
             .map(|c| match mode.contacts.iter().position(|&m| m == c) {
                 Some(k) if mode.sinking[k] => self.contact.law_guard(
@@ -198,7 +235,8 @@ impl Sim<'_> {
     /// Plastic impact: v⁺ with every held contact stopped, M (v⁺ − v⁻) = Gᵀ Λ.
     pub(super) fn impact(&self, t: f64, x: &mut [f64], mode: &Mode) -> Result<(), PlanarSimError> {
         let n = self.n;
-        let (q, v) = x.split_at_mut(n);
+        let (q, rest) = x.split_at_mut(n);
+        let v = &mut rest[..n];
         let m = self.robot.body.mass_matrix(&*q);
         // Every held direction stops; a foot under the law is free along the normal.
         let jacobian: Vec<Vec<f64>> = mode
@@ -210,8 +248,14 @@ impl Sim<'_> {
                 if sinks {
                     rows.remove(1);
                 }
+                rows.retain(|row| !self.guided(row));
                 rows
             })
+            .chain(self.robot.locked.iter().map(|&j| {
+                let mut row = vec![0.0; n];
+                row[j] = 1.0;
+                row
+            }))
             .collect();
         let momentum: Vec<f64> = m
             .iter()

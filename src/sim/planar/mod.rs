@@ -252,7 +252,7 @@ pub fn replay(
             Err(error) => {
                 let last = run.rows.last().expect("the start is sampled");
                 (
-                    last[1..1 + 2 * n].to_vec(),
+                    last[1..1 + robot.n_x()].to_vec(),
                     Integration {
                         method,
                         rtol: TOLERANCES.rtol,
@@ -275,8 +275,7 @@ pub fn replay(
     } = run;
 
     let mut columns = vec!["t".to_string()];
-    columns.extend(robot.coordinates.iter().map(|c| c.name.clone()));
-    columns.extend(robot.coordinates.iter().map(|c| format!("d_{}", c.name)));
+    columns.extend(robot.state_names());
     columns.extend(robot.inputs.iter().map(|i| i.name.clone()));
     for c in &robot.contacts {
         for part in ["fx", "fz", "tau"] {

@@ -10,7 +10,7 @@ const SERVO: f64 = 2.0 * std::f64::consts::PI * 8.0;
 #[derive(Clone, Debug)]
 pub struct PlanTable {
     pub t: Vec<f64>,
-    /// Per node: q then v.
+    /// Per node: the state (q, v, drive states).
     pub x: Vec<Vec<f64>>,
     /// Per node: the inputs.
     pub u: Vec<Vec<f64>>,
@@ -50,7 +50,8 @@ impl PlanTable {
 }
 
 /// The servo the replays add to a plan's inputs: per input, the position and velocity gains
-/// of an 8 Hz, critically damped loop on its coordinate, from M at the plan's first state.
+/// of an 8 Hz, critically damped loop on its coordinate, from M at the plan's first state
+/// (none on a drive, a servo of its own).
 pub fn servo_gains(robot: &PlanarRobot, plan: &PlanTable) -> Vec<(f64, f64)> {
     let n = robot.body.n_q();
     let m0 = robot.body.mass_matrix(&plan.x[0][..n]);
@@ -58,6 +59,9 @@ pub fn servo_gains(robot: &PlanarRobot, plan: &PlanTable) -> Vec<(f64, f64)> {
         .inputs
         .iter()
         .map(|i| {
+            if i.drive.is_some() {
+                return (0.0, 0.0);
+            }
             let m = m0[i.coordinate][i.coordinate];
             (m * SERVO * SERVO, 2.0 * m * SERVO)
         })
@@ -81,11 +85,8 @@ pub fn read_plan(csv: &str, robot: &PlanarRobot) -> Result<PlanTable, String> {
     let t_col = col("t")?;
     let phase_col = col("phase")?;
     let mut x_cols = Vec::new();
-    for c in &robot.coordinates {
-        x_cols.push(col(&c.name)?);
-    }
-    for c in &robot.coordinates {
-        x_cols.push(col(&format!("d_{}", c.name))?);
+    for name in robot.state_names() {
+        x_cols.push(col(&name)?);
     }
     let mut u_cols = Vec::new();
     for i in &robot.inputs {

@@ -4,11 +4,11 @@
 use std::collections::BTreeMap;
 
 use super::{
-    ActuatorKind, ActuatorSpec, BodySpec, ContactShape, ContactSpec, JointSpec, JointType,
-    RobotDescription, SpringSpec, BASE,
+    ActuatorKind, ActuatorSpec, BodySpec, ContactShape, ContactSpec, DriveSpec, JointSpec,
+    JointType, RobotDescription, SpringSpec, BASE,
 };
 use crate::model::multibody::{Body, Joint, JointKind, Multibody};
-use crate::model::planar::{channel, ContactPoint, Input, JointSpring, PlanarRobot};
+use crate::model::planar::{channel, ContactPoint, Drive, Input, JointSpring, PlanarRobot};
 
 impl RobotDescription {
     /// The robot the planner and the simulators read, under gravity g \[m/s²\]. Call only on a
@@ -112,6 +112,13 @@ impl RobotDescription {
                 },
                 coordinate: index(&a.joint),
                 limit: (a.limit[0], a.limit[1]),
+                drive: a.drive.as_ref().map(|d| Drive {
+                    force_constant: d.force_constant,
+                    position_gain: d.position_gain,
+                    velocity_feedforward: d.velocity_feedforward,
+                    velocity_gain: d.velocity_gain,
+                    integral_gain: d.integral_gain,
+                }),
             })
             .collect();
         let springs = self
@@ -132,6 +139,7 @@ impl RobotDescription {
             contacts,
             springs,
             standing,
+            locked: self.locked.iter().map(|name| index(name)).collect(),
         }
     }
 
@@ -204,6 +212,13 @@ impl RobotDescription {
                         ActuatorKind::Force
                     },
                     limit: [i.limit.0, i.limit.1],
+                    drive: i.drive.as_ref().map(|d| DriveSpec {
+                        force_constant: d.force_constant,
+                        position_gain: d.position_gain,
+                        velocity_feedforward: d.velocity_feedforward,
+                        velocity_gain: d.velocity_gain,
+                        integral_gain: d.integral_gain,
+                    }),
                 })
                 .collect(),
             contacts: robot
@@ -229,6 +244,7 @@ impl RobotDescription {
                 .map(|(c, v)| (c.name.clone(), *v))
                 .collect(),
             length_scale: Some(robot.coordinates[0].nominal),
+            locked: robot.locked.iter().map(|&j| name_of(j)).collect(),
         }
     }
 }

@@ -328,6 +328,31 @@ impl RobotDescription {
                 }
             }
             checks.ordered(at("limit"), actuator.limit);
+            if let Some(drive) = &actuator.drive {
+                let gain = |field: &str| at(&format!("drive.{field}"));
+                checks.positive(gain("force_constant"), drive.force_constant, "");
+                checks.non_negative(gain("position_gain"), drive.position_gain);
+                checks.non_negative(gain("velocity_feedforward"), drive.velocity_feedforward);
+                checks.non_negative(gain("velocity_gain"), drive.velocity_gain);
+                checks.positive(gain("integral_gain"), drive.integral_gain, "");
+                if BASE.contains(&actuator.joint.as_str()) {
+                    checks.fail(
+                        at("joint"),
+                        "a drive acts between two bodies; accepted: a joint's name, not a base coordinate",
+                    );
+                }
+            }
+        }
+        let mut seen = BTreeSet::new();
+        for (i, name) in self.locked.iter().enumerate() {
+            if !BASE.contains(&name.as_str()) {
+                checks.fail(
+                    format!("locked[{i}]"),
+                    format!("`{name}` is not a base coordinate; accepted: x, z, pitch"),
+                );
+            } else if !seen.insert(name.as_str()) {
+                checks.fail(format!("locked[{i}]"), format!("`{name}` is locked twice"));
+            }
         }
     }
 

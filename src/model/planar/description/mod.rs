@@ -18,8 +18,11 @@
 //! - Hard stops are the joints' `position` limits: the planner keeps every node inside them
 //!   and the replay counts the samples outside them. A compliant stop (a stiff one-sided
 //!   spring) is not a part of this description.
-//! - Drive dynamics (the hopper's PI position servo) belong to the hopper's own model
-//!   (docs/MODEL.md section 1); a robot file's actuators are ideal torque or force sources.
+//! - An actuator is an ideal torque or force source unless it has a `drive`: then it is the
+//!   hopper's PI position servo (docs/MODEL.md section 1), the planner's input is its command
+//!   rate and the drive adds two states (its integrator and its command) to the robot's.
+//! - A robot on a rail or a guide names the base coordinates the guide holds (`locked:
+//!   [x, pitch]`); they stay at their standing values and the guide supplies the force.
 
 mod build;
 mod checks;
@@ -52,6 +55,9 @@ pub struct RobotDescription {
     /// prismatic joints without their own `nominal`). Default: the base's height in the
     /// standing posture.
     pub length_scale: Option<f64>,
+    /// Base coordinates (`x`, `z`, `pitch`) held by a frictionless guide at their standing
+    /// values, e.g. `[x, pitch]` for a robot on a vertical rail. Default: none (a free base).
+    pub locked: Vec<String>,
 }
 
 impl Default for RobotDescription {
@@ -64,6 +70,7 @@ impl Default for RobotDescription {
             contacts: Vec::new(),
             standing: BTreeMap::new(),
             length_scale: None,
+            locked: Vec::new(),
         }
     }
 }
@@ -165,8 +172,31 @@ pub struct ActuatorSpec {
     pub joint: String,
     /// `torque` or `force`; must match the coordinate (revolute/pitch: torque).
     pub kind: ActuatorKind,
-    /// \[lower, upper\] effort at the joint \[N m or N\], lower < upper: the planner's bounds.
+    /// \[lower, upper\] effort at the joint \[N m or N\], lower < upper: the planner's bounds
+    /// (on a drive, bounds on the force it applies).
     pub limit: [f64; 2],
+    /// A PI position servo between the planner and the joint (the hopper's linear drive):
+    /// the planner's input becomes the command rate \[m/s or rad/s\]. Default: none (the
+    /// input is the effort).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drive: Option<DriveSpec>,
+}
+
+/// A drive's gains: v_err = P_p (z_d − q) + V_f u − q̇, ė = v_err, ż_d = u,
+/// F = K_m (V_p v_err + V_i e) (docs/MODEL.md section 1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DriveSpec {
+    /// K_m: effort per ampere \[N/A or N m/A\], > 0.
+    pub force_constant: f64,
+    /// P_p: the position loop's gain \[1/s\], >= 0.
+    pub position_gain: f64,
+    /// V_f: velocity feedforward \[-\], >= 0.
+    pub velocity_feedforward: f64,
+    /// V_p: the velocity loop's proportional gain \[A/(m/s) or A/(rad/s)\], >= 0.
+    pub velocity_gain: f64,
+    /// V_i: the velocity loop's integral gain \[A/m or A/rad\], > 0.
+    pub integral_gain: f64,
 }
 
 /// A contact's shape.
