@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use loam::output;
 use loam::problem::scenario::Scenario;
+use loam::sim::mdp::OUTSIDE_DATA_FLAG_SHARE;
 use loam::sim::scenario;
-use loam::terrain::wrench_space::WrenchSpace;
+use loam::terrain::wrench_space::{BeyondData, WrenchSpace};
 
 use super::BadInput;
 
@@ -28,6 +29,10 @@ pub struct RunArgs {
     /// Change a field before running, e.g. `--set start.pose.pitch=0.2`; repeatable.
     #[arg(long = "set", value_name = "FIELD=VALUE")]
     pub overrides: Vec<String>,
+    /// What the wrench set does outside its data's box, instead of what the data file's
+    /// `interpolation.beyond_data` says: `extrapolate` (the default) or `clamp`.
+    #[arg(long, value_parser = ["extrapolate", "clamp"])]
+    pub beyond_data: Option<String>,
     /// Skip the figures.
     #[arg(long)]
     pub no_plots: bool,
@@ -50,7 +55,7 @@ fn run_scenario(args: RunArgs) -> anyhow::Result<u8> {
     let robot = scenario.robot.build(scenario.gravity);
     let folder = args.scenario.parent().unwrap_or(std::path::Path::new(""));
     let data = folder.join(&scenario.terrain.data);
-    let terrain = WrenchSpace::load(&data).map_err(|e| {
+    let mut terrain = WrenchSpace::load(&data).map_err(|e| {
         let line = loam::problem::line_of(&text, "terrain.data")
             .map_or(String::new(), |l| format!(":{l}"));
         BadInput(format!(
@@ -59,6 +64,12 @@ fn run_scenario(args: RunArgs) -> anyhow::Result<u8> {
             data.display()
         ))
     })?;
+    match args.beyond_data.as_deref() {
+        Some("clamp") => terrain.set_beyond_data(BeyondData::Clamp),
+        Some(_) => terrain.set_beyond_data(BeyondData::Extrapolate),
+        None => {}
+    }
+    let beyond_data = terrain.beyond_data();
     let name = scenario.name.clone().unwrap_or_default();
     let out = args
         .out
@@ -83,6 +94,8 @@ fn run_scenario(args: RunArgs) -> anyhow::Result<u8> {
         "kind": "mdp_scenario",
         "scenario": scenario,
         "summary": run.summary,
+        "beyond_data": beyond_data,
+        "outside_data_flag_share": OUTSIDE_DATA_FLAG_SHARE,
         "loam_version": env!("CARGO_PKG_VERSION"),
         "command_line": std::env::args().collect::<Vec<_>>(),
     });
@@ -102,8 +115,18 @@ fn run_scenario(args: RunArgs) -> anyhow::Result<u8> {
     };
     if !args.quiet {
         let s = &run.summary;
+        // The flag goes on the summary line itself, so a script reading one line sees it.
+        let flag = if s.outside_data_share > OUTSIDE_DATA_FLAG_SHARE {
+            format!(
+                " [FLAG: {:.0} % of the steps outside the wrench-space data, more than {:.0} %]",
+                100.0 * s.outside_data_share,
+                100.0 * OUTSIDE_DATA_FLAG_SHARE
+            )
+        } else {
+            String::new()
+        };
         println!(
-            "{name}: {} steps of {} ms in {:.1} µs per step (median); base at x = {:.4} m, z = {:.4} m, pitch = {:.4} rad; {}",
+            "{name}: {} steps of {} ms in {:.1} µs per step (median); base at x = {:.4} m, z = {:.4} m, pitch = {:.4} rad; {}{flag}",
             s.steps,
             scenario.time_step * 1e3,
             s.median_step_us,
@@ -115,9 +138,26 @@ fn run_scenario(args: RunArgs) -> anyhow::Result<u8> {
         for figure in &figures {
             println!("  {}", figure.display());
         }
+        let outside: Vec<String> = s
+            .outside_data_steps
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(foot, n)| format!("{foot} {n}"))
+            .collect();
+        if !outside.is_empty() {
+            println!(
+                "  {:.1} % of the steps had a foot outside the wrench-space data, {} there (steps per foot: {}; `<foot>_outside` in trajectory.csv)",
+                100.0 * s.outside_data_share,
+                match beyond_data {
+                    BeyondData::Extrapolate => "extrapolated",
+                    BeyondData::Clamp => "clamped into it",
+                },
+                outside.join(", ")
+            );
+        }
         if s.clamped_steps > 0 {
             println!(
-                "  {} steps had a foot outside the wrench-space data, clamped into it (`<foot>_clamped` in trajectory.csv)",
+                "  {} steps had a foot's configuration clamped (`<foot>_clamped` in trajectory.csv)",
                 s.clamped_steps
             );
         }

@@ -7,7 +7,7 @@ use std::time::Instant;
 use loam::sim::dem::wrench_space::{self as dem, DemProtocol};
 use loam::sim::dem::{Checkpoint, CpuBackend};
 use loam::terrain::wrench_space::data::{sphere_directions, Foot, WrenchSpaceData};
-use loam::terrain::wrench_space::{import, Kernel, Medium, RftModel, WrenchSpace};
+use loam::terrain::wrench_space::{import, BeyondData, Kernel, Medium, RftModel, WrenchSpace};
 
 use super::BadInput;
 
@@ -464,8 +464,32 @@ fn print_summary(space: &WrenchSpace) {
         data.nodes.len(),
         data.nodes.len() + data.nodes.iter().filter(|n| n.tilt > 0.0).count()
     );
-    println!("  depth range     {d_min} .. {d_max} m (clamped outside, zero above 0)");
-    println!("  tilt range      -{tilt_max} .. {tilt_max} rad (clamped outside)");
+    println!("  depth range     {d_min} .. {d_max} m (zero above 0)");
+    println!("  tilt range      -{tilt_max} .. {tilt_max} rad");
+    let (deepest, next) = space.layers().depth;
+    match space.beyond_data() {
+        BeyondData::Clamp => {
+            println!("  beyond the data clamp: a query outside the box above is moved into it")
+        }
+        BeyondData::Extrapolate => println!(
+            "  beyond the data extrapolate: deeper than {deepest} m linearly from the layers \
+             {deepest} and {next} m; tilts to +-pi/2 by {}",
+            match space.fitted_rft() {
+                Some(rft) => match rft.medium {
+                    Medium::Generic { zeta } => format!(
+                        "the change of the generic RFT medium fitted to the data, zeta = {zeta:.4} N/cm^3"
+                    ),
+                    other => format!("the change of the RFT medium {}", other.name()),
+                },
+
+                None => format!(
+                    "the linear extension from the layers {} and {} rad (no RFT medium fits)",
+                    space.layers().tilt.0,
+                    space.layers().tilt.1
+                ),
+            }
+        ),
+    }
     println!(
         "  largest         |F_x| {:.4} N, |F_z| {:.4} N, |tau| {:.4} N m",
         largest(0),

@@ -7,8 +7,9 @@
 //! name \[N or N m\]; per foot `<foot>_depth` (signed depth of the sole centre along the
 //! surface normal, < 0 below) \[m\], `<foot>_tilt` (foot axis from the surface normal) \[rad\],
 //! the terrain's wrench on the foot in surface axes `<foot>_fx`, `<foot>_fz` \[N\] and its
-//! torque about the torque point `<foot>_tau` \[N m\], and `<foot>_clamped` (1 where the
-//! configuration lay outside the data and was clamped into it). Row k holds the state at
+//! torque about the torque point `<foot>_tau` \[N m\], `<foot>_clamped` (1 where the
+//! configuration was clamped: into the data, or the tilt to ±π/2) and `<foot>_outside` (1
+//! where the foot was below the surface outside its data's box). Row k holds the state at
 //! t_k and the inputs and wrenches of the step from t_k; the last row, the final state with
 //! the last step's inputs and wrenches repeated.
 
@@ -44,6 +45,10 @@ pub struct ScenarioSummary {
     pub final_depth_m: Vec<(String, f64)>,
     /// Steps on which a foot's configuration was clamped into the data.
     pub clamped_steps: usize,
+    /// Per foot: steps with the foot below the surface outside its data's box.
+    pub outside_data_steps: Vec<(String, usize)>,
+    /// The share of steps with any foot outside its data's box.
+    pub outside_data_share: f64,
     /// Median wall time per step \[µs\].
     pub median_step_us: f64,
     /// The simulator's settings: step, slope, form of W, QP solver, grain inertia, hold.
@@ -126,7 +131,7 @@ pub fn run(
     columns.extend(robot.coordinates.iter().map(|c| format!("d_{}", c.name)));
     columns.extend(robot.inputs.iter().map(|i| i.name.clone()));
     for c in &robot.contacts {
-        for suffix in ["depth", "tilt", "fx", "fz", "tau", "clamped"] {
+        for suffix in ["depth", "tilt", "fx", "fz", "tau", "clamped", "outside"] {
             columns.push(format!("{}_{suffix}", c.name));
         }
     }
@@ -135,10 +140,12 @@ pub fn run(
     let mut rows = Vec::with_capacity(steps + 1);
     let mut deepest = vec![0.0_f64; n_feet];
     let mut clamped_steps = 0;
+    let mut outside = vec![0_usize; n_feet];
+    let mut outside_steps = 0;
     let mut times = Vec::with_capacity(steps);
-    let mut last = vec![[0.0; 6]; n_feet];
+    let mut last = vec![[0.0; 7]; n_feet];
     let mut last_u = vec![0.0; robot.inputs.len()];
-    let row = |t: f64, q: &[f64], v: &[f64], u: &[f64], feet: &[[f64; 6]]| {
+    let row = |t: f64, q: &[f64], v: &[f64], u: &[f64], feet: &[[f64; 7]]| {
         let mut r = vec![t];
         r.extend_from_slice(q);
         r.extend_from_slice(v);
@@ -182,10 +189,13 @@ pub fn run(
                 w[1],
                 w[2],
                 f64::from(u8::from(clamped)),
+                f64::from(u8::from(c.outside)),
             ];
             deepest[i] = deepest[i].min(c.depth);
+            outside[i] += usize::from(c.outside);
         }
         clamped_steps += usize::from(any_clamped);
+        outside_steps += usize::from(report.contacts.iter().any(|c| c.outside));
         rows.push(row(t, &q, &v, &u, &last));
         last_u = u;
         q = report.q;
@@ -228,6 +238,13 @@ pub fn run(
         deepest_m: names(&deepest),
         final_depth_m: names(&final_depth),
         clamped_steps,
+        outside_data_steps: robot
+            .contacts
+            .iter()
+            .zip(&outside)
+            .map(|(c, n)| (c.name.clone(), *n))
+            .collect(),
+        outside_data_share: outside_steps as f64 / steps.max(1) as f64,
         median_step_us: times.get(times.len() / 2).copied().unwrap_or(0.0) * 1e6,
         simulator: options,
     };

@@ -16,8 +16,11 @@ pub struct WrenchQuery {
     /// The m extreme wrenches w_i(θ) (F_x [N], F_z [N], τ [N m]); the origin is implied.
     /// All zero at or above the surface.
     pub vertices: Vec<[f64; 3]>,
-    /// Set when θ lay outside the data's box and was clamped into it: the (d, φ) used.
+    /// Set when θ was clamped (into the data's box, or φ to ±π/2): the (d, φ) used.
     pub clamped: Option<(f64, f64)>,
+    /// θ lay below the surface but outside the box of the set's data (then clamped into it or
+    /// extrapolated, as the set says); always false for a set without data (an analytic one).
+    pub outside: bool,
 }
 
 /// A terrain given as a configuration-dependent polytope of contact wrenches.
@@ -51,6 +54,7 @@ impl WrenchSet for ScaledPolytope {
                 .map(|p| [s * p[0], s * p[1], s * p[2]])
                 .collect(),
             clamped: None,
+            outside: false,
         }
     }
 

@@ -368,7 +368,10 @@ impl DemProtocol {
             torque_point: self.torque_point,
             velocity_scale: self.velocity_scale,
             directions: self.directions.clone(),
-            interpolation: Interpolation { kernel },
+            interpolation: Interpolation {
+                kernel,
+                ..Interpolation::default()
+            },
             provenance: Provenance {
                 generator: "dem".to_owned(),
                 parameters: self.provenance(bed, bed_name),

@@ -60,6 +60,11 @@ use crate::model::planar::PlanarRobot;
 use crate::terrain::hull::{HalfSpaces, HullError};
 use crate::terrain::wrench_set::WrenchSet;
 
+/// A run that spends more than this share of its steps with a foot outside its wrench set's
+/// data is flagged (`loam mdp run`'s summary line): beyond the data the set is extrapolated
+/// (or clamped), so such a run says more about the extrapolation than about the data.
+pub const OUTSIDE_DATA_FLAG_SHARE: f64 = 0.2;
+
 /// How the wrench space enters the QP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -224,6 +229,9 @@ pub struct ContactReport {
     pub tilt: f64,
     /// Set when θ was clamped (by the simulator or the wrench set): the (d, φ) used.
     pub clamped: Option<(f64, f64)>,
+    /// In contact with θ outside the box of the wrench set's data (then extrapolated or
+    /// clamped, as the set says: `WrenchQuery::outside`).
+    pub outside: bool,
     /// w = (F_x, F_z, τ): force in the surface axes [N], torque about p_r [N m].
     pub wrench: [f64; 3],
     /// The same force in world axes (x, z) [N] and the same torque about p_r [N m].
@@ -386,12 +394,14 @@ impl MdpSim {
         Ok((0..self.robot.contacts.len())
             .map(|i| {
                 let k = self.kinematics(q, &frames, i);
+                let query = (k.depth < 0.0).then(|| self.sets[i].query(k.depth, k.tilt));
                 ContactReport {
                     name: self.robot.contacts[i].name.clone(),
                     in_contact: k.depth < 0.0,
                     depth: k.depth,
                     tilt: k.tilt,
-                    clamped: k.clamped,
+                    clamped: query.as_ref().and_then(|w| w.clamped).or(k.clamped),
+                    outside: query.is_some_and(|w| w.outside),
                     wrench: [0.0; 3],
                     wrench_world: [0.0; 3],
                     torque_point: k.torque_point,
@@ -419,9 +429,11 @@ impl MdpSim {
         let mut active: Vec<(usize, Vec<[f64; 3]>)> = Vec::new();
         for (i, k) in kinematics.iter().enumerate() {
             let mut clamped = k.clamped;
+            let mut outside = false;
             if k.depth < 0.0 {
                 let query = self.sets[i].query(k.depth, k.tilt);
                 clamped = query.clamped.or(clamped);
+                outside = query.outside;
                 // A set with no nonzero wrench carries nothing: no contact for the QP.
                 if query.vertices.iter().any(|w| w.iter().any(|x| *x != 0.0)) {
                     active.push((i, query.vertices));
@@ -433,6 +445,7 @@ impl MdpSim {
                 depth: k.depth,
                 tilt: k.tilt,
                 clamped,
+                outside,
                 wrench: [0.0; 3],
                 wrench_world: [0.0; 3],
                 torque_point: k.torque_point,

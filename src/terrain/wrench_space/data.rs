@@ -72,6 +72,49 @@ pub struct Node {
 pub struct Interpolation {
     /// Default `cubic`: r³ on spacing-scaled θ with an affine tail.
     pub kernel: Kernel,
+    /// What a query outside the data's box gets. Default `extrapolate`.
+    pub beyond_data: BeyondData,
+}
+
+/// What the wrench set answers at a configuration θ = (d, φ) below the surface but outside
+/// the box of its data, [d_min, d_max] × [−φ_max, φ_max] (docs/WRENCH_SPACE.md, "Beyond the
+/// data").
+///
+/// `extrapolate` (the default) keeps the terrain physical where a body can go but the data
+/// do not: a foot loaded beyond the capacity of the deepest node must meet more resistance
+/// deeper down, as a granular bed does (RFT: stress ∝ depth), or it sinks without limit; and
+/// a foot that tips over must be able to lie down (|φ| up to π/2), which the paper allows by
+/// clamping φ only to ±π/2 and letting its RBF extrapolate. Each vertex is extrapolated
+/// *linearly* from the two outermost layers of the data, not by the RBF: the cubic RBF's
+/// far field is a fit artefact, while a straight line from the last two layers continues
+/// the rate the data show there. In detail, with b = w_i at the outermost layer and p = w_i
+/// at the one before it (both interpolated at the query's other coordinate),
+/// w_i = b + s (b − p)′, s ≥ 0 the distance beyond the outermost layer in layer spacings,
+/// and (b − p)′ the step with any component that points against b removed (the step less
+/// its projection on b when that projection is negative), so that |w_i| never drops below
+/// |b|: the set keeps growing with depth and tilt, never shrinks below the boundary's.
+/// Tilt first (|φ| > φ_max, up to π/2, from the layers φ_max and the next tilt), then depth
+/// (d < d_min, from the layers d_min and the next depth). Between the surface and a
+/// shallowest node below it (data without a d = 0 row) every vertex goes linearly to 0 at
+/// the surface, where W = {0}. |φ| > π/2 is clamped to ±π/2 in either mode.
+///
+/// `clamp` moves θ into the box (the behaviour before extrapolation existed): the set stops
+/// growing at the deepest node, so a load above its capacity sinks without limit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BeyondData {
+    #[default]
+    Extrapolate,
+    Clamp,
+}
+
+impl BeyondData {
+    pub fn name(self) -> &'static str {
+        match self {
+            BeyondData::Extrapolate => "extrapolate",
+            BeyondData::Clamp => "clamp",
+        }
+    }
 }
 
 /// Where the wrenches came from: the generator and its parameters, as text.
@@ -381,9 +424,15 @@ impl WrenchSpaceData {
         );
         let _ = writeln!(text, "torque_point: {}", number(self.torque_point));
         let _ = writeln!(text, "velocity_scale: {}", list(&self.velocity_scale));
+        // `beyond_data` only when it is not the default, so files written before it existed
+        // are written the same.
+        let beyond = match self.interpolation.beyond_data {
+            BeyondData::Extrapolate => String::new(),
+            other => format!(", beyond_data: {}", other.name()),
+        };
         let _ = writeln!(
             text,
-            "interpolation: {{kernel: {}}}",
+            "interpolation: {{kernel: {}{beyond}}}",
             self.interpolation.kernel.name()
         );
         let _ = writeln!(text, "provenance:");

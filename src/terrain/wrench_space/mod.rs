@@ -4,16 +4,22 @@
 //! ([`import`]), and [`WrenchSpace`], its vertices w_i(θ) interpolated over θ ([`rbf`]) with
 //! the mirror symmetry built in. A data file is read by `WrenchSpace::load` (declared with the
 //! problem files' YAML reader, `problem`). W(θ) = conv({0} ∪ {w_i(θ)}); the hull is
-//! `terrain::hull`'s business.
+//! `terrain::hull`'s business. Outside the data's box the set extrapolates or clamps, as the
+//! data's `interpolation.beyond_data` says ([`BeyondData`], [`beyond`]).
 
+pub mod beyond;
 pub mod data;
 pub mod import;
 pub mod rbf;
 pub mod rft;
 
+use std::f64::consts::FRAC_PI_2;
+use std::sync::OnceLock;
+
 use nalgebra::DMatrix;
 
-pub use data::{Foot, Node, WrenchSpaceData, WrenchSpaceError};
+pub use beyond::Layers;
+pub use data::{BeyondData, Foot, Node, WrenchSpaceData, WrenchSpaceError};
 pub use rbf::Kernel;
 pub use rft::{Medium, RftModel};
 
@@ -30,6 +36,12 @@ pub struct WrenchSpace {
     rbf: rbf::Rbf,
     depth_range: (f64, f64),
     tilt_max: f64,
+    layers: Layers,
+    /// What a query outside the data's box gets (the data's `interpolation.beyond_data`
+    /// unless [`set_beyond_data`](Self::set_beyond_data) changed it).
+    beyond: BeyondData,
+    /// The RFT medium fitted to the data, made on first use ([`fitted_rft`](Self::fitted_rft)).
+    tilt_model: OnceLock<Option<RftModel>>,
 }
 
 impl WrenchSpace {
@@ -80,12 +92,17 @@ impl WrenchSpace {
             depths.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         );
         let tilt_max = tilts.iter().copied().fold(0.0, f64::max);
+        let layers = Layers::of(&depths, &tilts);
+        let beyond = data.interpolation.beyond_data;
         Ok(WrenchSpace {
             data,
             mirror,
             rbf,
             depth_range,
             tilt_max,
+            layers,
+            beyond,
+            tilt_model: OnceLock::new(),
         })
     }
 
@@ -161,22 +178,113 @@ impl WrenchSpace {
         let t = tilt.clamp(-self.tilt_max, self.tilt_max);
         (d, t, d != depth || t != tilt)
     }
+
+    /// What a query outside the data's box gets.
+    pub fn beyond_data(&self) -> BeyondData {
+        self.beyond
+    }
+
+    /// Changes what a query outside the data's box gets (the data file's choice otherwise).
+    pub fn set_beyond_data(&mut self, beyond: BeyondData) {
+        self.beyond = beyond;
+    }
+
+    /// The data's outermost layers, from which the set extrapolates.
+    pub fn layers(&self) -> Layers {
+        self.layers
+    }
+
+    /// Li et al.'s generic RFT medium fitted to the data (`beyond::fitted_rft`), which shapes
+    /// the set beyond the data's tilts; computed on first use. `None` when no ζ > 0 fits.
+    pub fn fitted_rft(&self) -> Option<&RftModel> {
+        self.tilt_model
+            .get_or_init(|| beyond::fitted_rft(&self.data))
+            .as_ref()
+    }
+
+    /// The vertices at θ below the surface under [`BeyondData::Extrapolate`]
+    /// ([`BeyondData`]'s docs): inside the data's box the interpolant; beyond the deepest
+    /// node the linear extension from the two deepest layers; above a shallowest node below
+    /// the surface a straight line to 0 at the surface; beyond the largest tilt φ_max the set
+    /// at ±φ_max (so extended in depth as needed) plus the change of the fitted RFT medium
+    /// from ±φ_max to φ, r(d, φ) − r(d, ±φ_max) (the linear extension from the two largest
+    /// tilt layers when no RFT medium fits). `tilt` within ±π/2.
+    pub fn extrapolated(&self, depth: f64, tilt: f64) -> Vec<[f64; 3]> {
+        let (t_max, t_next) = self.layers.tilt;
+        let beyond_tilt = tilt.abs() > t_max;
+        let boundary = if beyond_tilt {
+            tilt.signum() * t_max
+        } else {
+            tilt
+        };
+        let rft = if beyond_tilt { self.fitted_rft() } else { None };
+        let at_depth = |d: f64| -> Vec<[f64; 3]> {
+            if !beyond_tilt || rft.is_some() {
+                return self.vertices(&d, &boundary);
+            }
+            beyond::extend(
+                &self.vertices(&d, &boundary),
+                &self.vertices(&d, &(tilt.signum() * t_next)),
+                (tilt.abs() - t_max) / (t_max - t_next),
+            )
+        };
+        let (d_min, d_next) = self.layers.depth;
+        let shallowest = self.layers.shallowest;
+        let mut vertices = if depth < d_min {
+            beyond::extend(
+                &at_depth(d_min),
+                &at_depth(d_next),
+                (d_min - depth) / (d_next - d_min),
+            )
+        } else if depth > shallowest {
+            let scale = depth / shallowest;
+            at_depth(shallowest)
+                .into_iter()
+                .map(|w| w.map(|c| scale * c))
+                .collect()
+        } else {
+            at_depth(depth)
+        };
+        if let Some(rft) = rft {
+            let (to, from) = (rft.wrenches(depth, tilt), rft.wrenches(depth, boundary));
+            for ((w, a), b) in vertices.iter_mut().zip(&to).zip(&from) {
+                for c in 0..3 {
+                    w[c] += a[c] - b[c];
+                }
+            }
+        }
+        vertices
+    }
 }
 
 impl WrenchSet for WrenchSpace {
-    /// Zero at or above the surface; below it θ is clamped into the data's box (reported in
-    /// `clamped`), never extrapolated.
+    /// Zero at or above the surface. Below it, outside the data's box (reported in
+    /// `outside`), θ is extrapolated ([`WrenchSpace::extrapolated`], φ clamped to ±π/2) or
+    /// clamped into the box, as [`beyond_data`](WrenchSpace::beyond_data) says; a clamp is
+    /// reported in `clamped`.
     fn query(&self, depth: f64, tilt: f64) -> WrenchQuery {
         if depth >= 0.0 {
             return WrenchQuery {
                 vertices: vec![[0.0; 3]; self.n_directions()],
                 clamped: None,
+                outside: false,
             };
         }
-        let (d, t, moved) = self.clamp(depth, tilt);
-        WrenchQuery {
-            vertices: self.vertices(&d, &t),
-            clamped: moved.then_some((d, t)),
+        let (d, t, outside) = self.clamp(depth, tilt);
+        match self.beyond {
+            BeyondData::Clamp => WrenchQuery {
+                vertices: self.vertices(&d, &t),
+                clamped: outside.then_some((d, t)),
+                outside,
+            },
+            BeyondData::Extrapolate => {
+                let t = tilt.clamp(-FRAC_PI_2, FRAC_PI_2);
+                WrenchQuery {
+                    vertices: self.extrapolated(depth, t),
+                    clamped: (t != tilt).then_some((depth, t)),
+                    outside,
+                }
+            }
         }
     }
 

@@ -240,7 +240,10 @@ impl RftModel {
             torque_point: self.torque_point,
             velocity_scale: self.velocity_scale,
             directions: self.directions.clone(),
-            interpolation: Interpolation { kernel },
+            interpolation: Interpolation {
+                kernel,
+                ..Interpolation::default()
+            },
             provenance: Provenance {
                 generator: "rft".to_owned(),
                 parameters,
@@ -276,6 +279,7 @@ impl WrenchSet for RftModel {
         WrenchQuery {
             vertices: self.wrenches(depth, tilt),
             clamped: None,
+            outside: false,
         }
     }
 
