@@ -117,8 +117,12 @@ fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
         let key = output::planar::key_figures(&plan);
         let task = [
             format!(
-                "objective      {:.6e} ({:?})",
-                plan.report.objective, problem.task.objective
+                "objective      {:.6e} ({})",
+                plan.report.objective,
+                serde_json::to_value(problem.task.objective)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default()
             ),
             format!(
                 "distance       {:.4} m, centre of mass rise {:.4} m, duration {:.3} s",
