@@ -623,3 +623,140 @@ fn nodes_above_the_surface_or_at_negative_tilt_and_missing_rows_are_refused() {
     );
     assert!(!dir.path().join("out.yaml").exists());
 }
+
+/// `loam wrench-space import` of `csv` (header: `header` as written) with `extra` flags.
+fn import_with(dir: &Path, header: &str, csv: &str, extra: &str) -> common::run::Output {
+    std::fs::write(dir.join("header.yaml"), header).unwrap();
+    std::fs::write(dir.join("measured.csv"), csv).unwrap();
+    loam_words(
+        dir,
+        &format!("wrench-space import measured.csv --header header.yaml --out out.yaml {extra}"),
+    )
+}
+
+/// The header `import_csv` writes for `data`.
+fn header_of(data: &WrenchSpaceData) -> String {
+    let mut header = data.clone();
+    header.nodes.clear();
+    header.provenance = Provenance::default();
+    header.to_yaml().replace("nodes:\n", "")
+}
+
+/// Exit 2 naming `file:LINE: field` (a line number when `line`), nothing written.
+fn assert_import_refused(dir: &Path, output: &common::run::Output, file: &str, field: &str) {
+    assert_eq!(output.code(), 2, "{}", output.dump());
+    let at = output.stderr.find(file).expect(&output.stderr);
+    let rest = &output.stderr[at + file.len()..];
+    assert!(
+        rest.starts_with(&format!(": {field}:"))
+            || (rest.starts_with(':') && rest[1..].contains(&format!(": {field}:"))),
+        "{}",
+        output.stderr
+    );
+    assert!(!dir.join("out.yaml").exists());
+}
+
+#[test]
+fn an_import_with_a_node_missing_from_its_grid_is_refused_naming_it_unless_allowed() {
+    let dir = TempDir::new("hole");
+    let data = small_data();
+    let csv = import::to_csv(&data);
+    // Every row of the node (d = -0.02, tilt = 0.5) gone: 5 of the 3 x 2 nodes left.
+    let holed: Vec<&str> = csv
+        .lines()
+        .filter(|l| !l.starts_with("-0.02,0.5,"))
+        .collect();
+    let header = header_of(&data);
+    let output = import_with(dir.path(), &header, &holed.join("\n"), "");
+    assert_import_refused(dir.path(), &output, "measured.csv", "nodes");
+    assert!(
+        output.stderr.contains("(d = -0.02, tilt = 0.5)")
+            && output.stderr.contains("--allow-missing-nodes"),
+        "{}",
+        output.stderr
+    );
+    // The rows at d = -0.02 start on line 2 + 26 · 2 (header row, then the surface's 2 nodes).
+    assert!(
+        output.stderr.contains("measured.csv:54:"),
+        "{}",
+        output.stderr
+    );
+
+    let output = import_with(
+        dir.path(),
+        &header,
+        &holed.join("\n"),
+        "--allow-missing-nodes",
+    );
+    assert_eq!(output.code(), 0, "{}", output.dump());
+    let taken = WrenchSpaceData::load(&dir.path().join("out.yaml")).unwrap();
+    assert_eq!(taken.nodes.len(), 5);
+    assert_eq!(
+        taken.provenance.parameters["missing_nodes"],
+        "(d = -0.02, tilt = 0.5)"
+    );
+}
+
+#[test]
+fn an_import_header_without_its_directions_is_refused() {
+    let dir = TempDir::new("no_directions");
+    let data = small_data();
+    let header: String = header_of(&data)
+        .lines()
+        .filter(|l| !l.starts_with("directions:") && !l.starts_with("  - ["))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    // Still a valid data-file header (the directions have a default) …
+    assert!(!header.contains("directions"));
+    let output = import_with(dir.path(), &header, &import::to_csv(&data), "");
+    // … but not for measured data.
+    assert_import_refused(dir.path(), &output, "header.yaml", "directions");
+    assert!(output.stderr.contains("missing"), "{}", output.stderr);
+}
+
+#[test]
+fn an_import_with_x_flipped_is_refused_with_the_evidence_and_taken_with_flip_x() {
+    let dir = TempDir::new("flipped");
+    let data = small_data();
+    let header = header_of(&data);
+    let mut flipped = data.clone();
+    for node in &mut flipped.nodes {
+        for w in &mut node.wrenches {
+            *w = mirror(w);
+        }
+    }
+    let output = import_with(dir.path(), &header, &import::to_csv(&flipped), "");
+    assert_import_refused(dir.path(), &output, "measured.csv", "force_x");
+    let evidence = output
+        .stderr
+        .split(": the x axis")
+        .nth(1)
+        .expect(&output.stderr);
+    // "K of N force_x values disagree … and 0 agree": every significant one disagrees.
+    let counts: Vec<usize> = evidence
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .take(3)
+        .collect();
+    println!("{evidence}");
+    assert!(
+        counts[0] == counts[1] && counts[0] >= 20 && counts[2] == 0,
+        "{counts:?}"
+    );
+    assert!(output.stderr.contains("--flip-x"), "{}", output.stderr);
+
+    let output = import_with(dir.path(), &header, &import::to_csv(&flipped), "--flip-x");
+    assert_eq!(output.code(), 0, "{}", output.dump());
+    let taken = WrenchSpaceData::load(&dir.path().join("out.yaml")).unwrap();
+    assert_eq!(taken.nodes, data.nodes);
+    std::fs::remove_file(dir.path().join("out.yaml")).unwrap();
+
+    // Data in loam's convention with --flip-x: refused the other way round.
+    let output = import_with(dir.path(), &header, &import::to_csv(&data), "--flip-x");
+    assert_import_refused(dir.path(), &output, "measured.csv", "force_x");
+    assert!(
+        output.stderr.contains("after --flip-x"),
+        "{}",
+        output.stderr
+    );
+}

@@ -149,6 +149,15 @@ pub struct ImportArgs {
     /// The data file to write (YAML).
     #[arg(long)]
     pub out: PathBuf,
+    /// Take nodes that leave holes in the grid of their depths x tilts (refused otherwise,
+    /// naming the first missing node); the holes are listed in the provenance.
+    #[arg(long)]
+    pub allow_missing_nodes: bool,
+    /// The data's x axis points the other way from loam's (a drag toward +x resisted by +x
+    /// force): negate every F_x and torque. Data that disagree in sign with RFT for the same
+    /// foot are refused without it.
+    #[arg(long)]
+    pub flip_x: bool,
 }
 
 #[derive(clap::Args)]
@@ -380,7 +389,11 @@ fn run_import(args: ImportArgs) -> anyhow::Result<u8> {
     let header = read_header(&args.header)?;
     let csv = std::fs::read_to_string(&args.csv)
         .map_err(|e| BadInput(format!("could not read {}: {e}", args.csv.display())))?;
-    let data = import::import(header, &csv, &args.csv)?;
+    let options = import::ImportOptions {
+        allow_missing_nodes: args.allow_missing_nodes,
+        flip_x: args.flip_x,
+    };
+    let data = import::import_with(header, &csv, &args.csv, options)?;
     let space = WrenchSpace::from_data(data).map_err(|e| e.in_file(&args.csv))?;
     loam::output::write_atomic(&args.out, space.data().to_yaml().as_bytes())?;
     println!("wrote {}", args.out.display());
@@ -400,6 +413,18 @@ fn read_header(path: &std::path::Path) -> anyhow::Result<WrenchSpaceData> {
     if !header.nodes.is_empty() {
         return Err(BadInput(format!(
             "{}: nodes: a header has no nodes (they come from the CSV)",
+            path.display()
+        ))
+        .into());
+    }
+    // A data file may leave its directions to the default (the paper's 26); measured data
+    // must say which directions their CSV's indices mean.
+    let tree: serde_yaml::Value = serde_yaml::from_str(&text).unwrap_or_default();
+    if tree.get("directions").is_none() {
+        return Err(BadInput(format!(
+            "{}: directions: missing; a header must list the unit velocity directions (x, z, \
+             omega) its CSV's direction indices refer to, in order (the default, the paper's \
+             26, would be a guess)",
             path.display()
         ))
         .into());
