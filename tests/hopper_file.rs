@@ -174,6 +174,14 @@ fn the_one_pipeline_reaches_the_hopper_planners_optimum_on_poppy_seeds() {
             assert!(error < 1e-9, "the rail let {coordinate} move by {error}");
         }
     }
+    // Its figures: the drive's force against its limits, and a filmstrip whose poses of a
+    // jump in place stand side by side (not on one spot), saying so on the x axis.
+    let out = loam(dir.path(), &["plot", "run"]);
+    assert_eq!(out.code(), 0, "{}", out.dump());
+    let film = std::fs::read_to_string(dir.path().join("run/plots/filmstrip.svg")).unwrap();
+    assert!(film.contains("right of the one before so that they stand apart"));
+    let figure = std::fs::read_to_string(dir.path().join("run/plots/planar_run.svg")).unwrap();
+    assert!(figure.contains("motor [N]"), "the drive's force is drawn in newtons");
 }
 
 #[test]

@@ -116,7 +116,7 @@ impl<'a> Animation<'a> {
                 font(TITLE_SIZE),
             ))
             .map_err(draw_error)?;
-        let mut chart = ground_chart(&rest, self.x_range, self.z_range, self.run.slope)?;
+        let mut chart = ground_chart(&rest, self.x_range, self.z_range, self.run.slope, "x [m]")?;
         // The centre of mass's path: faint ahead, solid behind.
         let now = self.run.plan.t.partition_point(|&s| s <= pose.t);
         draw_line(

@@ -77,7 +77,7 @@ impl Figure for RobotDrawing<'_> {
         let x_range = (x_lo, x_hi + 0.5 * (x_hi - x_lo));
         let (z_lo, z_hi) = range_of(zs, 0.1);
         let span = z_hi - z_lo;
-        let mut chart = ground_chart(&rest, x_range, (z_lo.min(-0.05 * span), z_hi), 0.0)?;
+        let mut chart = ground_chart(&rest, x_range, (z_lo.min(-0.05 * span), z_hi), 0.0, "x [m]")?;
         pose.draw(&mut chart, DARK, 4)?;
         let joints: Vec<(f64, f64)> = frames
             .iter()

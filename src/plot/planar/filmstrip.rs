@@ -20,7 +20,11 @@ const POSES: usize = 10;
 pub struct Filmstrip<'a> {
     run: &'a PlanarRun,
     poses: Vec<Pose>,
+    /// The centre of mass's path, or (when the poses are spread out) its place in each pose.
     com: Vec<(f64, f64)>,
+    /// How far each pose is shifted right of the one before it to stand apart \[m\] (0: the
+    /// poses stand where they are).
+    spread: f64,
     x_range: (f64, f64),
     z_range: (f64, f64),
 }
@@ -54,7 +58,7 @@ impl<'a> Filmstrip<'a> {
                 rows.push(i);
             }
         }
-        let poses: Vec<Pose> = rows
+        let mut poses: Vec<Pose> = rows
             .iter()
             .map(|&i| {
                 let mut pose = stick_figure(&run.robot, &plan.configuration(i), &touching(run, i));
@@ -62,6 +66,47 @@ impl<'a> Filmstrip<'a> {
                 pose
             })
             .collect();
+        // Poses that would stand on one another (a jump in place, a short hop) stand side by
+        // side in time instead: each shifted right by the same step, said on the x axis.
+        let extent = |pose: &Pose, axis: usize| {
+            let values = pose
+                .segments
+                .iter()
+                .flatten()
+                .map(|p| if axis == 0 { p.0 } else { p.1 });
+            let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                (lo.min(v), hi.max(v))
+            });
+            if hi > lo {
+                hi - lo
+            } else {
+                0.0
+            }
+        };
+        let width = poses
+            .iter()
+            .map(|p| extent(p, 0).max(0.3 * extent(p, 1)))
+            .fold(0.0, f64::max);
+        let travel = match (com.first(), com.last()) {
+            (Some(a), Some(b)) if poses.len() > 1 => (b.0 - a.0).abs() / (poses.len() - 1) as f64,
+            _ => f64::INFINITY,
+        };
+        let spread = if travel < 1.2 * width {
+            1.2 * width - travel
+        } else {
+            0.0
+        };
+        let com = if spread > 0.0 {
+            for (k, pose) in poses.iter_mut().enumerate() {
+                pose.shift(k as f64 * spread);
+            }
+            rows.iter()
+                .enumerate()
+                .map(|(k, &i)| (com[i].0 + k as f64 * spread, com[i].1))
+                .collect()
+        } else {
+            com
+        };
         let xs = poses
             .iter()
             .flat_map(|p| p.segments.iter().flatten().map(|a| a.0))
@@ -79,6 +124,7 @@ impl<'a> Filmstrip<'a> {
             run,
             poses,
             com,
+            spread,
             x_range,
             z_range: (z_lo.min(-0.04 * span), z_hi + 0.12 * span),
         }
@@ -110,6 +156,7 @@ pub(in crate::plot) fn ground_chart<'a, DB: DrawingBackend>(
     x_range: (f64, f64),
     z_range: (f64, f64),
     slope: f64,
+    x_desc: &str,
 ) -> Result<Chart<'a, DB>, PlotError> {
     let builder = |x: (f64, f64), z: (f64, f64)| {
         ChartBuilder::on(area)
@@ -154,7 +201,7 @@ pub(in crate::plot) fn ground_chart<'a, DB: DrawingBackend>(
         .bold_line_style(RGBColor(220, 220, 220))
         .label_style(font(TICK_SIZE))
         .axis_desc_style(font(LABEL_SIZE))
-        .x_desc("x [m]")
+        .x_desc(x_desc)
         .y_desc("z [m]")
         .x_label_formatter(&|v| trim_number(*v))
         .y_label_formatter(&|v| trim_number(*v))
@@ -206,8 +253,26 @@ impl Figure for Filmstrip<'_> {
             ))
             .map_err(draw_error)?;
         let (legend_area, rest) = rest.split_vertically(FILM_LEGEND);
-        let mut chart = ground_chart(&rest, self.x_range, self.z_range, run.slope)?;
-        draw_line(&mut chart, &self.com, VERMILION, Stroke::Solid, 1)?;
+        let x_desc = if self.spread > 0.0 {
+            format!(
+                "x [m], each pose drawn {} m right of the one before so that they stand apart",
+                trim_number(self.spread)
+            )
+        } else {
+            "x [m]".to_string()
+        };
+        let mut chart = ground_chart(&rest, self.x_range, self.z_range, run.slope, &x_desc)?;
+        if self.spread > 0.0 {
+            chart
+                .draw_series(
+                    self.com
+                        .iter()
+                        .map(|&c| Circle::new(c, 4, VERMILION.filled())),
+                )
+                .map_err(draw_error)?;
+        } else {
+            draw_line(&mut chart, &self.com, VERMILION, Stroke::Solid, 1)?;
+        }
 
         let n = self.poses.len();
         let mut placed: Vec<(i32, i32, i32, i32)> = Vec::new();
@@ -274,7 +339,11 @@ impl Figure for Filmstrip<'_> {
                 Stroke::Solid,
                 3,
             ),
-            LegendEntry::line("centre-of-mass path", VERMILION, Stroke::Solid, 2),
+            if self.spread > 0.0 {
+                LegendEntry::marker("centre of mass", VERMILION, Marker::Circle, true)
+            } else {
+                LegendEntry::line("centre-of-mass path", VERMILION, Stroke::Solid, 2)
+            },
             LegendEntry::marker("foot on the ground", time_color(0.7), Marker::Circle, true),
             LegendEntry::marker("foot in the air", time_color(0.7), Marker::Circle, false),
         ];

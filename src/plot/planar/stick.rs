@@ -21,6 +21,23 @@ pub(in crate::plot) struct Pose {
 }
 
 impl Pose {
+    /// The pose moved right by `dx` \[m\].
+    pub(in crate::plot) fn shift(&mut self, dx: f64) {
+        for segment in &mut self.segments {
+            for p in segment.iter_mut() {
+                p.0 += dx;
+            }
+        }
+        for (point, sole, _) in &mut self.feet {
+            point.0 += dx;
+            if let Some(ends) = sole {
+                for p in ends.iter_mut() {
+                    p.0 += dx;
+                }
+            }
+        }
+    }
+
     /// Draws the pose's segments `width` px wide, flat soles and feet markers 2 px wider
     /// (a foot on the ground filled).
     pub(in crate::plot) fn draw<DB: DrawingBackend>(
