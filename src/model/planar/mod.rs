@@ -302,6 +302,35 @@ impl PlanarRobot {
         forces
     }
 
+    /// q̈ under the generalized forces `generalized` (every force but the bias h(q, q̇)):
+    /// M q̈ = f − h over the coordinates a guide leaves free, 0 for the locked ones.
+    pub fn forward_dynamics(&self, q: &[f64], v: &[f64], generalized: &[f64]) -> Vec<f64> {
+        if self.locked.is_empty() {
+            return self
+                .body
+                .forward_dynamics_f64(q, v, generalized)
+                .as_slice()
+                .to_vec();
+        }
+        let free: Vec<usize> = (0..self.n_q())
+            .filter(|j| !self.locked.contains(j))
+            .collect();
+        let m = self.body.mass_matrix_f64(q);
+        let h = self.body.bias_forces(q, v);
+        let reduced =
+            nalgebra::DMatrix::from_fn(free.len(), free.len(), |i, j| m[(free[i], free[j])]);
+        let rhs = nalgebra::DVector::from_fn(free.len(), |i, _| generalized[free[i]] - h[free[i]]);
+        let a_free = reduced
+            .cholesky()
+            .expect("mass matrix not positive definite: validate the robot first")
+            .solve(&rhs);
+        let mut a = vec![0.0; self.n_q()];
+        for (k, &j) in free.iter().enumerate() {
+            a[j] = a_free[k];
+        }
+        a
+    }
+
     /// The springs' stored energy Σ ½ k (q − rest)² [J] (the dampers store none).
     pub fn spring_energy<S: Scalar>(&self, q: &[S]) -> S {
         let mut e = S::zero();

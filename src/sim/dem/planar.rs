@@ -286,6 +286,8 @@ pub fn replay_planar(
     backend.upload(&bed.grains, &scene.container, &bodies, &params)?;
 
     let gains = crate::sim::planar::servo_gains(robot, plan);
+    // An ideal source gets the plan's effort and a servo; a drive the plan's command rate,
+    // open loop (it is a servo itself), and none while the bed settles.
     let inputs = |t: f64, q: &[f64], v: &[f64]| -> Vec<f64> {
         let (xr, ur) = plan.at(t.max(0.0));
         robot
@@ -294,12 +296,17 @@ pub fn replay_planar(
             .zip(&gains)
             .enumerate()
             .map(|(i, (input, (kp, kd)))| {
+                if input.drive.is_some() {
+                    return if t < 0.0 { 0.0 } else { ur[i] };
+                }
                 let j = input.coordinate;
                 let u = ur[i] + kp * (xr[j] - q[j]) + kd * (xr[n + j] - v[j]);
                 u.clamp(input.limit.0, input.limit.1)
             })
             .collect()
     };
+    // The drives' states (integrators and commands), from the plan's start.
+    let mut drives = plan.x[0][2 * n..].to_vec();
 
     let t_end = *plan.t.last().expect("two nodes");
     let settle_steps = (settings.settle_time / dt).round() as i64;
@@ -343,7 +350,12 @@ pub fn replay_planar(
         }
         backend.step(1)?;
         let forces = backend.body_forces()?;
-        let mut generalized = robot.generalized_forces(&q, &v, &u);
+        let x: Vec<f64> = q.iter().chain(&v).chain(&drives).copied().collect();
+        let efforts = robot.efforts(&x, &u);
+        for (d, rate) in drives.iter_mut().zip(robot.drive_rates(&x, &u)) {
+            *d += dt * rate;
+        }
+        let mut generalized = robot.generalized_forces(&q, &v, &efforts);
         for (i, (f, force)) in feet.iter().zip(&forces).enumerate() {
             // The torque about the box's centre, planar (counter-clockwise = −τ_y); applied at
             // the centre, which is the point the backend measures it about.
@@ -359,7 +371,7 @@ pub fn replay_planar(
             let arm = frames[f.body].rotate([0.0, f.centre[1] - f.sole[1]]);
             wrenches[i] = [w[0], w[1], w[2] + arm[0] * w[1] - arm[1] * w[0]];
         }
-        let a = robot.body.forward_dynamics_f64(&q, &v, &generalized);
+        let a = robot.forward_dynamics(&q, &v, &generalized);
         for (vi, ai) in v.iter_mut().zip(a.iter()) {
             *vi += dt * ai;
         }
