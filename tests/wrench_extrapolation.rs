@@ -164,6 +164,59 @@ fn the_set_grows_beyond_the_deepest_node_at_the_rate_of_the_deepest_layers() {
     assert!((vertical_capacity(&clamped, -0.1, 0.0) - deepest).abs() < 1e-9);
 }
 
+#[test]
+fn queries_outside_the_data_extrapolate_by_default_or_clamp_and_say_so() {
+    let mut space = WrenchSpace::load(&shipped("rft_sand_like.yaml")).unwrap();
+    assert_eq!(space.depth_range(), (-0.1, 0.0));
+    assert_eq!(space.tilt_range(), (-1.5, 1.5));
+    assert_eq!(space.beyond_data(), BeyondData::Extrapolate);
+    // Extrapolated: flagged outside, not clamped; deeper is more (RFT's pure down is
+    // 4000 N/m × |d|, and the deepest layers continue it).
+    let deep = space.query(-0.25, 0.3);
+    assert!(deep.outside);
+    assert_eq!(deep.clamped, None);
+    let pure_down = |q: &loam::terrain::wrench_set::WrenchQuery| q.vertices[0][1];
+    assert!((pure_down(&space.query(-0.25, 0.0)) - 1000.0).abs() < 1e-6);
+    assert!(pure_down(&deep) > pure_down(&space.query(-0.1, 0.3)));
+    // Beyond π/2 the tilt is clamped in either mode.
+    let over = space.query(-0.05, -2.0);
+    assert_eq!(over.clamped, Some((-0.05, -std::f64::consts::FRAC_PI_2)));
+    assert!(over.outside);
+    let inside = space.query(-0.05, 1.0);
+    assert!(!inside.outside && inside.clamped.is_none());
+
+    space.set_beyond_data(BeyondData::Clamp);
+    let deep = space.query(-0.25, 0.3);
+    assert_eq!(deep.clamped, Some((-0.1, 0.3)));
+    assert!(deep.outside);
+    assert_eq!(deep.vertices, space.query(-0.1, 0.3).vertices);
+    let tilted = space.query(-0.05, -2.0);
+    assert_eq!(tilted.clamped, Some((-0.05, -1.5)));
+    assert_eq!(space.query(-0.05, 1.0).clamped, None);
+    let above = space.query(0.02, 3.0);
+    assert_eq!(above.clamped, None);
+    assert!(!above.outside);
+    assert!(above.vertices.iter().flatten().all(|&c| c == 0.0));
+    assert_eq!(above.vertices.len(), 26);
+}
+
+/// The choice is a field of the data file, `interpolation.beyond_data`, written only when it
+/// is not the default (so files written before it existed read and write the same).
+#[test]
+fn beyond_data_is_a_field_of_the_data_file() {
+    let mut data = cut_sand_data(BeyondData::Extrapolate);
+    assert!(data.to_yaml().contains("interpolation: {kernel: cubic}\n"));
+    data.interpolation.beyond_data = BeyondData::Clamp;
+    let text = data.to_yaml();
+    assert!(text.contains("interpolation: {kernel: cubic, beyond_data: clamp}\n"));
+    let dir = TempDir::new("beyond_field");
+    let path = dir.path().join("clamped.yaml");
+    std::fs::write(&path, &text).unwrap();
+    let space = WrenchSpace::load(&path).unwrap();
+    assert_eq!(space.beyond_data(), BeyondData::Clamp);
+    assert_eq!(space.query(-0.08, 0.2).clamped, Some((-DEPTH_CUT, 0.2)));
+}
+
 /// A foot of 25.5 kg (weight 250 N, above the deepest node's 200 N) released at rest with its
 /// sole on the surface: the work of a capacity k d (k = 4000 N/m) balances the fall at
 /// d = 2 W / k = 0.125 m, 2.5 times the deepest node. Clamped at 200 N it never stops.

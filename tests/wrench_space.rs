@@ -21,7 +21,7 @@ use loam::terrain::wrench_set::WrenchSet;
 use loam::terrain::wrench_space::data::{mirror, sphere_directions, Interpolation, Provenance};
 use loam::terrain::wrench_space::rft::RftCoefficients;
 use loam::terrain::wrench_space::{
-    import, BeyondData, Foot, Kernel, Medium, Node, RftModel, WrenchSpace, WrenchSpaceData,
+    import, Foot, Kernel, Medium, Node, RftModel, WrenchSpace, WrenchSpaceData,
 };
 
 fn shipped(name: &str) -> PathBuf {
@@ -388,59 +388,6 @@ fn w7_symbolic_derivatives_match_central_differences() {
     assert!(out[..n].iter().all(|&v| v == 0.0));
 }
 
-#[test]
-fn queries_outside_the_data_extrapolate_by_default_or_clamp_and_say_so() {
-    let mut space = WrenchSpace::load(&shipped("rft_sand_like.yaml")).unwrap();
-    assert_eq!(space.depth_range(), (-0.1, 0.0));
-    assert_eq!(space.tilt_range(), (-1.5, 1.5));
-    assert_eq!(space.beyond_data(), BeyondData::Extrapolate);
-    // Extrapolated: flagged outside, not clamped; deeper is more (RFT's pure down is
-    // 4000 N/m × |d|, and the deepest layers continue it).
-    let deep = space.query(-0.25, 0.3);
-    assert!(deep.outside);
-    assert_eq!(deep.clamped, None);
-    let pure_down = |q: &loam::terrain::wrench_set::WrenchQuery| q.vertices[0][1];
-    assert!((pure_down(&space.query(-0.25, 0.0)) - 1000.0).abs() < 1e-6);
-    assert!(pure_down(&deep) > pure_down(&space.query(-0.1, 0.3)));
-    // Beyond π/2 the tilt is clamped in either mode.
-    let over = space.query(-0.05, -2.0);
-    assert_eq!(over.clamped, Some((-0.05, -std::f64::consts::FRAC_PI_2)));
-    assert!(over.outside);
-    let inside = space.query(-0.05, 1.0);
-    assert!(!inside.outside && inside.clamped.is_none());
-
-    space.set_beyond_data(BeyondData::Clamp);
-    let deep = space.query(-0.25, 0.3);
-    assert_eq!(deep.clamped, Some((-0.1, 0.3)));
-    assert!(deep.outside);
-    assert_eq!(deep.vertices, space.query(-0.1, 0.3).vertices);
-    let tilted = space.query(-0.05, -2.0);
-    assert_eq!(tilted.clamped, Some((-0.05, -1.5)));
-    assert_eq!(space.query(-0.05, 1.0).clamped, None);
-    let above = space.query(0.02, 3.0);
-    assert_eq!(above.clamped, None);
-    assert!(!above.outside);
-    assert!(above.vertices.iter().flatten().all(|&c| c == 0.0));
-    assert_eq!(above.vertices.len(), 26);
-}
-
-/// The choice is a field of the data file, `interpolation.beyond_data`, written only when it
-/// is not the default (so files written before it existed read and write the same).
-#[test]
-fn beyond_data_is_a_field_of_the_data_file() {
-    let mut data = small_data();
-    assert!(data.to_yaml().contains("interpolation: {kernel: cubic}\n"));
-    data.interpolation.beyond_data = BeyondData::Clamp;
-    let text = data.to_yaml();
-    assert!(text.contains("interpolation: {kernel: cubic, beyond_data: clamp}\n"));
-    let dir = TempDir::new("beyond_field");
-    let path = dir.path().join("clamped.yaml");
-    std::fs::write(&path, &text).unwrap();
-    let space = WrenchSpace::load(&path).unwrap();
-    assert_eq!(space.beyond_data(), BeyondData::Clamp);
-    assert_eq!(space.query(-0.08, 0.2).clamped, Some((-0.04, 0.2)));
-}
-
 /// Runs `loam` with the whitespace-separated words of `args`.
 fn loam_words(dir: &Path, args: &str) -> common::run::Output {
     loam(dir, &args.split_whitespace().collect::<Vec<_>>())
@@ -448,14 +395,7 @@ fn loam_words(dir: &Path, args: &str) -> common::run::Output {
 
 /// `loam wrench-space import` of `csv` with `data` less its nodes as the header.
 fn import_csv(dir: &Path, data: &WrenchSpaceData, csv: &str, out: &str) -> common::run::Output {
-    let mut header = data.clone();
-    header.nodes.clear();
-    header.provenance = Provenance::default();
-    std::fs::write(
-        dir.join("header.yaml"),
-        header.to_yaml().replace("nodes:\n", ""),
-    )
-    .unwrap();
+    std::fs::write(dir.join("header.yaml"), header_of(data)).unwrap();
     std::fs::write(dir.join("measured.csv"), csv).unwrap();
     loam_words(
         dir,
@@ -759,4 +699,86 @@ fn an_import_with_x_flipped_is_refused_with_the_evidence_and_taken_with_flip_x()
         "{}",
         output.stderr
     );
+}
+
+/// The paper's Table II concavity that `info` prints, against a computation here: per node
+/// the planes through three of the node's wrenches and the origin with every point on one
+/// side (brute force, no hull code), each wrench's least slack to them over its norm.
+#[test]
+fn info_prints_the_concavity_that_a_brute_force_hull_gives() {
+    let path = shipped("rft_sand_like.yaml");
+    let dir = TempDir::new("concavity");
+    let info = loam(
+        dir.path(),
+        &["wrench-space", "info", path.to_str().unwrap()],
+    );
+    assert_eq!(info.code(), 0, "{}", info.dump());
+    let line = info
+        .stdout
+        .lines()
+        .find(|l| l.contains("concavity"))
+        .unwrap();
+    let number = |key: &str| -> f64 {
+        let rest = &line[line.find(key).expect(line) + key.len()..];
+        rest.split([',', ' ']).next().unwrap().parse().unwrap()
+    };
+    let (average, worst) = (number("average "), number("worst "));
+    let data = WrenchSpaceData::load(&path).unwrap();
+    let norm = |p: &[f64; 3]| (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt();
+    let mut values = Vec::new();
+    for node in data.nodes.iter().filter(|n| n.depth < 0.0) {
+        let mut points = node.wrenches.clone();
+        points.push([0.0; 3]);
+        let scale = points.iter().map(norm).fold(0.0, f64::max);
+        let mut planes = Vec::new();
+        for (i, a) in points.iter().enumerate() {
+            for (j, b) in points.iter().enumerate().skip(i + 1) {
+                for c in &points[j + 1..] {
+                    let (u, v) = (
+                        [0, 1, 2].map(|k| b[k] - a[k]),
+                        [0, 1, 2].map(|k| c[k] - a[k]),
+                    );
+                    let n = [
+                        u[1] * v[2] - u[2] * v[1],
+                        u[2] * v[0] - u[0] * v[2],
+                        u[0] * v[1] - u[1] * v[0],
+                    ];
+                    let length = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+                    if length <= 1e-9 * scale * scale {
+                        continue;
+                    }
+                    let n = n.map(|x| x / length);
+                    let offset = n[0] * a[0] + n[1] * a[1] + n[2] * a[2];
+                    let side = |p: &[f64; 3]| n[0] * p[0] + n[1] * p[1] + n[2] * p[2] - offset;
+                    let tolerance = 1e-9 * scale;
+                    if points.iter().all(|p| side(p) <= tolerance) {
+                        planes.push((n, offset));
+                    } else if points.iter().all(|p| side(p) >= -tolerance) {
+                        planes.push((n.map(|x| -x), -offset));
+                    }
+                }
+            }
+        }
+        let ratio = |p: &[f64; 3]| {
+            let slack = planes
+                .iter()
+                .map(|(n, b)| b - (n[0] * p[0] + n[1] * p[1] + n[2] * p[2]))
+                .fold(f64::INFINITY, f64::min);
+            slack.max(0.0) / norm(p)
+        };
+        values.push(
+            node.wrenches
+                .iter()
+                .filter(|w| norm(w) >= 1.0)
+                .map(ratio)
+                .fold(0.0, f64::max),
+        );
+    }
+    let expected_worst = values.iter().copied().fold(0.0, f64::max);
+    let expected_average = values.iter().sum::<f64>() / values.len() as f64;
+    println!("info: {average:e} / {worst:e}; here: {expected_average:e} / {expected_worst:e}");
+    assert_eq!(values.len(), 110);
+    assert!((average / expected_average - 1.0).abs() < 1e-5, "{line}");
+    assert!((worst / expected_worst - 1.0).abs() < 1e-5, "{line}");
+    assert!(expected_worst > 0.0);
 }

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use loam::sim::dem::wrench_space::{self as dem, DemProtocol};
 use loam::sim::dem::{Checkpoint, CpuBackend};
+use loam::terrain::hull::{self, TABLE_II_MIN_NORM};
 use loam::terrain::wrench_space::data::{sphere_directions, Foot, WrenchSpaceData};
 use loam::terrain::wrench_space::{import, BeyondData, Kernel, Medium, RftModel, WrenchSpace};
 
@@ -526,4 +527,46 @@ fn print_summary(space: &WrenchSpace) {
         data.interpolation.kernel.name(),
         space.untilted_asymmetry()
     );
+    let holes = import::grid_holes(data.nodes.iter());
+    println!(
+        "  missing nodes   {}",
+        match holes.len() {
+            0 => "none (the nodes fill the grid of their depths x tilts)".to_owned(),
+            _ => holes
+                .iter()
+                .map(|(d, t)| format!("(d = {d}, tilt = {t})"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    );
+    match concavity(data) {
+        Ok(Some((average, worst, (d, t), count))) => println!(
+            "  concavity       average {average:.6e}, worst {worst:.6e} at (d = {d}, tilt = \
+             {t}), over the {count} nodes below the surface as given (Table II: per node the \
+             largest slack of a wrench with |w| >= {TABLE_II_MIN_NORM} to the nearest facet of \
+             conv({{0}} and the node's wrenches), over its |w|)"
+        ),
+        Ok(None) => println!("  concavity       no node below the surface"),
+        Err(e) => println!("  concavity       not computed: {e}"),
+    }
+}
+
+/// The paper's Table II concavity of the data's nodes below the surface, as given: (average,
+/// worst, the worst node's (d, φ), the node count); `None` without such nodes.
+#[allow(clippy::type_complexity)]
+fn concavity(
+    data: &WrenchSpaceData,
+) -> Result<Option<(f64, f64, (f64, f64), usize)>, loam::terrain::hull::HullError> {
+    let mut values = Vec::new();
+    for node in data.nodes.iter().filter(|n| n.depth < 0.0) {
+        values.push((
+            hull::concavity(&node.wrenches, TABLE_II_MIN_NORM)?,
+            (node.depth, node.tilt),
+        ));
+    }
+    let Some(&(worst, at)) = values.iter().max_by(|a, b| a.0.total_cmp(&b.0)) else {
+        return Ok(None);
+    };
+    let average = values.iter().map(|v| v.0).sum::<f64>() / values.len() as f64;
+    Ok(Some((average, worst, at, values.len())))
 }

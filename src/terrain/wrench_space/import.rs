@@ -155,7 +155,7 @@ pub fn import_with(
             });
         }
     }
-    let missing = missing_nodes(&nodes);
+    let missing = grid_holes(nodes.iter().map(|(n, _)| n));
     if let (Some(&(depth, tilt)), false) = (missing.first(), options.allow_missing_nodes) {
         let line = nodes
             .iter()
@@ -248,22 +248,22 @@ pub fn import_with(
     Ok(data)
 }
 
-/// The (depth, tilt) of the grid of distinct depths × tilts that no node fills, depth by depth
-/// from the surface down.
-fn missing_nodes(nodes: &[(Node, Vec<Option<usize>>)]) -> Vec<(f64, f64)> {
+/// The (depth, tilt) of the grid of the nodes' distinct depths × tilts that no node fills,
+/// depth by depth from the surface down.
+pub fn grid_holes<'a>(nodes: impl Iterator<Item = &'a Node> + Clone) -> Vec<(f64, f64)> {
     let distinct = |values: Vec<f64>| {
         let mut values = values;
         values.sort_by(f64::total_cmp);
         values.dedup();
         values
     };
-    let depths = distinct(nodes.iter().map(|(n, _)| n.depth).collect());
-    let tilts = distinct(nodes.iter().map(|(n, _)| n.tilt).collect());
+    let depths = distinct(nodes.clone().map(|n| n.depth).collect());
+    let tilts = distinct(nodes.clone().map(|n| n.tilt).collect());
     depths
         .iter()
         .rev()
         .flat_map(|&d| tilts.iter().map(move |&t| (d, t)))
-        .filter(|&(d, t)| !nodes.iter().any(|(n, _)| n.depth == d && n.tilt == t))
+        .filter(|&(d, t)| !nodes.clone().any(|n| n.depth == d && n.tilt == t))
         .collect()
 }
 
