@@ -419,3 +419,79 @@ fn mdp_run_counts_steps_outside_the_data_per_foot_and_flags_a_run_mostly_outside
     assert_eq!(json["summary"]["outside_data_steps"][0][1], 0);
     assert!(!out.stdout.contains("FLAG"), "{}", out.stdout);
 }
+
+/// The quadruped's RFT data cut at 3 cm deep and 0.9 rad (its feet settle about 5 cm deep):
+/// standing and on the 0.2 rad slope, the shipped scenarios end where they end on the full
+/// data (to 10 cm), and clamped they sink (measured: base 0.75-0.85 m down after 1.5 s).
+#[test]
+fn the_quadruped_on_data_cut_above_its_rest_depth_stands_and_stops_as_on_the_full_data() {
+    let dir = TempDir::new("quadruped_cut");
+    let full = shipped("rft_sand_quadruped.yaml");
+    let mut data = WrenchSpaceData::load(&full).unwrap();
+    data.nodes
+        .retain(|n| n.depth >= -0.03 - 1e-12 && n.tilt <= TILT_CUT + 1e-12);
+    let cut = dir.path().join("cut.yaml");
+    std::fs::write(&cut, data.to_yaml()).unwrap();
+    let run = |scenario: &str, data: &Path, beyond: &str| {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("problems/mdp")
+            .join(format!("{scenario}.yaml"));
+        let set = format!("terrain.data={}", data.display());
+        let out = format!("{scenario}_{beyond}");
+        let output = loam(
+            dir.path(),
+            &[
+                "mdp",
+                "run",
+                file.to_str().unwrap(),
+                "--set",
+                &set,
+                "--beyond-data",
+                beyond,
+                "--out",
+                &out,
+                "--no-plots",
+            ],
+        );
+        assert_eq!(output.status, Some(0), "{}", output.dump());
+        read_json(&dir.path().join(&out).join("scenario.json"))["summary"].clone()
+    };
+    let number = |summary: &serde_json::Value, key: &str, i: usize| -> f64 {
+        summary[key][i]
+            .as_f64()
+            .unwrap_or_else(|| summary[key][i][1].as_f64().unwrap())
+    };
+    for scenario in ["quadruped_stand", "quadruped_slope"] {
+        let reference = run(scenario, &full, "extrapolate");
+        let extrapolated = run(scenario, &cut, "extrapolate");
+        let clamped = run(scenario, &cut, "clamp");
+        println!(
+            "{scenario}: full data base {}, deepest {}; cut and extrapolated base {}, deepest {}, \
+             outside {}; cut and clamped base {}",
+            reference["final_base"],
+            reference["deepest_m"],
+            extrapolated["final_base"],
+            extrapolated["deepest_m"],
+            extrapolated["outside_data_share"],
+            clamped["final_base"]
+        );
+        assert_eq!(reference["outside_data_share"], 0.0);
+        assert!(extrapolated["outside_data_share"].as_f64().unwrap() > 0.5);
+        assert!(extrapolated["final_speed"].as_f64().unwrap() < 1e-3);
+        for i in 0..4 {
+            let (a, b) = (
+                number(&extrapolated, "deepest_m", i),
+                number(&reference, "deepest_m", i),
+            );
+            assert!((a / b - 1.0).abs() < 0.05, "foot {i}: {a} vs {b}");
+        }
+        for i in 0..2 {
+            let (a, b) = (
+                number(&extrapolated, "final_base", i),
+                number(&reference, "final_base", i),
+            );
+            assert!((a - b).abs() < 0.01, "base {i}: {a} vs {b}");
+        }
+        assert!(number(&clamped, "final_base", 1) < number(&reference, "final_base", 1) - 0.3);
+    }
+}
