@@ -562,6 +562,21 @@ fn nodes_above_the_surface_or_at_negative_tilt_and_missing_rows_are_refused() {
         output.stderr
     );
     assert!(!dir.path().join("out.yaml").exists());
+    // A row the CSV itself gets wrong is named by its line and column.
+    let (k, line) = csv.lines().enumerate().nth(30).unwrap();
+    for (column, value) in [(0, "0.02"), (1, "-0.1"), (3, "NaN")] {
+        let mut cells: Vec<&str> = line.split(',').collect();
+        cells[column] = value;
+        let bad = csv.replacen(line, &cells.join(","), 1);
+        let output = import_with(dir.path(), &header_of(&small_data()), &bad, "");
+        let field = import::COLUMNS[column];
+        assert_import_refused(
+            dir.path(),
+            &output,
+            &format!("measured.csv:{}", k + 1),
+            field,
+        );
+    }
 }
 
 /// `loam wrench-space import` of `csv` (header: `header` as written) with `extra` flags.

@@ -100,7 +100,34 @@ pub fn import_with(
                 .parse()
                 .map_err(|_| at(line, COLUMNS[k], format!("must be a number, got `{cell}`")))?;
         }
+        if let Some(k) = numbers.iter().position(|x| !x.is_finite()) {
+            return Err(at(
+                line,
+                COLUMNS[k],
+                format!("must be a finite number, got `{}`", cells[k]),
+            ));
+        }
         let [depth, tilt, direction, force_x, force_z, torque] = numbers;
+        if depth > 0.0 {
+            return Err(at(
+                line,
+                "depth",
+                format!(
+                    "must be <= 0 m (at or below the surface; depths are negative below it), \
+                     got {depth}"
+                ),
+            ));
+        }
+        if tilt < 0.0 {
+            return Err(at(
+                line,
+                "tilt",
+                format!(
+                    "must be >= 0 rad (negative tilts are the mirror images, made by the \
+                     model), got {tilt}"
+                ),
+            ));
+        }
         if direction.fract() != 0.0 || !(0.0..m as f64).contains(&direction) {
             return Err(at(
                 line,
