@@ -26,6 +26,15 @@ pub struct Args {
     /// (another terrain: by the foot's rest depth), and its multipliers by row name.
     #[arg(long, value_name = "RUN_DIR")]
     warm_start: Option<PathBuf>,
+    /// A planar robot's problem: replay the converged plan on its own contact model and, while
+    /// it departs from the plan by more than TOL (relative, in the centre of mass's peak rise
+    /// and the distance), solve again with every interval halved, started from the coarser
+    /// plan (at most --refine-rounds times). The final mesh is in solution.json's problem.
+    #[arg(long, value_name = "TOL")]
+    refine: Option<f64>,
+    /// The most refinements --refine makes.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    refine_rounds: usize,
 }
 
 type Progress<'a> = Option<&'a mut dyn FnMut(&IterationInfo) -> bool>;
@@ -37,6 +46,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         AnyProblem::Hopper(problem) => problem,
         AnyProblem::Planar(problem) => return run_planar(&args, &problem),
     };
+    if args.refine.is_some() {
+        return Err(super::BadInput(format!(
+            "--refine: {} is the hopper's own problem, which is not refined; the hopper as a \
+             robot file is (problems/hopper_jump.yaml)",
+            args.problem.file.display()
+        ))
+        .into());
+    }
     if problem.terrain.model == loam::problem::TerrainModel::WrenchSpace {
         return run_rail(&args, &problem);
     }
@@ -104,15 +121,73 @@ fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
         .into());
     }
     if let loam::problem::planar::PlanarTerrainConfig::WrenchSpace(_) = &problem.terrain {
+        if args.refine.is_some() {
+            return Err(super::BadInput(
+                "--refine: a plan on a wrench space is replayed by the MDP step, not refined yet"
+                    .into(),
+            )
+            .into());
+        }
         return run_wrench_hop(args, problem);
     }
+    if let Some(tol) = args.refine {
+        if !(tol.is_finite() && tol > 0.0) {
+            return Err(super::BadInput(format!(
+                "--refine {tol}: accepted, a tolerance > 0 (a relative error, e.g. 0.01)"
+            ))
+            .into());
+        }
+    }
     let out = out_dir(args, problem.name())?;
-    let (plan, log) = solve_logged(&out, args.quiet, planar::solver_options(problem), |s, p| {
-        planar::plan(problem, s, p)
-    })?;
+    let ((problem, plan, rounds), log) = solve_logged(
+        &out,
+        args.quiet,
+        planar::solver_options(problem),
+        |s, mut p| {
+            let plan = planar::plan(problem, s, p.as_mut().map(|f| &mut **f as _))?;
+            match args.refine {
+                None => Ok((problem.clone(), plan, Vec::new())),
+                Some(tol) => planar::refine::refine(
+                    problem,
+                    plan,
+                    s,
+                    tol,
+                    args.refine_rounds,
+                    &mut replay_error,
+                    p,
+                ),
+            }
+        },
+    )?;
+    let problem = &problem;
     let provenance = Provenance::new(WarmStart::from(problem.initial_guess));
     let written =
         output::planar::write_planar_run(&out.path, problem, &plan, provenance, Some(&log))?;
+    if !args.quiet && !rounds.is_empty() {
+        for (k, round) in rounds.iter().enumerate() {
+            println!(
+                "{:15}nodes {:?}: {} after {} iterations, objective {:.6e}, replay off by {:.2} %",
+                if k == 0 { "refinement" } else { "" },
+                round.nodes,
+                if round.converged {
+                    "converged"
+                } else {
+                    "not converged"
+                },
+                round.iterations,
+                round.objective,
+                100.0 * round.error
+            );
+        }
+        let last = rounds.last().expect("a round");
+        if last.error > args.refine.unwrap_or(f64::INFINITY) {
+            eprintln!(
+                "the replay is still {:.2} % off after {} refinements (--refine-rounds)",
+                100.0 * last.error,
+                rounds.len() - 1
+            );
+        }
+    }
     if !args.quiet {
         let key = output::planar::key_figures(&plan);
         let task = [
@@ -139,6 +214,25 @@ fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
         );
     }
     Ok(if plan.report.converged { 0 } else { 1 })
+}
+
+/// How far a planar plan's replay on its own contact model departs from it: the larger of
+/// the relative errors of the centre of mass's peak rise and (where it travels over 1 cm) the
+/// distance; infinite for a replay that cannot finish.
+fn replay_error(problem: &PlanarProblem, plan: &loam::planner::planar::PlanarPlan) -> f64 {
+    use loam::sim::planar::{replay, PlanTable, ReplaySettings};
+    let table = PlanTable::from_trajectory(&plan.trajectory, plan.planner.layout.n_inputs);
+    match replay(problem, &table, &ReplaySettings::default()) {
+        Ok(r) if r.summary.complete => {
+            let s = &r.summary;
+            if s.planned_distance_m.abs() > 0.01 {
+                s.com_peak_error_rel.max(s.distance_error_rel)
+            } else {
+                s.com_peak_error_rel
+            }
+        }
+        _ => f64::INFINITY,
+    }
 }
 
 /// The rail hopper of a problem whose terrain is a wrench space: its data loaded and its

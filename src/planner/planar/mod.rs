@@ -39,6 +39,7 @@ use crate::terrain::ContactModel;
 use crate::transcription::{Bounded, PhaseTrajectory, Scheme, Trajectory};
 
 mod ocp;
+pub mod refine;
 mod rows;
 
 use super::{PlanError, Transcribe};
@@ -162,9 +163,7 @@ impl PlanarPlanner {
         // With q̈ = 0 and q̇ = 0 and no effort, h − Q − Σ Jᵀ w is the effort each coordinate
         // needs.
         let h = self.robot.body.bias_forces(q, &v);
-        let f = self
-            .robot
-            .generalized_forces(q, &v, &vec![0.0; l.n_inputs]);
+        let f = self.robot.generalized_forces(q, &v, &vec![0.0; l.n_inputs]);
         let mut need: Vec<f64> = h.iter().zip(&f).map(|(h, f)| h - f).collect();
         let active = &self.phases[0];
         for &c in active {
@@ -324,13 +323,27 @@ pub fn plan(
     settings: &SolveSettings,
     on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
 ) -> Result<PlanarPlan, PlanError> {
+    plan_from(problem, settings, None, on_iteration)
+}
+
+/// Transcribe and solve from `start` (a trajectory on this problem's mesh), or from the
+/// problem's initial guess.
+pub fn plan_from(
+    problem: &PlanarProblem,
+    settings: &SolveSettings,
+    start: Option<&Trajectory>,
+    on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
+) -> Result<PlanarPlan, PlanError> {
     if matches!(problem.terrain, PlanarTerrainConfig::WrenchSpace(_)) {
         return Err(PlanError::WrenchSpace);
     }
     let started = Instant::now();
     let planner = Rc::new(PlanarPlanner::new(problem));
     let mut nlp = planner.nlp()?;
-    let points = super::starting_points(&planner, problem.initial_guess, &nlp);
+    let points = match start {
+        Some(start) => vec![(None, nlp.pack(start))],
+        None => super::starting_points(&planner, problem.initial_guess, &nlp),
+    };
     let setup_seconds = started.elapsed().as_secs_f64();
     let (report, _) = super::solve_from(&mut nlp, points, settings, None, on_iteration)?;
     let trajectory = nlp.unpack(&report.x);

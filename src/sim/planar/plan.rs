@@ -19,6 +19,31 @@ pub struct PlanTable {
 }
 
 impl PlanTable {
+    /// A plan's nodes as the table `read_plan` would read from its `trajectory.csv`: the
+    /// states and the first `n_inputs` controls (the inputs).
+    pub fn from_trajectory(
+        trajectory: &crate::transcription::Trajectory,
+        n_inputs: usize,
+    ) -> PlanTable {
+        let mut table = PlanTable {
+            t: Vec::new(),
+            x: Vec::new(),
+            u: Vec::new(),
+            phase: Vec::new(),
+        };
+        let mut t0 = 0.0;
+        for (p, phase) in trajectory.phases.iter().enumerate() {
+            for k in 0..phase.states.len() {
+                table.t.push(t0 + phase.node_time(k));
+                table.x.push(phase.states[k].clone());
+                table.u.push(phase.controls[k][..n_inputs].to_vec());
+                table.phase.push(p);
+            }
+            t0 += phase.duration;
+        }
+        table
+    }
+
     /// The plan's state and inputs at `t` (linear between nodes; at a phase boundary, the
     /// next phase's first node; the last node's after the end).
     pub fn at(&self, t: f64) -> (Vec<f64>, Vec<f64>) {

@@ -1,0 +1,151 @@
+//! Mesh refinement of a planar plan: a converged plan is measured (by the caller: `loam
+//! solve --refine` replays it on its own contact model) and, while its error is above the
+//! tolerance, solved again on a mesh with every interval halved, started from the coarser
+//! plan resampled onto the finer mesh.
+//!
+//! Choices: the error is what a user checks a plan by, the replay's departure from it (the
+//! centre of mass's peak rise and the distance, relative), not a local truncation estimate,
+//! because the collocation's own residuals are zero at a converged plan whatever its mesh.
+//! Every phase is refined together (N → 2N − 1 nodes keeps every old node a node), at most
+//! `rounds` times; a round that does not converge ends the refinement with that plan,
+//! reported as not converged.
+
+use super::{plan_from, PlanarPlan};
+use crate::planner::PlanError;
+use crate::problem::planar::PlanarProblem;
+use crate::solver::{IterationInfo, SolveSettings};
+use crate::transcription::{PhaseTrajectory, Trajectory};
+
+/// One solve of the refinement.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RefineRound {
+    /// Collocation nodes per phase.
+    pub nodes: Vec<usize>,
+    pub converged: bool,
+    pub iterations: usize,
+    pub objective: f64,
+    /// The measured error of this round's plan (relative); NaN where not measured.
+    pub error: f64,
+}
+
+/// The trajectory on a mesh of `nodes[p]` nodes per phase, durations kept: states and
+/// controls linear in time between the plan's nodes (Hermite-Simpson midpoints likewise).
+pub fn resample(trajectory: &Trajectory, nodes: &[usize], mid_points: bool) -> Trajectory {
+    let at = |values: &[Vec<f64>], s: f64| -> Vec<f64> {
+        let last = values.len() - 1;
+        let x = s * last as f64;
+        let k = (x.floor() as usize).min(last.saturating_sub(1));
+        let w = x - k as f64;
+        values[k]
+            .iter()
+            .zip(&values[(k + 1).min(last)])
+            .map(|(a, b)| a + w * (b - a))
+            .collect()
+    };
+    let phases = trajectory
+        .phases
+        .iter()
+        .zip(nodes)
+        .map(|(phase, &n)| {
+            let s = |k: f64| k / (n - 1) as f64;
+            let mut new = PhaseTrajectory {
+                name: phase.name.clone(),
+                duration: phase.duration,
+                states: (0..n).map(|k| at(&phase.states, s(k as f64))).collect(),
+                controls: (0..n).map(|k| at(&phase.controls, s(k as f64))).collect(),
+                ..Default::default()
+            };
+            if mid_points {
+                new.mid_states = (0..n - 1)
+                    .map(|k| at(&phase.states, s(k as f64 + 0.5)))
+                    .collect();
+                new.mid_controls = (0..n - 1)
+                    .map(|k| at(&phase.controls, s(k as f64 + 0.5)))
+                    .collect();
+            }
+            new
+        })
+        .collect();
+    Trajectory { phases }
+}
+
+/// Refines `plan` of `problem` until `measure` says its error is at most `tolerance`, at most
+/// `rounds` times. Returns the problem with the final mesh (its node counts), the final plan
+/// and every round, the first included.
+pub fn refine(
+    problem: &PlanarProblem,
+    plan: PlanarPlan,
+    settings: &SolveSettings,
+    tolerance: f64,
+    rounds: usize,
+    measure: &mut dyn FnMut(&PlanarProblem, &PlanarPlan) -> f64,
+    mut on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
+) -> Result<(PlanarProblem, PlanarPlan, Vec<RefineRound>), PlanError> {
+    let mut problem = problem.clone();
+    let mut plan = plan;
+    let mut history = Vec::new();
+    loop {
+        let error = if plan.report.converged {
+            measure(&problem, &plan)
+        } else {
+            f64::NAN
+        };
+        history.push(RefineRound {
+            nodes: problem.schedule.iter().map(|p| p.nodes).collect(),
+            converged: plan.report.converged,
+            iterations: plan.report.iterations,
+            objective: plan.report.objective,
+            error,
+        });
+        // Done: accurate enough, out of rounds, or a round that failed (NaN error).
+        if !(error > tolerance) || history.len() > rounds {
+            return Ok((problem, plan, history));
+        }
+        for phase in &mut problem.schedule {
+            phase.nodes = 2 * phase.nodes - 1;
+        }
+        let nodes: Vec<usize> = problem.schedule.iter().map(|p| p.nodes).collect();
+        let hermite = !plan.trajectory.phases[0].mid_states.is_empty();
+        let start = resample(&plan.trajectory, &nodes, hermite);
+        let progress = on_iteration
+            .as_mut()
+            .map(|f| &mut **f as &mut dyn FnMut(&IterationInfo) -> bool);
+        plan = plan_from(&problem, settings, Some(&start), progress)?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// States and controls linear in time are resampled exactly, midpoints included, and
+    /// every old node stays a node of the 2N − 1 mesh.
+    #[test]
+    fn resampling_keeps_a_linear_trajectory_and_the_old_nodes() {
+        let phase = PhaseTrajectory {
+            name: "p0".into(),
+            duration: 0.3,
+            states: (0..4).map(|k| vec![k as f64, 2.0 * k as f64]).collect(),
+            controls: (0..4).map(|k| vec![1.0 - k as f64]).collect(),
+            ..Default::default()
+        };
+        let coarse = Trajectory {
+            phases: vec![phase],
+        };
+        let fine = resample(&coarse, &[7], true);
+        let p = &fine.phases[0];
+        assert_eq!(p.states.len(), 7);
+        assert_eq!(p.mid_states.len(), 6);
+        for (k, x) in p.states.iter().enumerate() {
+            let s = 0.5 * k as f64;
+            assert!((x[0] - s).abs() < 1e-12 && (x[1] - 2.0 * s).abs() < 1e-12);
+            assert!((p.controls[k][0] - (1.0 - s)).abs() < 1e-12);
+        }
+        for (k, x) in p.mid_states.iter().enumerate() {
+            assert!((x[0] - 0.5 * (k as f64 + 0.5)).abs() < 1e-12);
+        }
+        for k in 0..4 {
+            assert_eq!(p.states[2 * k], coarse.phases[0].states[k]);
+        }
+    }
+}
