@@ -151,7 +151,7 @@ pub fn replay_planar(
     settings: &PlanarDemSettings,
 ) -> Result<PlanarDemReplay, DemError> {
     let n = robot.body.n_q();
-    if plan.t.len() < 2 || plan.x.iter().any(|x| x.len() != 2 * n) {
+    if plan.t.len() < 2 || plan.x.iter().any(|x| x.len() != robot.n_x()) {
         return Err(DemError::Invalid(
             "the plan needs at least two nodes of the robot's state".into(),
         ));
