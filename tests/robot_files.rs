@@ -253,6 +253,23 @@ fn bad_files() -> Vec<Bad> {
             says: "torque",
         },
         Bad {
+            label: "a locked joint",
+            text: variant("standing:", "locked: [knee]\nstanding:"),
+            field: "locked[0]",
+            at: "locked: [knee]",
+            says: "accepted: x, z, pitch",
+        },
+        Bad {
+            label: "a drive without integral gain",
+            text: variant(
+                "kind: torque, limit: [-40.0, 40.0]}",
+                "kind: torque, limit: [-40.0, 40.0], drive: {force_constant: 1.0, position_gain: 10.0, velocity_feedforward: 1.0, velocity_gain: 1.0, integral_gain: 0.0}}",
+            ),
+            field: "actuators[0].drive.integral_gain",
+            at: "integral_gain: 0.0",
+            says: "> 0",
+        },
+        Bad {
             label: "an actuator on a missing joint",
             text: variant("joint: knee, kind", "joint: ankle, kind"),
             field: "actuators[1].joint",
