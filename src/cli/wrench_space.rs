@@ -485,6 +485,20 @@ fn print_summary(space: &WrenchSpace) {
         data.velocity_scale[1],
         data.velocity_scale[2]
     );
+    let pair_list: Vec<String> = space
+        .mirror()
+        .iter()
+        .enumerate()
+        .filter(|(i, &p)| *i <= p)
+        .map(|(i, &p)| match i == p {
+            true => format!("{i}"),
+            false => format!("{i}-{p}"),
+        })
+        .collect();
+    println!(
+        "  mirror pairs    {} (S_v u_i = u_j for each i-j; a lone index is its own mirror)",
+        pair_list.join(" ")
+    );
     println!(
         "  nodes           {} in the file (tilt >= 0), {} with mirrors",
         data.nodes.len(),
