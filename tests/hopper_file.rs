@@ -117,7 +117,13 @@ fn the_hopper_file_has_the_hopper_models_dynamics() {
             rates[0],
             rates[1],
         ];
-        let want = [expected[1], expected[3], expected[5], expected[6], expected[7]];
+        let want = [
+            expected[1],
+            expected[3],
+            expected[5],
+            expected[6],
+            expected[7],
+        ];
         for (g, w) in got.iter().zip(&want) {
             assert!(
                 (g - w).abs() <= 1e-9 * (1.0 + w.abs()),
@@ -181,7 +187,10 @@ fn the_one_pipeline_reaches_the_hopper_planners_optimum_on_poppy_seeds() {
     let film = std::fs::read_to_string(dir.path().join("run/plots/filmstrip.svg")).unwrap();
     assert!(film.contains("right of the one before so that they stand apart"));
     let figure = std::fs::read_to_string(dir.path().join("run/plots/planar_run.svg")).unwrap();
-    assert!(figure.contains("motor [N]"), "the drive's force is drawn in newtons");
+    assert!(
+        figure.contains("motor [N]"),
+        "the drive's force is drawn in newtons"
+    );
 }
 
 #[test]
@@ -204,4 +213,34 @@ fn the_one_pipeline_reaches_the_hopper_planners_optimum_on_rigid_ground() {
     assert_eq!(run["converged"], true);
     let objective = run["objective"].as_f64().unwrap();
     assert!(objective <= HOPPER_RIGID + 1e-6, "objective {objective}");
+}
+
+/// `loam solve RUN` (or `RUN/solution.json`) solves the problem the run solved again, from the
+/// whole resolved problem it recorded (a planar robot's description inline, so no robot file
+/// is read): the same plan.
+#[test]
+fn a_run_is_solved_again_from_its_solution_json() {
+    let dir = TempDir::new("hopper_file_again");
+    for (problem, first) in [("hopper_jump", "a"), ("hopper_granular", "b")] {
+        let path = root().join(format!("problems/{problem}.yaml"));
+        let out = loam(
+            dir.path(),
+            &["solve", path.to_str().unwrap(), "--out", first, "-q"],
+        );
+        assert_eq!(out.code(), 0, "{}", out.dump());
+        let again = format!("{first}-again");
+        for source in [first.to_string(), format!("{first}/solution.json")] {
+            let out = loam(dir.path(), &["solve", &source, "--out", &again, "-q"]);
+            assert_eq!(out.code(), 0, "{source}: {}", out.dump());
+            let read = |run: &str| {
+                std::fs::read_to_string(dir.path().join(run).join("trajectory.csv")).unwrap()
+            };
+            assert_eq!(read(first), read(&again), "{source}: the same plan");
+        }
+    }
+    // Something else is refused, naming the file.
+    std::fs::write(dir.path().join("other.json"), "{\"objective\": 1}").unwrap();
+    let out = loam(dir.path(), &["solve", "other.json", "--out", "c"]);
+    assert_eq!(out.code(), 2, "{}", out.dump());
+    assert!(out.stderr.contains("other.json") && out.stderr.contains("no `problem`"));
 }

@@ -136,7 +136,8 @@ fn planner_bad_input(_: &(dyn std::error::Error + 'static)) -> bool {
 #[cfg(feature = "planner")]
 #[derive(clap::Args)]
 pub struct ProblemArgs {
-    /// The problem file (YAML).
+    /// The problem file (YAML), or a run folder (or its solution.json) whose problem to solve
+    /// again.
     pub file: std::path::PathBuf,
     /// Override a field: --set task.apex_height=0.08 (repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]

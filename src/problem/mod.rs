@@ -66,12 +66,52 @@ pub enum AnyProblem {
 /// [`is_planar`]), with the `--set` overrides.
 #[allow(clippy::result_large_err)]
 pub fn load_any(path: &Path, overrides: &[String]) -> Result<AnyProblem, ProblemError> {
-    let text = read(path)?;
+    let text = if path.is_dir() || path.extension().is_some_and(|e| e == "json") {
+        solved_problem(path)?
+    } else {
+        read(path)?
+    };
     Ok(if is_planar(&text, overrides) {
         AnyProblem::Planar(parse_as(&text, path, overrides)?)
     } else {
         AnyProblem::Hopper(parse(&text, path, overrides)?)
     })
+}
+
+/// The problem a run solved, as problem text: `solution.json`'s `problem` (a run folder's, or
+/// the file itself), which is the whole resolved problem; a planar robot's description is
+/// inline there, so its robot file is not read again.
+#[allow(clippy::result_large_err)]
+fn solved_problem(path: &Path) -> Result<String, ProblemError> {
+    let file = if path.is_dir() {
+        path.join("solution.json")
+    } else {
+        path.to_owned()
+    };
+    let text = read_as(&file, "solution.json")?;
+    let fail = |message: String| ProblemError {
+        file: file.clone(),
+        line: None,
+        column: None,
+        field: None,
+        message,
+        source_of_value: ValueSource::File,
+    };
+    let json: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| fail(format!("not a solution.json that `loam solve` wrote: {e}")))?;
+    let mut problem = json
+        .get("problem")
+        .cloned()
+        .filter(serde_json::Value::is_object)
+        .ok_or_else(|| {
+            fail("has no `problem`: accepted, a solution.json that `loam solve` wrote".into())
+        })?;
+    if let Some(robot) = problem.get_mut("robot").and_then(|r| r.as_object_mut()) {
+        if robot.contains_key("description") {
+            robot.remove("file");
+        }
+    }
+    Ok(serde_json::to_string_pretty(&problem).expect("JSON serializes"))
 }
 
 #[allow(clippy::result_large_err)]
