@@ -619,7 +619,7 @@ fn every_shipped_problem_loads() {
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
         if super::is_planar(&text, &[]) {
-            // Planar robots' files: tests/planar_plans.rs solves and replays each.
+            // Planar robots' files: tests/suite/planar_plans.rs solves and replays each.
             let planar: super::planar::PlanarProblem =
                 super::parse_as(&text, file, &[]).unwrap_or_else(|error| panic!("{error}"));
             assert!(planar.validate().is_ok());

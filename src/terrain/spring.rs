@@ -8,7 +8,7 @@
 //! rebounds fast leaves the law (F_z = 0, the clamp) before the surface, and flies out of
 //! the last of its dent. The choice (rather than letting the ground pull until z = 0, the
 //! undamped textbook restitution e = exp(−πζ/√(1−ζ²))) keeps F_z ≥ 0, which the friction cone
-//! needs; a point mass dropped on it rebounds at the closed form of `tests/contact_models.rs`.
+//! needs; a point mass dropped on it rebounds at the closed form of `tests/suite/contact_models.rs`.
 //! At rest under a load W a foot sinks W / k.
 //!
 //! This file is the whole model: its parameters (as a problem file writes them), its law and

@@ -11,7 +11,7 @@
 //! names. What the derive cannot see is added here: `initial_guess: auto` (a serde alias),
 //! `robot: {file: …}` without `model: file` (the reader adds it), a section written empty
 //! (YAML's null, read as an empty one), and the hopper's parameters (declared in
-//! `model::hopper`, described here by `HopperRobot`). tests/schema.rs holds the schemas to
+//! `model::hopper`, described here by `HopperRobot`). tests/suite/schema.rs holds the schemas to
 //! serde on thousands of edits of the shipped files. The rules that are not
 //! about shape (a mass > 0, a contact the robot has) stay with the reader's validation: a
 //! file the schema accepts may still be refused, naming the field and why.
@@ -308,7 +308,7 @@ pub(crate) fn robot_file_variant(schema: &mut Schema) {
 
 // The hopper's parameters as a problem file's `robot:` writes them: the schema of
 // [`HopperParams`], which is declared in `model::hopper` without one. Field for field the
-// same (tests/schema.rs holds the names to `HopperParams`'s); the defaults are read from
+// same (tests/suite/schema.rs holds the names to `HopperParams`'s); the defaults are read from
 // `HopperParams::default()`.
 #[derive(JsonSchema)]
 #[schemars(

@@ -17,7 +17,7 @@
 //! loop on motor and rod (≈ 165 rad/s), sub-stepped ten times finer. The check is the rest
 //! state: after settling, the rod–foot gap is l_0 − (m_m + m_r) g / k_s (56 mm), e holds the
 //! motor's weight, and the bed carries the robot's whole weight
-//! (tests/dem_coupling.rs).
+//! (tests/suite/dem_coupling.rs).
 //!
 //! Heights are relative to the bed's free surface (z = 0), and z_f is the foot's sole, as in
 //! the reduced-order models, so the foot's resting depth compares with the added-mass model's.

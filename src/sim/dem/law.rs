@@ -78,7 +78,7 @@ pub const DEFAULT_FRACTION: f64 = 0.1;
 pub const REPLAY_FRACTION: f64 = 0.05;
 /// Largest accepted step as a fraction of the Rayleigh time. A grain pressed at 100 g into a
 /// pocket of three grains (a soft, strongly damped material: E = 1e6 Pa, e = 0.2; the pocket
-/// test of tests/dem_bulk.rs) comes to rest at 0.125 T_R and gains energy without bound at
+/// test of tests/suite/dem_bulk.rs) comes to rest at 0.125 T_R and gains energy without bound at
 /// 0.15 T_R; a bed prepared at 0.35 T_R never came to rest.
 pub const MAX_FRACTION: f64 = 0.125;
 

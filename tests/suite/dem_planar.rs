@@ -1,0 +1,291 @@
+//! A planar robot two-way coupled to a DEM bed (`sim::dem::planar`): the planar foot of the
+//! wrench-space paper, scaled to a small bed of coarse grains, standing and pushed.
+
+use std::sync::OnceLock;
+
+use loam::model::planar::foot::PlanarFootParams;
+use loam::model::planar::PlanarRobot;
+use loam::sim::dem::planar::{replay_planar, PlanarDemReplay, PlanarDemSettings};
+use loam::sim::dem::{bed, Checkpoint, CpuBackend, Scene};
+use loam::sim::planar::PlanTable;
+
+const SCENE: &str = "
+container: { shape: box, half_x: 0.06, half_y: 0.035 }
+grains: { radius: 0.004, size_spread: 0.1, density: 1000, friction: 0.5, fill_height: 0.04, seed: 5 }
+settle: { kinetic_energy: 1.0e-12, max_time: 3.0 }
+";
+
+fn test_bed() -> &'static Checkpoint {
+    static BED: OnceLock<Checkpoint> = OnceLock::new();
+    BED.get_or_init(|| {
+        let scene = Scene::parse(SCENE, std::path::Path::new("<planar test>")).unwrap();
+        let mut backend = CpuBackend::new();
+        let bed = bed::prepare(&mut backend, &scene).unwrap();
+        assert!(bed.info.settled, "{:?}", bed.info);
+        bed
+    })
+}
+
+/// The paper's foot shrunk to the bed: 0.4 kg, a 4 cm sole.
+fn foot() -> PlanarRobot {
+    PlanarFootParams {
+        mass: 0.4,
+        inertia: 2e-4,
+        width: 0.04,
+        height: 0.04,
+        com_height: 0.02,
+        force_x_limit: (-20.0, 20.0),
+        force_z_limit: (-20.0, 20.0),
+        torque_limit: (-2.0, 2.0),
+    }
+    .build(9.81)
+}
+
+/// A plan that holds the foot's sole at `depth` below the surface from t = 0 to `duration`,
+/// reached in a straight line from the surface over the first half (no feedforward input).
+fn plan(robot: &PlanarRobot, depth: f64, duration: f64) -> PlanTable {
+    let n = robot.body.n_q();
+    let at = |z_offset: f64| {
+        let mut x = robot.standing.clone();
+        x[1] -= z_offset;
+        x.extend(vec![0.0; n]);
+        x
+    };
+    PlanTable {
+        t: vec![0.0, 0.5 * duration, duration],
+        x: vec![at(0.0), at(depth), at(depth)],
+        u: vec![vec![0.0; robot.inputs.len()]; 3],
+        phase: vec![0, 0, 0],
+    }
+}
+
+fn replay(depth: f64) -> PlanarDemReplay {
+    let robot = foot();
+    let settings = PlanarDemSettings {
+        settle_time: 0.1,
+        depth: 0.03,
+        ..PlanarDemSettings::default()
+    };
+    let mut backend = CpuBackend::new();
+    replay_planar(
+        &mut backend,
+        test_bed(),
+        &robot,
+        &plan(&robot, depth, 0.4),
+        &settings,
+    )
+    .unwrap()
+}
+
+/// Mean over the samples from `from` on of the grains' vertical force and the commanded F_z.
+fn mean_forces(replay: &PlanarDemReplay, from: f64) -> (f64, f64) {
+    let late: Vec<_> = replay.samples.iter().filter(|s| s.t >= from).collect();
+    let n = late.len() as f64;
+    let grains = late.iter().map(|s| s.wrenches[0][1]).sum::<f64>() / n;
+    let push = late.iter().map(|s| s.u[1]).sum::<f64>() / n;
+    (grains, push)
+}
+
+/// At rest, the grains and the foot's own vertical input carry its weight between them: the
+/// forces the coupling hands the robot's dynamics balance gravity.
+#[test]
+fn the_grains_and_the_push_carry_the_foots_weight() {
+    let robot = foot();
+    let weight = robot.body.total_mass() * 9.81;
+    for depth in [0.0, 0.01] {
+        let r = replay(depth);
+        let (grains, push) = mean_forces(&r, 0.3);
+        println!(
+            "sole held at {depth} m: grains {grains:.3} N + push {push:.3} N against weight \
+             {weight:.3} N; deepest sole {:.4} m; summary {:?}",
+            r.summary.deepest_sole_m, r.summary
+        );
+        assert!(
+            (grains + push - weight).abs() < 0.05 * weight,
+            "grains {grains} + push {push} vs weight {weight}"
+        );
+        // The balance holds in the mean: the foot creeps slowly (the grains yield under the
+        // servo's push), so its momentum hardly changes over the window.
+    }
+}
+
+/// Pressed 1 cm into the bed, the foot goes about that deep (its servo tracks the plan) and
+/// the grains push back harder than with the sole held at the surface.
+#[test]
+fn a_foot_pressed_into_the_bed_is_pushed_back_harder() {
+    let surface = replay(0.0);
+    let pressed = replay(0.01);
+    let (at_surface, _) = mean_forces(&surface, 0.3);
+    let (deep, _) = mean_forces(&pressed, 0.3);
+    let depth = -pressed.samples.last().unwrap().heights[0];
+    assert!(
+        (depth - 0.01).abs() < 0.004,
+        "the pressed sole is {depth} m deep"
+    );
+    assert!(deep > at_surface + 0.5, "{deep} N against {at_surface} N");
+}
+
+/// A plan whose feet sweep further than the container is refused before any grain moves.
+#[test]
+fn a_plan_wider_than_the_bed_is_refused() {
+    let robot = foot();
+    let mut table = plan(&robot, 0.0, 0.2);
+    table.x[2][0] += 0.2;
+    let mut backend = CpuBackend::new();
+    let error = replay_planar(
+        &mut backend,
+        test_bed(),
+        &robot,
+        &table,
+        &PlanarDemSettings::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("larger bed"), "{error}");
+}
+
+use crate::common;
+
+/// `loam simulate RUN --backend dem-cpu --bed BED` on a planar robot's plan, end to end: a
+/// 1 kg foot's 2 cm step on a bed `loam dem prepare` made; its refusals exit 2 and write
+/// nothing.
+#[test]
+fn simulate_replays_a_planar_plan_on_a_prepared_bed() {
+    use common::run::{assert_exit, loam, read_json};
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("dem_planar_cli");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("bed.yaml"), SCENE).unwrap();
+    let prepare = loam(&dir, &["dem", "prepare", "bed.yaml", "-o", "bed.bed"]);
+    assert_exit(&prepare, 0, &[]);
+    let run = dir.join("run");
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut args = vec![
+        "solve".to_string(),
+        "problems/planar_foot_step.yaml".into(),
+        "--out".into(),
+        run.to_str().unwrap().into(),
+        "-q".into(),
+    ];
+    for set in [
+        "robot.mass=1.0",
+        "robot.inertia=5e-4",
+        "robot.width=0.03",
+        "robot.height=0.04",
+        "robot.com_height=0.02",
+        "robot.force_x_limit=[-20,20]",
+        "robot.force_z_limit=[-30,30]",
+        "robot.torque_limit=[-2,2]",
+        "task.distance=0.02",
+    ] {
+        args.extend(["--set".to_string(), set.to_string()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert_exit(&loam(manifest, &args), 0, &[]);
+    let solution = read_json(&run.join("solution.json"));
+
+    let run_arg = run.to_str().unwrap();
+    let simulate = |extra: &[&str]| {
+        let mut a = vec!["simulate", run_arg, "--backend", "dem-cpu", "-q"];
+        a.extend(extra);
+        loam(&dir, &a)
+    };
+    assert_exit(&simulate(&[]), 2, &["--bed"]);
+    assert_exit(
+        &simulate(&["--bed", "bed.bed", "--foot-depth", "0"]),
+        2,
+        &["--foot-depth"],
+    );
+    // 10 cm across the plane does not fit a 7 cm wide box.
+    assert_exit(
+        &simulate(&["--bed", "bed.bed", "--foot-depth", "0.1"]),
+        2,
+        &["larger bed"],
+    );
+    assert_exit(
+        &simulate(&["--bed", "bed.bed", "--settle-time=-1"]),
+        2,
+        &["--settle-time"],
+    );
+    assert_exit(
+        &simulate(&["--bed", "bed.bed", "--render-at", "0.1"]),
+        2,
+        &["--render-at", "hopper"],
+    );
+    assert!(!run.join("dem-cpu").exists(), "a refusal wrote files");
+
+    let ok = simulate(&["--bed", "bed.bed", "--foot-depth", "0.03"]);
+    assert_exit(&ok, 0, &[]);
+    let record = read_json(&run.join("dem-cpu/dem.json"));
+    assert_eq!(record["plan_id"], solution["plan_id"], "{record}");
+    assert_eq!(record["foot_depth_m"], 0.03);
+    assert_eq!(record["settle_time_s"], 0.2);
+    assert!(
+        record["start_speed_mps"].as_f64().unwrap() >= 0.0,
+        "{record}"
+    );
+    // The foot's base is servoed to the plan, so it steps the planned 2 cm on the grains.
+    let planned = record["planned_distance_m"].as_f64().unwrap();
+    let achieved = record["achieved_distance_m"].as_f64().unwrap();
+    assert!((planned - 0.02).abs() < 1e-6, "{record}");
+    assert!((achieved - planned).abs() < 0.003, "{record}");
+    let csv = std::fs::read_to_string(run.join("dem-cpu/dem_replay.csv")).unwrap();
+    assert_eq!(
+        csv.lines().next().unwrap(),
+        "t,x,z,pitch,d_x,d_z,d_pitch,force_x,force_z,torque,foot_fx,foot_fz,foot_tau,foot_height"
+    );
+    // Settling samples come first (t < 0), then the plan's clock to its end.
+    let times: Vec<f64> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert!(times[0] < -0.19 && times.windows(2).all(|w| w[1] > w[0]));
+    let end = solution["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["duration_s"].as_f64().unwrap())
+        .sum::<f64>();
+    assert!(
+        (times.last().unwrap() - end).abs() < 1e-3,
+        "ends at {:?}, plan {end}",
+        times.last()
+    );
+}
+
+/// The monopod with its leg held 0.8 rad off the vertical topples: its body reaches the
+/// surface, where only feet meet the grains, and the replay stops there and says so instead
+/// of letting the body pass through the bed.
+#[test]
+fn a_toppling_robot_stops_the_replay_when_its_body_reaches_the_grains() {
+    use loam::model::planar::monopod::MonopodParams;
+    let robot = MonopodParams::default().build(9.81);
+    let n = robot.body.n_q();
+    let mut x = robot.standing.clone();
+    x[3] = 0.8; // hip
+                // The base above the surface so that the foot, now swung out, just touches it.
+    let foot = robot.contact_point(&x, 0);
+    x[1] -= foot[1];
+    x.extend(vec![0.0; n]);
+    let plan = PlanTable {
+        t: vec![0.0, 1.5],
+        x: vec![x.clone(), x],
+        u: vec![vec![0.0; robot.inputs.len()]; 2],
+        phase: vec![0, 0],
+    };
+    let settings = PlanarDemSettings {
+        settle_time: 0.0,
+        depth: 0.05,
+        point_foot_half_width: 0.03,
+        ..PlanarDemSettings::default()
+    };
+    let mut backend = CpuBackend::new();
+    let r = replay_planar(&mut backend, test_bed(), &robot, &plan, &settings).unwrap();
+    let s = &r.summary;
+    println!("{s:?}");
+    let fell = s.fell_at_s.expect("the monopod falls");
+    assert!(fell < 1.5, "{s:?}");
+    assert_eq!(s.fell_body.as_deref(), Some("body"), "{s:?}");
+    assert!((r.samples.last().unwrap().t - fell).abs() < 1e-9);
+}

@@ -1,0 +1,45 @@
+//! loam's integration tests, one binary (linking one test binary instead of one per file
+//! saves minutes on a two-core machine). Run one module with
+//! `cargo test --release --test suite -- <module>::`, e.g. `-- hopper_file::`.
+
+mod common;
+
+mod analytic_optima;
+mod bench_peer;
+mod cli;
+mod contact_models;
+mod dem_bulk;
+mod dem_cli;
+mod dem_coupling;
+mod dem_cuda;
+mod dem_geometry;
+mod dem_hertz;
+mod dem_output;
+mod dem_physics;
+mod dem_planar;
+mod derivatives;
+mod hopper_file;
+mod hopper_hops;
+mod hopper_plans;
+mod hull;
+mod linear_solver;
+mod mdp;
+mod mdp_scenarios;
+mod mesh_refinement;
+mod multibody;
+mod planar_plans;
+mod plot;
+mod plot_planar;
+mod rail_planning;
+mod replay;
+mod robot_files;
+mod run_folders;
+mod schema;
+mod sweep_shards;
+mod urdf;
+mod warm_start;
+mod workflow_guards;
+mod wrench_extrapolation;
+mod wrench_hop;
+mod wrench_space;
+mod wrench_space_dem;

@@ -1,0 +1,121 @@
+//! `loam solve --refine TOL`: a planar plan whose replay on its own contact model departs from
+//! it by more than TOL is solved again on a mesh with every interval halved, started from the
+//! coarser plan, until it does not.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+
+use common::run::loam;
+use common::temp_dir::TempDir;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn refinement_halves_the_mesh_until_the_replay_agrees() {
+    let dir = TempDir::new("refine");
+    let problem = root().join("problems/hopper_jump.yaml");
+    let problem = problem.to_str().unwrap();
+    // The hopper's 70 mm jump on 31 + 31 nodes replays 0.39 % off its peak.
+    let coarse = loam(
+        dir.path(),
+        &[
+            "solve",
+            problem,
+            "--set",
+            "task.apex_rise=0.07",
+            "--out",
+            "coarse",
+            "-q",
+        ],
+    );
+    assert_eq!(coarse.code(), 0, "{}", coarse.dump());
+    let out = loam(dir.path(), &["simulate", "coarse", "-q"]);
+    assert_eq!(out.code(), 0, "{}", out.dump());
+    let coarse_error = json(&dir.path().join("coarse/replay.json"))["com_peak_error_rel"]
+        .as_f64()
+        .unwrap();
+    assert!(coarse_error > 0.001, "coarse error {coarse_error}");
+
+    let fine = loam(
+        dir.path(),
+        &[
+            "solve",
+            problem,
+            "--set",
+            "task.apex_rise=0.07",
+            "--out",
+            "fine",
+            "--refine",
+            "0.001",
+        ],
+    );
+    assert_eq!(fine.code(), 0, "{}", fine.dump());
+    assert!(
+        fine.stdout.contains("refinement     nodes [31, 31]"),
+        "{}",
+        fine.dump()
+    );
+    assert!(fine.stdout.contains("nodes [61, 61]"), "{}", fine.dump());
+    // The solved problem records the final mesh, and its plan replays within the tolerance.
+    let solution = json(&dir.path().join("fine/solution.json"));
+    let nodes: Vec<u64> = solution["problem"]["schedule"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["nodes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(nodes, vec![61, 61]);
+    assert_eq!(solution["converged"], true);
+    let out = loam(dir.path(), &["simulate", "fine", "-q"]);
+    assert_eq!(out.code(), 0, "{}", out.dump());
+    let fine_error = json(&dir.path().join("fine/replay.json"))["com_peak_error_rel"]
+        .as_f64()
+        .unwrap();
+    assert!(fine_error <= 0.001, "refined error {fine_error}");
+    // The finer mesh also finds the cheaper plan the coarse one could not represent.
+    let coarse_objective = json(&dir.path().join("coarse/solution.json"))["objective"]
+        .as_f64()
+        .unwrap();
+    assert!(solution["objective"].as_f64().unwrap() < coarse_objective);
+}
+
+#[test]
+fn refine_refuses_what_it_cannot_refine() {
+    let dir = TempDir::new("refine_bad");
+    let jump = root().join("problems/hopper_jump.yaml");
+    let out = loam(
+        dir.path(),
+        &[
+            "solve",
+            jump.to_str().unwrap(),
+            "--refine",
+            "0",
+            "--out",
+            "x",
+        ],
+    );
+    assert_eq!(out.code(), 2, "{}", out.dump());
+    assert!(out.stderr.contains("--refine 0"), "{}", out.dump());
+    let hopper = root().join("problems/hopper_granular.yaml");
+    let out = loam(
+        dir.path(),
+        &[
+            "solve",
+            hopper.to_str().unwrap(),
+            "--refine",
+            "0.01",
+            "--out",
+            "y",
+        ],
+    );
+    assert_eq!(out.code(), 2, "{}", out.dump());
+    assert!(out.stderr.contains("hopper_jump.yaml"), "{}", out.dump());
+    assert!(!dir.path().join("x").exists() && !dir.path().join("y").exists());
+}

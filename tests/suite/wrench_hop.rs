@@ -1,0 +1,193 @@
+//! The planar monopod hopping forward on a wrench-space terrain (docs/WRENCH_SPACE.md
+//! section 4.4, second task; `planner::wrench_hop`), from the shipped problem file through
+//! `loam solve` and `loam plot`: the plan converges, its wrenches lie in W(θ), and its inputs
+//! replayed open loop in the MDP simulator reproduce it. Bad files exit 2 with their field.
+
+use crate::common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use common::run::{loam, read_json, shipped};
+use common::temp_dir::TempDir;
+
+use loam::planner::wrench_hop::WrenchHop;
+use loam::problem::planar::PlanarProblem;
+use loam::problem::{load_any, AnyProblem};
+use loam::terrain::hull::HalfSpaces;
+use loam::terrain::wrench_space::WrenchSpace;
+
+fn manifest() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn sand() -> WrenchSpace {
+    WrenchSpace::load(&manifest().join("problems/data/wrench_space/rft_sand_monopod.yaml")).unwrap()
+}
+
+fn shipped_problem() -> PlanarProblem {
+    match load_any(Path::new(&shipped("monopod_sand_hop.yaml")), &[]).unwrap() {
+        AnyProblem::Planar(problem) => problem,
+        AnyProblem::Hopper(_) => panic!("monopod_sand_hop.yaml is a planar problem"),
+    }
+}
+
+/// A CSV's columns by name.
+fn columns(path: &Path) -> std::collections::HashMap<String, Vec<f64>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let names: Vec<String> = lines
+        .next()
+        .unwrap()
+        .split(',')
+        .map(str::to_owned)
+        .collect();
+    let mut values = vec![Vec::new(); names.len()];
+    for line in lines {
+        for (i, cell) in line.split(',').enumerate() {
+            values[i].push(cell.parse().unwrap());
+        }
+    }
+    names.into_iter().zip(values).collect()
+}
+
+#[test]
+fn the_monopod_hops_forward_on_sand_and_its_plan_replays_in_the_mdp_simulator() {
+    let dir = TempDir::new("wrench-hop");
+    let out = dir.path().join("run");
+    let solve = loam(
+        manifest(),
+        &[
+            "solve",
+            &shipped("monopod_sand_hop.yaml"),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    println!("{}", solve.stdout);
+    assert_eq!(solve.code(), 0, "{}", solve.dump());
+    let solution = read_json(&out.join("solution.json"));
+    assert_eq!(solution["converged"], true);
+    let distance = solution["problem"]["task"]["distance"].as_f64().unwrap();
+    let planned = solution["key_figures"]["distance_m"].as_f64().unwrap();
+    assert!((planned - distance).abs() < 1e-6, "planned {planned}");
+
+    // Every planned ground wrench lies in W(θ) (the H-form of the hull at that node's θ).
+    let space = sand();
+    let plan = columns(&out.join("trajectory.csv"));
+    let mut worst: f64 = 0.0;
+    let mut in_sand = 0;
+    for i in 0..plan["t"].len() {
+        let (depth, tilt) = (plan["foot_depth"][i], plan["foot_tilt"][i]);
+        if plan["phase"][i] != 0.0 || depth >= 0.0 {
+            continue;
+        }
+        in_sand += 1;
+        let vertices = space.vertices(&depth, &tilt);
+        let hull = HalfSpaces::of_wrench_space(&vertices).unwrap();
+        let w = [plan["foot_fx"][i], plan["foot_fz"][i], plan["foot_tau"][i]];
+        let scale = vertices
+            .iter()
+            .flatten()
+            .fold(0.0_f64, |m, c| m.max(c.abs()));
+        worst = worst.max(-hull.slack(&w) / scale);
+    }
+    println!("{in_sand} nodes in the sand; largest excess over W: {worst:.1e} (relative)");
+    assert!(in_sand >= 20);
+    assert!(worst <= 1e-7);
+
+    // The MDP replay of the inputs alone (solution.json `replay`, replay.csv).
+    let replay = &solution["replay"];
+    let ground = replay["ground_difference"].as_f64().unwrap();
+    let travelled = replay["distance_m"].as_f64().unwrap();
+    println!("replay: ground nodes within {ground:.1e}, travelled {travelled} m");
+    // The ground phase is the simulator's own step: the replay leaves it only by what IPOPT's
+    // tolerance leaves in the dissipation rows, grown by the explicit step (measured 6e-6).
+    assert!(ground < 1e-4, "ground nodes {ground} from the plan");
+    // The flight, trapezoidal in the plan, is replayed in 20 simulator steps per interval:
+    // the distance travelled within 1 % (measured 0.05 %).
+    assert!(
+        (travelled - distance).abs() < 0.01 * distance,
+        "travelled {travelled} m, planned {distance} m"
+    );
+    // The replay's foot ends near the surface, where the plan touches down.
+    let end_depth = replay["end_depths_m"][0].as_f64().unwrap();
+    assert!(end_depth.abs() < 0.01, "foot at {end_depth} m");
+    let replayed = columns(&out.join("replay.csv"));
+    let end_x = *replayed["x"].last().unwrap();
+    assert!(
+        (end_x - travelled).abs() < 1e-9,
+        "replay.csv ends at x = {end_x}"
+    );
+
+    // `loam plot` draws it as a planar run, the replay dashed.
+    let plot = loam(manifest(), &["plot", out.to_str().unwrap()]);
+    assert_eq!(plot.code(), 0, "{}", plot.dump());
+    for figure in ["planar_run.png", "filmstrip.png"] {
+        assert!(out.join("plots").join(figure).is_file(), "{figure}");
+    }
+    // A wrench-space plan is not `loam simulate`'s: it says so, exit 2.
+    let simulate = loam(manifest(), &["simulate", out.to_str().unwrap()]);
+    assert_eq!(simulate.code(), 2, "{}", simulate.dump());
+    assert!(
+        simulate.stderr.contains("MDP simulator"),
+        "{}",
+        simulate.dump()
+    );
+}
+
+#[test]
+fn a_schedule_of_two_ground_phases_in_a_row_is_refused_by_the_planner_too() {
+    let mut hop = WrenchHop::from_problem(&shipped_problem(), Arc::new(sand()));
+    hop.validate().unwrap();
+    hop.phases[1].contacts = vec![0];
+    let error = hop.validate().unwrap_err().to_string();
+    assert!(error.contains("phases 0 and 1 are both ground"), "{error}");
+    hop.phases = vec![hop.phases[1].clone()];
+    hop.phases[0].contacts.clear();
+    let error = hop.validate().unwrap_err().to_string();
+    assert!(error.contains("starts on the ground"), "{error}");
+}
+
+#[test]
+fn bad_wrench_space_problems_exit_2_with_their_field_and_write_nothing() {
+    let dir = TempDir::new("wrench-hop-bad");
+    let file = shipped("monopod_sand_hop.yaml");
+    let cases: [(&[&str], &str, &str); 5] = [
+        (
+            &["--set", "terrain.data=data/wrench_space/none.yaml"],
+            "terrain.data",
+            "none.yaml",
+        ),
+        (
+            &["--set", "schedule.1.contacts=[foot]"],
+            "schedule[1].contacts",
+            "a ground phase after a ground phase",
+        ),
+        (
+            &["--set", "task.objective=cost_of_transport"],
+            "task.objective",
+            "accepted `effort`",
+        ),
+        (
+            &["--set", "terrain.grain_inertia=-1"],
+            "terrain.grain_inertia",
+            ">= 0",
+        ),
+        (
+            &["--set", "transcription.scheme=hermite_simpson"],
+            "transcription.scheme",
+            "accepted `trapezoidal`",
+        ),
+    ];
+    for (overrides, field, words) in cases {
+        let out = dir.path().join("out");
+        let mut args = vec!["solve", file.as_str(), "--out", out.to_str().unwrap()];
+        args.extend_from_slice(overrides);
+        let run = loam(manifest(), &args);
+        assert_eq!(run.code(), 2, "{overrides:?}: {}", run.dump());
+        assert!(run.stderr.contains(field), "{field}: {}", run.dump());
+        assert!(run.stderr.contains(words), "{words}: {}", run.dump());
+        assert!(!out.exists(), "{overrides:?} wrote {}", out.display());
+    }
+}
