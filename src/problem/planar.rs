@@ -368,8 +368,11 @@ pub struct PlanarTask {
     pub contact_margin: f64,
 }
 
+/// The default of `task.contact_margin` (the planner's `NORMAL_FORCE_MARGIN`).
+pub const DEFAULT_CONTACT_MARGIN: f64 = 0.05;
+
 fn default_contact_margin() -> f64 {
-    crate::planner::planar::NORMAL_FORCE_MARGIN
+    DEFAULT_CONTACT_MARGIN
 }
 
 impl Default for PlanarTask {

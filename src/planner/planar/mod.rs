@@ -47,7 +47,7 @@ use super::{PlanError, Transcribe};
 /// The default of `task.contact_margin`: the share of the robot's weight (split over the feet
 /// down) every held foot keeps at every stance node but its lift-off node, and the share of g
 /// a foot leaving a bed accelerates upward with.
-pub const NORMAL_FORCE_MARGIN: f64 = 0.05;
+pub const NORMAL_FORCE_MARGIN: f64 = crate::problem::planar::DEFAULT_CONTACT_MARGIN;
 
 /// The indices of one node's variables: state then control.
 #[derive(Clone, Copy, Debug)]

@@ -21,6 +21,7 @@ pub struct PlanTable {
 impl PlanTable {
     /// A plan's nodes as the table `read_plan` would read from its `trajectory.csv`: the
     /// states and the first `n_inputs` controls (the inputs).
+    #[cfg(feature = "planner")]
     pub fn from_trajectory(
         trajectory: &crate::transcription::Trajectory,
         n_inputs: usize,
