@@ -333,7 +333,7 @@ fn run_rail(args: &Args, problem: &loam::problem::Problem) -> anyhow::Result<u8>
     let replay = mdp_rail::replay(&jump.rail, &plan.trajectory, SUBSTEPS, QpSolver::ActiveSet)?;
     let rail_record = RailRecord {
         angle_rad: angle,
-        data,
+        data: data.clone(),
         vertices: jump.rail.n_vertices(),
         stable_step_s: jump.rail.stable_step(),
         stance_max_s: jump.stance.1 .1,
@@ -345,7 +345,8 @@ fn run_rail(args: &Args, problem: &loam::problem::Problem) -> anyhow::Result<u8>
         },
         _ => WarmStart::from(problem.initial_guess),
     };
-    let provenance = Provenance::new(source);
+    let data_path = file.parent().unwrap_or(Path::new(".")).join(&data);
+    let provenance = Provenance::new(source).with_data("terrain.data", &data_path);
     let written = write_rail_run(
         &out.path,
         problem,
@@ -417,7 +418,15 @@ fn run_wrench_hop(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
     const SUBSTEPS: usize = 20;
     let samples = hop_run::replay(&hop, &plan.trajectory, SUBSTEPS)?;
     let replay = HopReplayRecord::of(&hop, &plan, &samples, SUBSTEPS);
-    let provenance = Provenance::new(WarmStart::from(problem.initial_guess));
+    let mut provenance = Provenance::new(WarmStart::from(problem.initial_guess));
+    if let loam::problem::planar::PlanarTerrainConfig::WrenchSpace(ground) = &problem.terrain {
+        let data = ground.data.clone().unwrap_or_default();
+        let file = &args.problem.file;
+        provenance = provenance.with_data(
+            "terrain.data",
+            &file.parent().unwrap_or(Path::new(".")).join(data),
+        );
+    }
     let written = write_hop_run(
         &out.path,
         problem,

@@ -50,6 +50,21 @@ pub struct Provenance {
     pub ipopt_version: String,
     /// When the plan was written, UTC, RFC 3339.
     pub written_at: String,
+    /// The data files the problem read (a wrench space's `terrain.data`): where, and their
+    /// SHA-256, so a run names exactly the data it was solved on.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub data_files: Vec<DataFile>,
+}
+
+/// A data file a problem read.
+#[derive(Clone, Debug, Serialize)]
+pub struct DataFile {
+    /// The problem's field that names it (`terrain.data`).
+    pub field: String,
+    /// Its absolute path when the run was solved.
+    pub path: String,
+    /// SHA-256 of its bytes, in hex.
+    pub sha256: String,
 }
 
 impl Provenance {
@@ -69,6 +84,28 @@ impl Provenance {
             casadi_version: crate::symbolic::casadi_version(),
             ipopt_version: crate::symbolic::ipopt_version(),
             written_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+            data_files: Vec::new(),
         }
+    }
+
+    /// Records the data file at `path` that the problem's `field` names (its absolute path
+    /// and SHA-256); a file that cannot be read is recorded without a hash.
+    pub fn with_data(mut self, field: &str, path: &std::path::Path) -> Provenance {
+        use sha2::{Digest, Sha256};
+        let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+        let sha256 = std::fs::read(path)
+            .map(|bytes| {
+                Sha256::digest(&bytes)
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.data_files.push(DataFile {
+            field: field.into(),
+            path: absolute.display().to_string(),
+            sha256,
+        });
+        self
     }
 }

@@ -111,6 +111,44 @@ fn solved_problem(path: &Path) -> Result<String, ProblemError> {
             robot.remove("file");
         }
     }
+    // A data file is read where the run read it (its path is relative to the problem file,
+    // which is not here), and only if it is still the same file.
+    let recorded = json
+        .pointer("/provenance/data_files")
+        .and_then(|d| d.as_array())
+        .cloned()
+        .unwrap_or_default();
+    for data in recorded {
+        let (Some("terrain.data"), Some(at), Some(sha)) = (
+            data.get("field").and_then(|v| v.as_str()),
+            data.get("path").and_then(|v| v.as_str()),
+            data.get("sha256").and_then(|v| v.as_str()),
+        ) else {
+            continue;
+        };
+        use sha2::{Digest, Sha256};
+        let now: String = std::fs::read(at)
+            .map(|bytes| {
+                Sha256::digest(&bytes)
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect()
+            })
+            .map_err(|e| {
+                fail(format!(
+                    "terrain.data: the run read {at}, which cannot be read now: {e}"
+                ))
+            })?;
+        if now != sha {
+            return Err(fail(format!(
+                "terrain.data: {at} changed since the run (SHA-256 {sha} then, {now} now); \
+                 solve the problem file instead"
+            )));
+        }
+        if let Some(terrain) = problem.get_mut("terrain").and_then(|t| t.as_object_mut()) {
+            terrain.insert("data".into(), serde_json::Value::String(at.into()));
+        }
+    }
     Ok(serde_json::to_string_pretty(&problem).expect("JSON serializes"))
 }
 

@@ -549,3 +549,49 @@ fn bad_rail_problems_are_refused_with_their_field() {
         &["terrain.rail_angle", "only `model: wrench_space`"],
     );
 }
+
+/// A wrench-space run records its data file (absolute path and SHA-256) in its provenance;
+/// `loam solve RUN` solves it again on that file, and refuses once the file has changed.
+#[test]
+fn a_rail_run_is_solved_again_on_the_data_it_recorded_and_only_on_that() {
+    let dir = TempDir::new("rail_again");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let data = "data/wrench_space/rft_poppy_hopper_disc.yaml";
+    std::fs::create_dir_all(dir.path().join("data/wrench_space")).unwrap();
+    std::fs::copy(root.join("problems").join(data), dir.path().join(data)).unwrap();
+    std::fs::copy(
+        root.join("problems/hopper_rail.yaml"),
+        dir.path().join("rail.yaml"),
+    )
+    .unwrap();
+    let out = loam(dir.path(), &["solve", "rail.yaml", "--out", "a", "-q"]);
+    assert_exit(&out, 0, &[]);
+    let solution = read_json(&dir.path().join("a/solution.json"));
+    let recorded = &solution["provenance"]["data_files"][0];
+    assert_eq!(recorded["field"], "terrain.data");
+    let bytes = std::fs::read(dir.path().join(data)).unwrap();
+    use sha2::{Digest, Sha256};
+    let sha: String = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(recorded["sha256"], sha.as_str());
+
+    let out = loam(dir.path(), &["solve", "a", "--out", "b", "-q"]);
+    assert_exit(&out, 0, &[]);
+    let csv =
+        |run: &str| std::fs::read_to_string(dir.path().join(run).join("trajectory.csv")).unwrap();
+    assert_eq!(csv("a"), csv("b"), "the same plan on the same data");
+
+    let mut changed = bytes.clone();
+    changed.extend_from_slice(b"\n# edited\n");
+    std::fs::write(dir.path().join(data), changed).unwrap();
+    let out = loam(dir.path(), &["solve", "a", "--out", "c", "-q"]);
+    assert_exit(&out, 2, &["changed since the run"]);
+    assert!(
+        out.stderr.contains("changed since the run"),
+        "{}",
+        out.dump()
+    );
+    assert!(!dir.path().join("c").exists());
+}
