@@ -91,15 +91,9 @@ impl Provenance {
     /// Records the data file at `path` that the problem's `field` names (its absolute path
     /// and SHA-256); a file that cannot be read is recorded without a hash.
     pub fn with_data(mut self, field: &str, path: &std::path::Path) -> Provenance {
-        use sha2::{Digest, Sha256};
         let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
         let sha256 = std::fs::read(path)
-            .map(|bytes| {
-                Sha256::digest(&bytes)
-                    .iter()
-                    .map(|b| format!("{b:02x}"))
-                    .collect()
-            })
+            .map(|bytes| crate::problem::sha256_hex(&bytes))
             .unwrap_or_default();
         self.data_files.push(DataFile {
             field: field.into(),

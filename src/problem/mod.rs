@@ -78,6 +78,15 @@ pub fn load_any(path: &Path, overrides: &[String]) -> Result<AnyProblem, Problem
     })
 }
 
+/// SHA-256 of `bytes` in hex: how a run records the data files it read.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// The problem a run solved, as problem text: `solution.json`'s `problem` (a run folder's, or
 /// the file itself), which is the whole resolved problem; a planar robot's description is
 /// inline there, so its robot file is not read again.
@@ -126,14 +135,8 @@ fn solved_problem(path: &Path) -> Result<String, ProblemError> {
         ) else {
             continue;
         };
-        use sha2::{Digest, Sha256};
-        let now: String = std::fs::read(at)
-            .map(|bytes| {
-                Sha256::digest(&bytes)
-                    .iter()
-                    .map(|b| format!("{b:02x}"))
-                    .collect()
-            })
+        let now = std::fs::read(at)
+            .map(|bytes| sha256_hex(&bytes))
             .map_err(|e| {
                 fail(format!(
                     "terrain.data: the run read {at}, which cannot be read now: {e}"

@@ -28,31 +28,6 @@ fn hopper_file() -> PlanarRobot {
     robot
 }
 
-/// Solves a linear system by Gaussian elimination with partial pivoting.
-fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
-    let n = b.len();
-    for k in 0..n {
-        let p = (k..n)
-            .max_by(|&i, &j| a[i][k].abs().total_cmp(&a[j][k].abs()))
-            .unwrap();
-        a.swap(k, p);
-        b.swap(k, p);
-        for i in k + 1..n {
-            let f = a[i][k] / a[k][k];
-            for j in k..n {
-                a[i][j] -= f * a[k][j];
-            }
-            b[i] -= f * b[k];
-        }
-    }
-    let mut x = vec![0.0; n];
-    for k in (0..n).rev() {
-        let s: f64 = (k + 1..n).map(|j| a[k][j] * x[j]).sum();
-        x[k] = (b[k] - s) / a[k][k];
-    }
-    x
-}
-
 /// In flight, at random states and commands, the file's equations of motion (M a + h = Q
 /// over the coordinates the rail leaves free, the drive's force from its states) give the
 /// hopper model's accelerations and drive rates, mapped through z = z_m, stroke = z_m − z_r,
@@ -98,12 +73,9 @@ fn the_hopper_file_has_the_hopper_models_dynamics() {
         let forces = robot.generalized_forces(&q, &v, &efforts);
         let bias = robot.body.bias_forces(&q, &v);
         let m = robot.body.mass_matrix(&q);
-        let a_free = solve(
-            free.iter()
-                .map(|&i| free.iter().map(|&j| m[i][j]).collect())
-                .collect(),
-            free.iter().map(|&i| forces[i] - bias[i]).collect(),
-        );
+        let m_free = nalgebra::DMatrix::from_fn(free.len(), free.len(), |i, j| m[free[i]][free[j]]);
+        let rhs = nalgebra::DVector::from_fn(free.len(), |i, _| forces[free[i]] - bias[free[i]]);
+        let a_free = m_free.lu().solve(&rhs).expect("M is positive definite");
         let (a_z, a_stroke, a_leg) = (a_free[0], a_free[1], a_free[2]);
         let rates = robot.drive_rates(&x, &[u]);
         let got = [

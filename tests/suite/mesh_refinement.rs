@@ -89,33 +89,30 @@ fn refinement_halves_the_mesh_until_the_replay_agrees() {
 #[test]
 fn refine_refuses_what_it_cannot_refine() {
     let dir = TempDir::new("refine_bad");
-    let jump = root().join("problems/hopper_jump.yaml");
-    let out = loam(
-        dir.path(),
-        &[
-            "solve",
-            jump.to_str().unwrap(),
-            "--refine",
-            "0",
-            "--out",
-            "x",
-        ],
-    );
-    assert_eq!(out.code(), 2, "{}", out.dump());
-    assert!(out.stderr.contains("--refine 0"), "{}", out.dump());
-    let hopper = root().join("problems/hopper_granular.yaml");
-    let out = loam(
-        dir.path(),
-        &[
-            "solve",
-            hopper.to_str().unwrap(),
-            "--refine",
+    let cases = [
+        ("problems/hopper_jump.yaml", "0", "x", "--refine 0"),
+        (
+            "problems/hopper_granular.yaml",
             "0.01",
-            "--out",
             "y",
-        ],
-    );
-    assert_eq!(out.code(), 2, "{}", out.dump());
-    assert!(out.stderr.contains("hopper_jump.yaml"), "{}", out.dump());
+            "hopper_jump.yaml",
+        ),
+    ];
+    for (problem, tol, out_dir, says) in cases {
+        let path = root().join(problem);
+        let out = loam(
+            dir.path(),
+            &[
+                "solve",
+                path.to_str().unwrap(),
+                "--refine",
+                tol,
+                "--out",
+                out_dir,
+            ],
+        );
+        assert_eq!(out.code(), 2, "{}", out.dump());
+        assert!(out.stderr.contains(says), "{}", out.dump());
+    }
     assert!(!dir.path().join("x").exists() && !dir.path().join("y").exists());
 }

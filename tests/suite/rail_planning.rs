@@ -570,11 +570,7 @@ fn a_rail_run_is_solved_again_on_the_data_it_recorded_and_only_on_that() {
     let recorded = &solution["provenance"]["data_files"][0];
     assert_eq!(recorded["field"], "terrain.data");
     let bytes = std::fs::read(dir.path().join(data)).unwrap();
-    use sha2::{Digest, Sha256};
-    let sha: String = Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let sha = loam::problem::sha256_hex(&bytes);
     assert_eq!(recorded["sha256"], sha.as_str());
 
     let out = loam(dir.path(), &["solve", "a", "--out", "b", "-q"]);

@@ -1,0 +1,389 @@
+//! A planar problem checked and completed: `resolve` fills its implied values, `validate`
+//! names every field that breaks a rule (and what a wrench-space problem asks that its
+//! planner does not do).
+
+use super::*;
+
+impl Schema for PlanarProblem {
+    fn resolve(&mut self) {
+        if self.schedule.is_empty() {
+            self.schedule = vec![PhaseSpec {
+                contacts: self.robot.contact_names(self.gravity),
+                ..PhaseSpec::default()
+            }];
+        }
+        for (option, value) in default_solver_options() {
+            self.solver.entry(option).or_insert(value);
+        }
+    }
+
+    fn validate(&self) -> Result<(), Vec<Violation>> {
+        let mut bad = Vec::new();
+        macro_rules! fail {
+            ($field:expr, $message:expr $(,)?) => {
+                bad.push(Violation {
+                    field: $field,
+                    message: $message,
+                })
+            };
+        }
+        if !(self.gravity.is_finite() && self.gravity > 0.0) {
+            fail!(
+                "gravity".into(),
+                format!("must be a finite number > 0 m/s², got {}", self.gravity),
+            );
+        }
+        // Every mass, inertia and length of the robot's parameters must be positive.
+        if let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(&self.robot) {
+            for (name, value) in &fields {
+                let Some(v) = value.as_f64() else { continue };
+                let (kind, unit) = if name.ends_with("mass") {
+                    ("mass", "kg")
+                } else if name.ends_with("inertia") {
+                    ("inertia", "kg m²")
+                } else if name.ends_with("length") || name.ends_with("width") {
+                    ("length", "m")
+                } else {
+                    continue;
+                };
+                if !(v.is_finite() && v > 0.0) {
+                    fail!(
+                        format!("robot.{name}"),
+                        format!(
+                            "a {kind} must be a finite number > 0 {unit} (every link needs mass and inertia for M(q) to be positive definite), got {v}"
+                        ),
+                    );
+                }
+            }
+        }
+        if matches!(
+            self.initial_guess,
+            InitialGuess::Ballistic | InitialGuess::Best
+        ) {
+            fail!(
+                "initial_guess".into(),
+                "`ballistic` and `best` are the hopper's guesses; a planar robot starts from \
+                 `rest` or `zero`"
+                    .into(),
+            );
+        }
+        let friction = match &self.terrain {
+            PlanarTerrainConfig::Rigid(ground) => Some(ground.friction),
+            PlanarTerrainConfig::AddedMass(ground) => Some(ground.friction),
+            PlanarTerrainConfig::Spring(ground) => Some(ground.friction),
+            PlanarTerrainConfig::WrenchSpace(_) => None,
+        };
+        if let Some(friction) = friction {
+            if !(friction.is_finite() && (0.0..=10.0).contains(&friction)) {
+                fail!(
+                    "terrain.friction".into(),
+                    format!("must be in [0, 10], got {friction}"),
+                );
+            }
+        }
+        match &self.terrain {
+            PlanarTerrainConfig::Rigid(_) => {}
+            PlanarTerrainConfig::Spring(ground) => {
+                for (field, message) in ground.violations() {
+                    fail!(format!("terrain.{field}"), message);
+                }
+            }
+            PlanarTerrainConfig::AddedMass(ground) => {
+                if !(ground.foot_radius.is_finite() && ground.foot_radius > 0.0) {
+                    fail!(
+                        "terrain.foot_radius".into(),
+                        format!("must be a finite number > 0 m, got {}", ground.foot_radius),
+                    );
+                }
+                bad.extend(crate::problem::validate::medium_violations(
+                    &ground.medium_parameters(),
+                ));
+                // Feet only leave the bed: landing in it (the crater, the impact of a foot
+                // that arrives moving) is not in the model, as for the hopper.
+                for p in 1..self.schedule.len() {
+                    let before = &self.schedule[p - 1].contacts;
+                    for (i, name) in self.schedule[p].contacts.iter().enumerate() {
+                        if !before.contains(name) {
+                            fail!(
+                                format!("schedule[{p}].contacts[{i}]"),
+                                format!(
+                                    "`{name}` lands in the bed: on `model: added_mass` feet may only leave the grains (the model has no landing: no crater, no impact into the bed); plan landings on `model: rigid`"
+                                ),
+                            );
+                        }
+                    }
+                }
+            }
+            PlanarTerrainConfig::WrenchSpace(ground) => {
+                for (field, message) in self.wrench_space_violations(ground) {
+                    fail!(field, message);
+                }
+            }
+        }
+        if let RobotConfig::File(f) = &self.robot {
+            if f.description.name.trim().is_empty() {
+                fail!(
+                    "robot.description.name".into(),
+                    "is required: the robot's name (a robot file takes its file's stem)".into(),
+                );
+            }
+            for (field, message) in f.description.violations() {
+                fail!(format!("robot.description.{field}"), message);
+            }
+        }
+        if !bad.is_empty() {
+            return Err(bad);
+        }
+        let robot = self.robot.build(self.gravity);
+        // The robot's own consistency checks (the multibody, limits, indices): what the field
+        // rules above cannot name a field for is reported on the robot section.
+        if let Err(error) = robot.validate() {
+            return Err(vec![Violation {
+                field: "robot".into(),
+                message: error.to_string(),
+            }]);
+        }
+        let contact_names: Vec<&str> = robot.contacts.iter().map(|c| c.name.as_str()).collect();
+        let coordinate_names: Vec<&str> =
+            robot.coordinates.iter().map(|c| c.name.as_str()).collect();
+        let accepted = |names: &[&str]| {
+            names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        for (p, phase) in self.schedule.iter().enumerate() {
+            for (i, name) in phase.contacts.iter().enumerate() {
+                if !contact_names.contains(&name.as_str()) {
+                    fail!(
+                        format!("schedule[{p}].contacts[{i}]"),
+                        format!(
+                            "the {} has no contact `{name}`; accepted: {}",
+                            self.robot.model_name(),
+                            accepted(&contact_names)
+                        ),
+                    );
+                } else if phase.contacts[..i].contains(name) {
+                    fail!(
+                        format!("schedule[{p}].contacts[{i}]"),
+                        format!("`{name}` is listed twice"),
+                    );
+                }
+            }
+            let same_feet = |a: &[String], b: &[String]| {
+                a.len() == b.len() && a.iter().all(|name| b.contains(name))
+            };
+            if p > 0 && same_feet(&phase.contacts, &self.schedule[p - 1].contacts) {
+                fail!(
+                    format!("schedule[{p}].contacts"),
+                    format!(
+                        "the same feet as schedule[{}] ([{}]): a new phase must lift a foot \
+                         that is on the ground or land one that is not",
+                        p - 1,
+                        phase.contacts.join(", ")
+                    ),
+                );
+            }
+            if phase.nodes < 3 {
+                fail!(
+                    format!("schedule[{p}].nodes"),
+                    format!("must be at least 3, got {}", phase.nodes),
+                );
+            }
+            let [lo, hi] = phase.duration;
+            if !(lo.is_finite() && hi.is_finite() && 0.0 < lo && lo <= hi) {
+                fail!(
+                    format!("schedule[{p}].duration"),
+                    format!("must be [min, max] with 0 < min <= max s, got [{lo}, {hi}]"),
+                );
+            }
+        }
+        // At rest in flight is a drop: it needs the height it is dropped from.
+        if self.task.start.at_rest
+            && self.schedule.first().is_some_and(|p| p.contacts.is_empty())
+            && !self.task.start.set.contains_key("z")
+        {
+            fail!(
+                "schedule[0].contacts".into(),
+                "the robot starts at rest (task.start.at_rest), so the first phase must have a foot on the ground; a robot at rest cannot be in flight unless it is dropped from a height (task.start.set: {z: HEIGHT})".into(),
+            );
+        }
+        let coordinates = [
+            ("task.start.set", &self.task.start.set),
+            ("task.end.set", &self.task.end.set),
+            ("task.end.change", &self.task.end.change),
+        ];
+        for (field, map) in coordinates {
+            for (name, value) in map {
+                if !coordinate_names.contains(&name.as_str()) {
+                    fail!(
+                        format!("{field}.{name}"),
+                        format!(
+                            "the {} has no coordinate `{name}`; accepted: {}",
+                            self.robot.model_name(),
+                            accepted(&coordinate_names)
+                        ),
+                    );
+                } else if !value.is_finite() {
+                    fail!(
+                        format!("{field}.{name}"),
+                        format!("must be finite, got {value}")
+                    );
+                }
+            }
+        }
+        if self.task.apex_rise.is_some()
+            && self.schedule.last().is_some_and(|p| !p.contacts.is_empty())
+        {
+            fail!(
+                "task.apex_rise".into(),
+                "an apex rise ends the last phase at the apex, so the last phase must be a flight (contacts: [])".into(),
+            );
+        }
+        if !(self.task.contact_margin.is_finite() && self.task.contact_margin >= 0.0) {
+            fail!(
+                "task.contact_margin".into(),
+                format!(
+                    "must be a finite number >= 0 (a share of the weight), got {}",
+                    self.task.contact_margin
+                ),
+            );
+        }
+        if let Some(name) = &self.task.apex_of {
+            let robot = self.robot.build(self.gravity);
+            let bodies: Vec<&str> = robot.body.bodies.iter().map(|b| b.name.as_str()).collect();
+            if self.task.apex_rise.is_none() {
+                fail!(
+                    "task.apex_of".into(),
+                    "names the body whose rise `task.apex_rise` sets: set task.apex_rise too"
+                        .into(),
+                );
+            } else if !bodies.contains(&name.as_str()) {
+                fail!(
+                    "task.apex_of".into(),
+                    format!(
+                        "the {} has no body `{name}`; accepted: {}",
+                        self.robot.model_name(),
+                        accepted(&bodies)
+                    ),
+                );
+            }
+        }
+        if self.task.objective == Objective::CostOfTransport
+            && !self.task.distance.is_some_and(|d| d.abs() > 1e-6)
+        {
+            fail!(
+                "task.objective".into(),
+                "cost_of_transport divides by the distance travelled: set task.distance (non-zero)"
+                    .into(),
+            );
+        }
+        if bad.is_empty() {
+            Ok(())
+        } else {
+            Err(bad)
+        }
+    }
+
+    fn set_default_name(&mut self, stem: &str) {
+        self.name.get_or_insert_with(|| stem.to_owned());
+    }
+
+    fn prepare(
+        tree: &mut crate::problem::yaml::Tree,
+        origin: &std::path::Path,
+        overrides: &[String],
+    ) -> Result<(), crate::problem::ProblemError> {
+        crate::problem::robot_file::splice(tree, origin, overrides)
+    }
+}
+
+impl PlanarProblem {
+    pub fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or("")
+    }
+
+    /// What a wrench-space problem asks that its planner (`planner::wrench_hop`) does not
+    /// do, by field.
+    fn wrench_space_violations(&self, ground: &WrenchSpaceGroundConfig) -> Vec<(String, String)> {
+        let mut bad: Vec<(String, String)> = Vec::new();
+        let mut fail = |field: &str, message: &str| bad.push((field.into(), message.into()));
+        if ground.data.as_deref().is_none_or(str::is_empty) {
+            fail(
+                "terrain.data",
+                "`model: wrench_space` needs its data file, e.g. \
+                 `data: data/wrench_space/rft_sand_monopod.yaml` (relative to this file)",
+            );
+        }
+        if !(ground.grain_inertia.is_finite() && ground.grain_inertia >= 0.0) {
+            fail(
+                "terrain.grain_inertia",
+                &format!("must be a finite number >= 0, got {}", ground.grain_inertia),
+            );
+        }
+        let why = "on a wrench space loam plans ground phases (the MDP step) and flights in \
+                   turn from rest in the sand to a distance";
+        if let Some(first) = self.schedule.first() {
+            if first.contacts.is_empty() {
+                fail("schedule[0].contacts", &format!("must list a foot: {why}"));
+            }
+        }
+        for p in 1..self.schedule.len() {
+            let ground_now = !self.schedule[p].contacts.is_empty();
+            let ground_before = !self.schedule[p - 1].contacts.is_empty();
+            if ground_now == ground_before {
+                fail(
+                    &format!("schedule[{p}].contacts"),
+                    &format!(
+                        "a {} after a {}: {why}, and the feet a ground phase lists may \
+                         touch the sand at any of its steps",
+                        if ground_now { "ground phase" } else { "flight" },
+                        if ground_now { "ground phase" } else { "flight" }
+                    ),
+                );
+            }
+        }
+        if self.task.apex_rise.is_some() {
+            fail(
+                "task.apex_rise",
+                &format!("not planned on a wrench space yet ({why})"),
+            );
+        }
+        if self.task.periodic {
+            fail(
+                "task.periodic",
+                &format!("not planned on a wrench space yet ({why})"),
+            );
+        }
+        let robot = self.robot.build(self.gravity);
+        if robot.drives().next().is_some() || !robot.locked.is_empty() {
+            fail(
+                "robot",
+                "a robot with drives or a locked base is not planned on a wrench space yet: \
+                 accepted, robots of ideal torque and force sources on a free base",
+            );
+        }
+        if !self.task.start.at_rest {
+            fail("task.start.at_rest", &format!("must be true: {why}"));
+        }
+        if self.task.objective != Objective::Effort {
+            fail("task.objective", "on a wrench space: accepted `effort`");
+        }
+        if self.transcription.scheme != crate::problem::Scheme::Trapezoidal {
+            fail(
+                "transcription.scheme",
+                "on a wrench space the ground phases are the MDP step and the flights \
+                 trapezoidal: accepted `trapezoidal`",
+            );
+        }
+        if self.initial_guess != InitialGuess::Rest {
+            fail(
+                "initial_guess",
+                "on a wrench space: accepted `rest` (the robot at rest in the sand, then the \
+                 plan of the relaxation without maximum dissipation)",
+            );
+        }
+        bad
+    }
+}
