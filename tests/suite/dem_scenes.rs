@@ -1,0 +1,1 @@
+//! General DEM scenes (`loam dem run`): tests arrive with the scene runner.

@@ -1,0 +1,1 @@
+//! The committed results against the code: tests arrive with the regeneration check.

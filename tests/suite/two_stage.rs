@@ -1,0 +1,1 @@
+//! The two-stage solve: tests arrive with the strategy.
