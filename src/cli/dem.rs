@@ -12,6 +12,8 @@ use loam::sim::dem::{
 
 use super::{interrupt, progress, BadInput};
 
+mod run;
+
 #[derive(clap::Subcommand)]
 pub enum DemCommand {
     /// Pour a bed described by a scene file, settle it and write its checkpoint.
@@ -20,6 +22,9 @@ pub enum DemCommand {
     Intrude(IntrudeArgs),
     /// Describe a prepared bed: grains, contact law, time step, surface, packing.
     Info(InfoArgs),
+    /// Run a scene (fill regions, gates, a rough floor; see docs/DEM.md) for a time after
+    /// settling; write grain snapshots (VTK series), summary.json and a figure of the deposit.
+    Run(run::RunArgs),
     /// Write the same bed with one grain moved by one rounding step (1 ulp): another
     /// realisation of a chaotic bed, for the spread of a DEM replay (see results/README.md).
     Nudge(NudgeArgs),
@@ -193,6 +198,7 @@ pub fn run(command: DemCommand) -> anyhow::Result<u8> {
         DemCommand::Intrude(args) => run_intrude(args),
         DemCommand::Info(args) => info(args),
         DemCommand::Nudge(args) => nudge(args),
+        DemCommand::Run(args) => run::run(args),
     }
 }
 

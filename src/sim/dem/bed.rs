@@ -11,6 +11,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::backend::{Backend, ContactLaw, Container, GrainState};
+use super::layout;
 use super::scene::Scene;
 use super::sdf::Vec3;
 use super::DemError;
@@ -69,8 +70,20 @@ impl Rng {
 /// Scale of the random initial velocities of poured grains [m/s].
 pub const POUR_SPEED: f64 = 0.3;
 
-/// Grains placed on a jittered lattice in the container, with random velocities, ready to fall.
+/// Grains placed on a jittered lattice in the container (or in the scene's fill regions),
+/// with random velocities, ready to fall; then the rough floor's fixed grains, if any.
 pub fn pour(scene: &Scene) -> GrainState {
+    let mut grains = if scene.has_fills() {
+        layout::pour_fills(scene)
+    } else {
+        pour_container(scene)
+    };
+    layout::append(&mut grains, layout::rough_floor_grains(scene));
+    grains
+}
+
+/// A whole-container bed on a jittered lattice (the pouring of every shipped bed).
+fn pour_container(scene: &Scene) -> GrainState {
     let spec = &scene.grains;
     let n = scene.grain_count();
     let mut rng = Rng::new(spec.seed);
@@ -180,7 +193,9 @@ pub fn prepare(backend: &mut dyn Backend, scene: &Scene) -> Result<Checkpoint, D
         })?;
     let poured = pour(scene);
     let params = scene.step_params();
-    backend.upload(&poured, &scene.container, &[], &params)?;
+    // Walls stand while the bed settles (a checkpoint keeps the grains, not the walls).
+    let walls = scene.wall_bodies();
+    backend.upload(&poured, &scene.container, &walls, &params)?;
     let (mut settled, mut time) = settle(backend, scene)?;
     let mut grains = backend.grains()?;
     if scene.settle.loosen_depth > 0.0 {
@@ -193,7 +208,7 @@ pub fn prepare(backend: &mut dyn Backend, scene: &Scene) -> Result<Checkpoint, D
             }
             grains.velocity[i] = [0.0; 3];
         }
-        backend.upload(&grains, &scene.container, &[], &params)?;
+        backend.upload(&grains, &scene.container, &walls, &params)?;
         let (s, t) = settle(backend, scene)?;
         settled = s;
         time += t;

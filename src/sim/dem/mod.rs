@@ -4,7 +4,10 @@
 //! whose forces converge with the time step) or GranularGym's hard spheres by projected
 //! Jacobi (fast and approximate; the numerical choices below are its).
 //!
-//! - [`scene`]: the bed's YAML description, validated.
+//! - [`scene`]: the bed's YAML description, validated; [`scene_file`] reads it, resolving a
+//!   named [`material`] (grains, law, measured targets); [`layout`]: fill regions, walls and
+//!   gates, a rough floor.
+//! - [`run`]: a general scene run for a time (`loam dem run`): settle, remove gates, measure.
 //! - [`backend`]: the [`Backend`] trait and the state it exchanges; its docs state the step.
 //! - [`law`]: the Hertz-Mindlin contact law, its damping and its stable time step.
 //! - [`hertz`]: the Hertz-Mindlin step on the CPU.
@@ -48,9 +51,13 @@ pub mod hertz;
 pub mod hopper;
 pub mod intrude;
 pub mod law;
+pub mod layout;
+pub mod material;
 pub mod mesh;
 pub mod planar;
+pub mod run;
 pub mod scene;
+pub mod scene_file;
 pub mod sdf;
 pub mod surface;
 pub mod wrench_space;

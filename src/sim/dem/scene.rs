@@ -5,7 +5,10 @@
 //! grains: { radius: 0.003, size_spread: 0.1, density: 1000, friction: 0.5,
 //!           fill_height: 0.08, seed: 1 }
 //! ```
-//! Every other field has a documented default (see the structs below).
+//! Every other field has a documented default (see the structs below). A scene may name a
+//! material (`material: poppy_seeds`, [`super::material`]) for its grain and law parameters,
+//! and place fill regions, walls and a rough floor ([`super::layout`]); the file is read by
+//! [`super::scene_file`].
 
 use std::path::Path;
 
@@ -13,13 +16,17 @@ use serde::{Deserialize, Serialize};
 
 use super::backend::{ContactLaw, Container, StepParams};
 use super::law;
+use super::layout::{Fill, RoughFloor, Wall};
 use super::DemError;
-use crate::problem::load_yaml;
 
 /// A bed scene. `deny_unknown_fields` everywhere: a misspelt field is an error, not a default.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scene {
+    /// The material the grain and law parameters came from (its name), if the file named
+    /// one. Values written in the scene override the material's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub material: Option<String>,
     /// The container; its floor is z = 0.
     pub container: Container,
     pub grains: GrainSpec,
@@ -40,6 +47,17 @@ pub struct Scene {
     pub solver: Option<SolverSettings>,
     #[serde(default)]
     pub settle: SettleSettings,
+    /// Footprints poured with grains instead of the whole container (then `grains.count`
+    /// and `grains.fill_height` are left out). Default: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fills: Vec<Fill>,
+    /// Vertical plane walls across the container, each with its friction, removed at a
+    /// given time when it is a gate. Default: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub walls: Vec<Wall>,
+    /// A layer of fixed grains on the floor. Default: none (a flat floor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rough_floor: Option<RoughFloor>,
 }
 
 /// The grains: radius r, uniform size spread, density, friction, how many, where from.
@@ -145,27 +163,20 @@ impl Scene {
         Scene::parse(&text, path)
     }
 
-    /// Parses and validates scene text; `origin` names it in errors.
+    /// Parses and validates scene text; `origin` names it in errors (file, line, field)
+    /// and locates a material it names by a relative path or name.
     pub fn parse(text: &str, origin: &Path) -> Result<Scene, DemError> {
-        let scene: Scene = load_yaml(text).map_err(|e| DemError::Scene {
-            file: origin.to_path_buf(),
-            line: e.line,
-            field: e.field,
-            message: e.message,
-        })?;
-        scene
-            .validate()
-            .map_err(|(field, message)| DemError::Scene {
-                file: origin.to_path_buf(),
-                line: None,
-                field: Some(field.to_string()),
-                message,
-            })?;
-        Ok(scene)
+        super::scene_file::parse(text, origin)
     }
 
     /// Checks every value's range; the error names the field and what is accepted.
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        self.validate_values()
+            .map_err(|(field, message)| (field.to_string(), message))?;
+        self.validate_layout()
+    }
+
+    fn validate_values(&self) -> Result<(), (&'static str, String)> {
         fn positive(field: &'static str, v: f64) -> Result<(), (&'static str, String)> {
             if v > 0.0 && v.is_finite() {
                 Ok(())
@@ -211,6 +222,15 @@ impl Scene {
             ));
         }
         match (g.count, g.fill_height) {
+            (None, None) if !self.fills.is_empty() => {}
+            (_, _) if !self.fills.is_empty() => {
+                return Err((
+                    "grains",
+                    "this scene pours `fills`: leave `count` and `fill_height` out of `grains` \
+                     (each fill says how many)"
+                        .into(),
+                ))
+            }
             (Some(0), _) => return Err(("grains.count", "is 0; it must be ≥ 1".into())),
             (Some(_), None) => {}
             (None, Some(h)) => positive("grains.fill_height", h)?,
@@ -321,6 +341,9 @@ impl Scene {
 
     /// The number of grains: `count`, or what fills `fill_height`.
     pub fn grain_count(&self) -> usize {
+        if !self.fills.is_empty() {
+            return self.fills.iter().map(|f| self.fill_count(f)).sum();
+        }
         let g = &self.grains;
         match (g.count, g.fill_height) {
             (Some(n), _) => n,
