@@ -78,7 +78,14 @@ fn shown(path: &Path) -> String {
 struct Drifts(Vec<String>);
 
 impl Drifts {
-    fn push(&mut self, file: &Path, field: &str, committed: impl std::fmt::Display, fresh: impl std::fmt::Display, why: &str) {
+    fn push(
+        &mut self,
+        file: &Path,
+        field: &str,
+        committed: impl std::fmt::Display,
+        fresh: impl std::fmt::Display,
+        why: &str,
+    ) {
         self.0.push(format!(
             "{}: {field}: committed {committed}, fresh {fresh} ({why})",
             shown(file)
@@ -120,13 +127,25 @@ impl Drifts {
                     let inner = format!("{field}.{key}");
                     match b.get(key) {
                         Some(other) => self.json(file, &inner, value, other),
-                        None => self.push(file, &inner, value, "absent", "the fresh run has no such field"),
+                        None => self.push(
+                            file,
+                            &inner,
+                            value,
+                            "absent",
+                            "the fresh run has no such field",
+                        ),
                     }
                 }
             }
             (Value::Array(a), Value::Array(b)) => {
                 if a.len() != b.len() {
-                    self.push(file, &format!("{field} (length)"), a.len(), b.len(), "exact");
+                    self.push(
+                        file,
+                        &format!("{field} (length)"),
+                        a.len(),
+                        b.len(),
+                        "exact",
+                    );
                 }
                 for (i, (x, y)) in a.iter().zip(b).enumerate() {
                     self.json(file, &format!("{field}[{i}]"), x, y);
@@ -175,7 +194,11 @@ fn rerun(file: &Path, command_line: &Value, out: &Path) {
             w => args.push(w.to_owned()),
         }
     }
-    args.extend(["--out".into(), out.to_str().expect("UTF-8 path").into(), "-q".into()]);
+    args.extend([
+        "--out".into(),
+        out.to_str().expect("UTF-8 path").into(),
+        "-q".into(),
+    ]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = common::run::loam(repo(), &args);
     assert!(
@@ -212,7 +235,14 @@ const SOLUTION_FIELDS: &[&str] = &[
 ];
 
 /// The fields of a start (`starts`, with `initial_guess: best`) compared.
-const START_FIELDS: &[&str] = &["guess", "status", "converged", "iterations", "objective", "kept"];
+const START_FIELDS: &[&str] = &[
+    "guess",
+    "status",
+    "converged",
+    "iterations",
+    "objective",
+    "kept",
+];
 
 /// Replay summaries: every top-level value except these (identities; lists and objects, which
 /// hold the per-state detail, are not the summary).
@@ -221,7 +251,9 @@ const REPLAY_SKIPPED: &[&str] = &["plan_id", "csv_sha256"];
 fn check_run_folder(committed: &Path, drifts: &mut Drifts) {
     let solution_file = committed.join("solution.json");
     let solution = common::run::read_json(&solution_file);
-    let seconds = solution["timing_s"]["total"].as_f64().unwrap_or(f64::INFINITY);
+    let seconds = solution["timing_s"]["total"]
+        .as_f64()
+        .unwrap_or(f64::INFINITY);
     if seconds > MAX_SOLVE_S {
         skip(
             committed,
@@ -231,12 +263,19 @@ fn check_run_folder(committed: &Path, drifts: &mut Drifts) {
     }
     for dem in ["dem-cpu", "dem-cuda"] {
         if committed.join(dem).is_dir() {
-            skip(&committed.join(dem), "a DEM replay (minutes of grains; dem-cuda needs a GPU)");
+            skip(
+                &committed.join(dem),
+                "a DEM replay (minutes of grains; dem-cuda needs a GPU)",
+            );
         }
     }
     let temp = TempDir::new("results-fresh");
     let out = temp.path().join("run");
-    rerun(&solution_file, &solution["provenance"]["command_line"], &out);
+    rerun(
+        &solution_file,
+        &solution["provenance"]["command_line"],
+        &out,
+    );
     let fresh = common::run::read_json(&out.join("solution.json"));
     for field in SOLUTION_FIELDS {
         if let Some(value) = solution.get(*field) {
@@ -247,7 +286,13 @@ fn check_run_folder(committed: &Path, drifts: &mut Drifts) {
     if let Some(starts) = solution.get("starts").and_then(Value::as_array) {
         let others = fresh["starts"].as_array().cloned().unwrap_or_default();
         if starts.len() != others.len() {
-            drifts.push(&solution_file, "starts (length)", starts.len(), others.len(), "exact");
+            drifts.push(
+                &solution_file,
+                "starts (length)",
+                starts.len(),
+                others.len(),
+                "exact",
+            );
         }
         for (i, (start, other)) in starts.iter().zip(&others).enumerate() {
             for field in START_FIELDS {
@@ -270,7 +315,11 @@ fn check_run_folder(committed: &Path, drifts: &mut Drifts) {
         .collect();
     replays.sort();
     for replay_file in replays {
-        let name = replay_file.file_name().unwrap().to_string_lossy().into_owned();
+        let name = replay_file
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         let fresh_file = out.join(&name);
         // `loam solve` writes a wrench-space plan's replay itself; the others come from
         // `loam simulate`.
@@ -296,7 +345,12 @@ fn check_run_folder(committed: &Path, drifts: &mut Drifts) {
             if REPLAY_SKIPPED.contains(&key.as_str()) || value.is_object() || value.is_array() {
                 continue;
             }
-            drifts.json(&replay_file, key, value, other.get(key).unwrap_or(&Value::Null));
+            drifts.json(
+                &replay_file,
+                key,
+                value,
+                other.get(key).unwrap_or(&Value::Null),
+            );
         }
     }
 }
@@ -321,12 +375,21 @@ fn run_folders_match_a_fresh_solve_and_replay() {
             check_run_folder(&folder, &mut drifts);
             checked += 1;
         } else if folder.ends_with("dem") {
-            skip(&folder, "the DEM study (beds, intrusions, replays: minutes to hours each)");
+            skip(
+                &folder,
+                "the DEM study (beds, intrusions, replays: minutes to hours each)",
+            );
         } else if folder.ends_with("wrench_space") {
-            skip(&folder, "figures of the wrench spaces, no committed numbers");
+            skip(
+                &folder,
+                "figures of the wrench spaces, no committed numbers",
+            );
         }
     }
-    assert!(checked >= 2, "found only {checked} run folders under results/");
+    assert!(
+        checked >= 2,
+        "found only {checked} run folders under results/"
+    );
     drifts.assert_none("results/*/ run folders");
 }
 
@@ -388,21 +451,37 @@ fn jump_sweep_matches_a_fresh_sweep() {
     let (header, rows) = common::csv::read_csv(&committed_file);
     let (fresh_header, fresh_rows) = common::csv::read_csv(&out.join("sweep.csv"));
     assert_eq!(
-        header, fresh_header,
+        header,
+        fresh_header,
         "{}: the columns differ from a fresh sweep's",
         shown(&committed_file)
     );
     let column = |name: &str| header.iter().position(|h| h == name).expect(name);
-    let key = |row: &Vec<String>| format!("{} on {}", row[column("run_dir")], row[column("replay_terrain")]);
+    let key = |row: &Vec<String>| {
+        format!(
+            "{} on {}",
+            row[column("run_dir")],
+            row[column("replay_terrain")]
+        )
+    };
     let keys: Vec<String> = rows.iter().map(key).collect();
     let fresh_keys: Vec<String> = fresh_rows.iter().map(key).collect();
     assert_eq!(
-        keys, fresh_keys,
+        keys,
+        fresh_keys,
         "{}: not the plans a fresh sweep makes (loam {})",
         shown(&committed_file),
         SWEEP_ARGS.join(" ")
     );
-    let exact = ["plan_terrain", "apex_target_m", "status", "converged", "iterations", "replay_terrain", "run_dir"];
+    let exact = [
+        "plan_terrain",
+        "apex_target_m",
+        "status",
+        "converged",
+        "iterations",
+        "replay_terrain",
+        "run_dir",
+    ];
     let numbers = ["planned_apex_m", "achieved_apex_m", "error_m", "objective"];
     let mut drifts = Drifts::default();
     for (row, fresh) in rows.iter().zip(&fresh_rows) {
@@ -410,8 +489,12 @@ fn jump_sweep_matches_a_fresh_sweep() {
         for (i, field) in header.iter().enumerate() {
             let label = format!("{name}: {field}");
             if numbers.contains(&field.as_str()) {
-                let committed: f64 = row[i].parse().unwrap_or_else(|_| panic!("{label}: {}", row[i]));
-                let value: f64 = fresh[i].parse().unwrap_or_else(|_| panic!("{label}: {}", fresh[i]));
+                let committed: f64 = row[i]
+                    .parse()
+                    .unwrap_or_else(|_| panic!("{label}: {}", row[i]));
+                let value: f64 = fresh[i]
+                    .parse()
+                    .unwrap_or_else(|_| panic!("{label}: {}", fresh[i]));
                 let unit = printed_unit(&row[i]).max(printed_unit(&fresh[i]));
                 drifts.number(&committed_file, &label, committed, value, unit);
             } else if (exact.contains(&field.as_str()) || i >= column("objective") + 1)
