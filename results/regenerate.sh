@@ -43,12 +43,26 @@ cargo build --release --quiet
 loam="${CARGO_TARGET_DIR:-target}/release/loam"
 
 # `loam solve problems/PROBLEM.yaml ARGS --out results/PROBLEM`, keeping the DEM replays of a
-# plan it replaces under results/dem/earlier_plans/ (see the top).
+# plan it replaces under results/dem/earlier_plans/ (see the top). With --cheap, a folder that
+# holds DEM replays keeps its plan, and so its DEM replays, when the solve gives the same
+# trajectory.csv byte for byte (its solution.json may then be of an older loam, e.g. without a
+# field added to the problem since); its reduced-order replays and figures are made again.
 solve_into() {
     local problem=$1
     shift
     local dir="results/$problem"
     rm -rf "$dir/archive"
+    if $cheap && [ -f "$dir/trajectory.csv" ] && { [ -d "$dir/dem-cpu" ] || [ -d "$dir/dem-cuda" ]; }; then
+        local fresh
+        fresh=$(mktemp -d)
+        $loam solve "problems/$problem.yaml" -q --out "$fresh/run" "$@"
+        if cmp -s "$fresh/run/trajectory.csv" "$dir/trajectory.csv"; then
+            rm -rf "$fresh"
+            echo "regenerate.sh: $dir: the same trajectory, plan and DEM replays kept" >&2
+            return
+        fi
+        rm -rf "$fresh"
+    fi
     $loam solve "problems/$problem.yaml" -q --out "$dir" "$@"
     local old
     for old in "$dir"/archive/*/; do

@@ -24,10 +24,12 @@
 //!   iterations at 60 mm on poppy seeds, for the same optimum to 1.4e-8).
 //! - Numbers within `REL` = 1e-6 of the committed value, plus `ABS` = 1e-9 in the field's SI
 //!   unit (m, s, m²/s, or a ratio) for values at zero. Two solve paths to the same optimum
-//!   gave objectives 1.4e-8 apart and replayed apexes up to 6e-6 apart (relative); rounding
-//!   alone (another machine's BLAS kernels) moves a plan far less. Distinct local optima differ
-//!   by 4e-4 and more (0.047632 against 0.047653 at 60 mm on poppy seeds). So 1e-6 passes
-//!   rounding and fails a new optimum or another path to an old one.
+//!   gave objectives 1.4e-8 apart but phase durations 2.5e-6 and replayed apexes up to 6e-6
+//!   apart (relative); rounding alone changed nothing here (bit for bit). Distinct local optima
+//!   differ by 4e-4 and more (0.047632 against 0.047653 at 60 mm on poppy seeds). So 1e-6
+//!   leaves room for another machine's rounding (not measured: no second kind of machine was
+//!   at hand) and fails a new optimum, and another path to an old one through its durations
+//!   and replays (and its iteration count).
 //! - `sweep.csv` prints 7 significant digits: one unit of the last printed digit is added,
 //!   since a value that moved by rounding can print one unit apart.
 //! - Wall times (`solve_s`, `timing_s`, `median_step_us`) are not compared.
