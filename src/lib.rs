@@ -50,6 +50,8 @@
 //! implement [`planner::Transcribe`], through which one pipeline gives them their starting
 //! points and solves them.
 
+#[cfg(feature = "planner")]
+pub mod api;
 pub mod model;
 pub mod output;
 #[cfg(feature = "planner")]

@@ -1,0 +1,320 @@
+//! Replaying a run folder's plan in the reduced-order simulators and writing the replay
+//! beside it: `loam simulate RUN_DIR [--terrain ...]` with `--backend reduced`, for the
+//! hopper's plans (`sim::reduced`) and a planar robot's (`sim::planar`). The DEM backends
+//! stay in the command line (`src/cli/simulate_dem.rs`).
+
+use std::path::{Path, PathBuf};
+
+use super::ApiError;
+use crate::output::identity;
+use crate::output::run::{self, SavedPlan};
+use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
+use crate::problem::{self, AnyProblem};
+use crate::sim::planar;
+use crate::sim::reduced;
+use crate::sim::replay::{self, TerrainRecord};
+
+/// How to replay (the flags of `loam simulate`).
+#[derive(Clone, Debug)]
+pub struct SimulateOptions {
+    /// Another ground: a preset (`rigid`, `poppy_seeds`) or a problem file whose `terrain`
+    /// section is used; `None`, the plan's own.
+    pub terrain: Option<String>,
+    /// The hopper's integrator: relative and absolute tolerances of its error control.
+    pub rtol: f64,
+    pub atol: f64,
+    /// A planar robot's replay stops after this many integrator steps (written, marked
+    /// incomplete).
+    pub max_steps: usize,
+}
+
+impl Default for SimulateOptions {
+    /// `loam simulate`'s defaults.
+    fn default() -> Self {
+        SimulateOptions {
+            terrain: None,
+            rtol: 1e-10,
+            atol: 1e-12,
+            max_steps: planar::ReplaySettings::default().max_steps,
+        }
+    }
+}
+
+/// A replay written into its run folder.
+#[derive(Clone, Debug)]
+pub struct Simulated {
+    /// The files' stem: `replay` on the plan's own ground, `replay-on-...` on another.
+    pub stem: String,
+    /// The replay's samples (`<stem>.csv`) and its comparison with the plan (`<stem>.json`).
+    pub csv: PathBuf,
+    pub json: PathBuf,
+    /// Whether the replay did what it had to: the hopper reached an apex, a planar robot's
+    /// replay the plan's end. `loam simulate` exits 1 when it did not.
+    pub complete: bool,
+}
+
+/// Replays the plan in `run_dir` and writes `<stem>.csv` and `<stem>.json` there.
+pub fn simulate(run_dir: &Path, options: &SimulateOptions) -> Result<Simulated, ApiError> {
+    if is_planar_run(run_dir) {
+        return simulate_planar(run_dir, options);
+    }
+    let settings = settings(options.rtol, options.atol)?;
+    let plan = run::read_plan(run_dir).map_err(|e| ApiError::BadInput(e.to_string()))?;
+    let (terrain, file_stem) = match &options.terrain {
+        Some(spec) => terrain_section(spec)?,
+        None => (plan.problem.terrain.clone(), None),
+    };
+    let stem = replay_stem(&plan, &terrain, file_stem.as_deref());
+    let (replay, summary) = replay::replay(&plan, &terrain, settings)
+        .map_err(|e| ApiError::Failed(format!("replaying the plan: {e}")))?;
+    let csv = replay::replay_csv(&replay);
+    let written = written(run_dir, &stem, summary.apex_rise_m.is_some());
+    identity::write_derived(
+        &plan.plan_id,
+        Some((&written.csv, csv.as_bytes())),
+        &written.json,
+        &summary,
+    )?;
+    Ok(written)
+}
+
+fn written(run_dir: &Path, stem: &str, complete: bool) -> Simulated {
+    Simulated {
+        stem: stem.to_string(),
+        csv: run_dir.join(format!("{stem}.csv")),
+        json: run_dir.join(format!("{stem}.json")),
+        complete,
+    }
+}
+
+/// The hopper's integrator settings, the tolerances checked.
+pub fn settings(rtol: f64, atol: f64) -> Result<reduced::Settings, ApiError> {
+    if !(rtol > 0.0 && rtol < 1.0 && atol > 0.0) {
+        return Err(ApiError::BadInput(format!(
+            "rtol {rtol}, atol {atol}: tolerances must be positive (and rtol below 1)"
+        )));
+    }
+    let mut settings = reduced::Settings::default();
+    settings.tolerances.rtol = rtol;
+    settings.tolerances.atol = atol;
+    Ok(settings)
+}
+
+/// What a terrain spec names, before it is read as one kind of robot's ground.
+enum TerrainSpec<'a> {
+    Rigid,
+    Medium(problem::MediumPreset),
+    File { path: &'a Path, stem: String },
+}
+
+/// A preset name, unless a file of that name exists, or a problem file.
+fn terrain_spec(spec: &str) -> Result<TerrainSpec<'_>, ApiError> {
+    let path = Path::new(spec);
+    if spec == "rigid" {
+        return Ok(TerrainSpec::Rigid);
+    }
+    if let Ok(medium) = problem::load_yaml::<problem::MediumPreset>(spec) {
+        if !path.exists() {
+            return Ok(TerrainSpec::Medium(medium));
+        }
+    }
+    if !path.is_file() {
+        return Err(ApiError::BadInput(format!(
+            "terrain {spec}: not a terrain preset (accepted: rigid, poppy_seeds) nor a problem file"
+        )));
+    }
+    let stem = path
+        .file_stem()
+        .map_or("terrain".into(), |s| s.to_string_lossy().into_owned());
+    Ok(TerrainSpec::File { path, stem })
+}
+
+/// The hopper's ground from a terrain spec, with the file's stem when it came from a file.
+fn terrain_section(spec: &str) -> Result<(problem::Terrain, Option<String>), ApiError> {
+    let (path, stem) = match terrain_spec(spec)? {
+        TerrainSpec::Rigid => {
+            let rigid = problem::Terrain {
+                model: problem::TerrainModel::Rigid,
+                ..Default::default()
+            };
+            return Ok((rigid, None));
+        }
+        TerrainSpec::Medium(medium) => {
+            let bed = problem::Terrain {
+                model: problem::TerrainModel::AddedMass,
+                medium,
+                ..Default::default()
+            };
+            return Ok((bed, None));
+        }
+        TerrainSpec::File { path, stem } => (path, stem),
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ApiError::BadInput(format!("terrain {spec}: cannot read it: {e}")))?;
+    if problem::is_planar(&text, &[]) {
+        return Err(ApiError::BadInput(format!(
+            "terrain {spec}: a planar robot's problem file; the hopper's plan replays on a \
+             hopper problem file's terrain (rigid or added_mass) or a preset (rigid, poppy_seeds)"
+        )));
+    }
+    let terrain = problem::load(path, &[])?.terrain;
+    if terrain.model == problem::TerrainModel::WrenchSpace {
+        return Err(ApiError::BadInput(format!(
+            "terrain {spec}: a wrench-space terrain; the hopper's replay runs on rigid ground or \
+             the added-mass bed, and a rail plan replays on its own wrench space only"
+        )));
+    }
+    Ok((terrain, Some(stem)))
+}
+
+/// `replay` on the plan's own terrain; `replay-on-<name>` on another, named after the preset
+/// when its parameters are the preset's, with 8 hex digits of its parameters' hash otherwise
+/// or when it came from a file (`file_stem`).
+pub fn replay_stem(
+    plan: &SavedPlan,
+    terrain: &problem::Terrain,
+    file_stem: Option<&str>,
+) -> String {
+    let record = TerrainRecord::of(terrain);
+    if file_stem.is_none() && record == TerrainRecord::of(&plan.problem.terrain) {
+        return "replay".into();
+    }
+    match file_stem {
+        Some(stem) => format!("replay-on-{stem}-{}", record.short_hash()),
+        None if record.is_preset() => format!("replay-on-{}", replay::terrain_label(terrain)),
+        None => format!(
+            "replay-on-{}-{}",
+            replay::terrain_label(terrain),
+            record.short_hash()
+        ),
+    }
+}
+
+/// Whether `run_dir` holds a planar robot's plan (its problem has a `schedule`).
+pub fn is_planar_run(run_dir: &Path) -> bool {
+    std::fs::read_to_string(run_dir.join("solution.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .is_some_and(|json| json["problem"].get("schedule").is_some())
+}
+
+/// A planar run folder's problem, nodes and plan identity (the two files checked to be one
+/// plan).
+fn read_planar_run(run_dir: &Path) -> Result<(PlanarProblem, planar::PlanTable, String), ApiError> {
+    let bad = |message: String| ApiError::BadInput(message);
+    let files = run::read_plan_files(run_dir).map_err(|e| bad(e.to_string()))?;
+    let problem: PlanarProblem =
+        serde_json::from_value(files.json["problem"].clone()).map_err(|e| {
+            bad(format!(
+                "{}: `problem` is not a planar problem: {e}",
+                files.solution_path.display()
+            ))
+        })?;
+    let robot = problem.robot.build(problem.gravity);
+    let csv = String::from_utf8_lossy(&files.trajectory);
+    let table = planar::read_plan(&csv, &robot)
+        .map_err(|e| bad(format!("{}: {e}", files.trajectory_path.display())))?;
+    let expected: usize = problem.schedule.iter().map(|p| p.nodes).sum();
+    if table.t.len() != expected {
+        return Err(bad(format!(
+            "{}: {} nodes, but the plan's schedule has {expected}: the trajectory does not \
+             belong to this solution.json",
+            files.trajectory_path.display(),
+            table.t.len()
+        )));
+    }
+    Ok((problem, table, files.plan_id))
+}
+
+/// A planar plan's ground from a terrain spec: `rigid` or a medium preset with the plan's
+/// friction, or a planar problem file's `terrain` (not a wrench space), with the replay's
+/// stem.
+fn planar_terrain(
+    spec: &str,
+    own: &PlanarTerrainConfig,
+) -> Result<(PlanarTerrainConfig, String), ApiError> {
+    use crate::problem::planar::{AddedMassGroundConfig, RigidGroundConfig};
+    let friction = own
+        .contact_model::<f64>()
+        .map_or(RigidGroundConfig::default().friction, |m| {
+            m.ground().friction
+        });
+    let (path, stem) = match terrain_spec(spec)? {
+        TerrainSpec::Rigid => {
+            let terrain = PlanarTerrainConfig::Rigid(RigidGroundConfig { friction });
+            return Ok((terrain, "replay-on-rigid".into()));
+        }
+        TerrainSpec::Medium(medium) => {
+            let terrain = PlanarTerrainConfig::AddedMass(AddedMassGroundConfig {
+                friction,
+                medium,
+                ..Default::default()
+            });
+            return Ok((terrain, format!("replay-on-{spec}")));
+        }
+        TerrainSpec::File { path, stem } => (path, stem),
+    };
+    let terrain = match problem::load_any(path, &[])? {
+        AnyProblem::Planar(p) => p.terrain,
+        AnyProblem::Hopper(_) => {
+            return Err(ApiError::BadInput(format!(
+                "terrain {spec}: the hopper's problem file; a planar robot's plan replays on a \
+                 planar problem file's terrain or a preset (rigid, poppy_seeds)"
+            )))
+        }
+    };
+    if let PlanarTerrainConfig::WrenchSpace(_) = terrain {
+        return Err(ApiError::BadInput(format!(
+            "terrain {spec}: a wrench-space terrain; plans replay on wrench spaces in the MDP \
+             simulator only from `loam solve` on that terrain"
+        )));
+    }
+    let value = serde_json::to_value(&terrain).expect("a terrain serializes");
+    Ok((
+        terrain,
+        format!("replay-on-{stem}-{}", identity::short_hash(&value)),
+    ))
+}
+
+fn simulate_planar(run_dir: &Path, options: &SimulateOptions) -> Result<Simulated, ApiError> {
+    let (mut problem, table, plan_id) = read_planar_run(run_dir)?;
+    if let PlanarTerrainConfig::WrenchSpace(_) = &problem.terrain {
+        return Err(ApiError::BadInput(format!(
+            "{}: a plan on a wrench space is replayed in the MDP simulator by the solve itself \
+             (replay.csv in the same folder); simulate replays plans on rigid ground or a bed",
+            run_dir.display()
+        )));
+    }
+    let mut stem = "replay".to_string();
+    if let Some(spec) = &options.terrain {
+        let (ground, named) = planar_terrain(spec, &problem.terrain)?;
+        if ground != problem.terrain {
+            problem.terrain = ground;
+            stem = named;
+        }
+    }
+    let settings = planar::ReplaySettings {
+        max_steps: options.max_steps,
+        ..Default::default()
+    };
+    let replay = planar::replay(&problem, &table, &settings)
+        .map_err(|e| ApiError::Failed(format!("replaying the plan: {e}")))?;
+    let mut csv = String::from("mode,");
+    csv.push_str(&replay.columns.join(","));
+    csv.push('\n');
+    for (row, mode) in replay.rows.iter().zip(&replay.modes) {
+        csv.push_str(mode);
+        for v in row {
+            csv.push_str(&format!(",{v:.9e}"));
+        }
+        csv.push('\n');
+    }
+    let written = written(run_dir, &stem, replay.summary.complete);
+    identity::write_derived(
+        &plan_id,
+        Some((&written.csv, csv.as_bytes())),
+        &written.json,
+        &replay.summary,
+    )?;
+    Ok(written)
+}

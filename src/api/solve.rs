@@ -1,0 +1,402 @@
+//! Solving a loaded problem and writing its run folder: the steps of `loam solve` between
+//! reading the arguments and printing the summary, for every kind of problem (the hopper on
+//! rigid or granular ground, the hopper on a rail over a wrench space, a planar robot, a
+//! planar robot on wrench spaces).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::ApiError;
+use crate::output::rail::{write_rail_run, RailRecord};
+use crate::output::wrench_hop::{self as hop_run, write_hop_run, HopReplayRecord};
+use crate::output::{self, PlanWritten, Provenance, WarmStart};
+use crate::planner::planar::refine::RefineRound;
+use crate::planner::planar::PlanarPlan;
+use crate::planner::rail::{RailJump, RailPlan};
+use crate::planner::wrench_hop::{WrenchHop, WrenchPlan};
+use crate::planner::{self, Plan};
+use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
+use crate::problem::{AnyProblem, Problem, TerrainModel};
+use crate::sim::mdp::hop::HopSample;
+use crate::sim::mdp::rail::RailReplay;
+use crate::sim::mdp::{rail as mdp_rail, QpSolver};
+use crate::solver::{IterationInfo, SolveReport, SolveSettings};
+use crate::transcription::PhaseTrajectory;
+
+/// MDP steps per flight interval in the replays a wrench-space plan is written with
+/// (`solution.json` records it).
+const SUBSTEPS: usize = 20;
+
+/// Mesh refinement of a planar plan (`loam solve --refine TOL --refine-rounds N`).
+#[derive(Clone, Copy, Debug)]
+pub struct Refine {
+    /// The largest relative error of the replay against the plan that is accepted.
+    pub tolerance: f64,
+    /// The most refinements made.
+    pub rounds: usize,
+}
+
+/// How to solve, besides the problem's own `solver` section.
+#[derive(Default)]
+pub struct SolveOptions<'a> {
+    /// IPOPT's log at print level 5, appended to by every solve of the task; the writer
+    /// moves it into the run folder as `ipopt.log`.
+    pub log_file: Option<PathBuf>,
+    /// Refine a planar plan's mesh until its replay agrees (planar problems only).
+    pub refine: Option<Refine>,
+    /// Called at each IPOPT iteration; returning false stops IPOPT there (the plan's status
+    /// says so).
+    pub on_iteration: Option<&'a mut dyn FnMut(&IterationInfo) -> bool>,
+}
+
+/// A solved (or attempted) problem, with what its run folder is written from.
+pub enum Solved {
+    /// The hopper on rigid ground or an added-mass bed.
+    Hopper { problem: Problem, plan: Plan },
+    /// A planar robot, with the refinement's rounds (empty when not refined).
+    Planar {
+        problem: PlanarProblem,
+        plan: PlanarPlan,
+        rounds: Vec<RefineRound>,
+    },
+    /// The hopper on a rail over a wrench space, with its MDP replay.
+    Rail {
+        problem: Problem,
+        plan: RailPlan,
+        replay: RailReplay,
+        data: PathBuf,
+    },
+    /// A planar robot on wrench spaces, with its MDP replay.
+    WrenchHop {
+        problem: PlanarProblem,
+        hop: Arc<WrenchHop>,
+        plan: WrenchPlan,
+        samples: Vec<HopSample>,
+        replay: HopReplayRecord,
+        data: PathBuf,
+    },
+}
+
+/// Solves `problem`, read from `file` (data files the problem names are read relative to
+/// it), from the problem's `initial_guess`.
+pub fn solve(problem: &AnyProblem, file: &Path, options: SolveOptions) -> Result<Solved, ApiError> {
+    let SolveOptions {
+        log_file,
+        refine,
+        on_iteration,
+    } = options;
+    let settings = SolveSettings {
+        options: super::solver_options(problem),
+        log_file,
+        ..SolveSettings::default()
+    };
+    match problem {
+        AnyProblem::Hopper(problem) => {
+            if refine.is_some() {
+                return Err(ApiError::BadInput(format!(
+                    "refine: {} is the hopper's own problem, which is not refined; the hopper \
+                     as a robot file is (problems/hopper_jump.yaml)",
+                    file.display()
+                )));
+            }
+            if problem.terrain.model == TerrainModel::WrenchSpace {
+                return solve_rail(problem, file, &settings, on_iteration);
+            }
+            let (plan, _) = planner::warm_start::plan_from(problem, &settings, None, on_iteration)?;
+            Ok(Solved::Hopper {
+                problem: problem.clone(),
+                plan,
+            })
+        }
+        AnyProblem::Planar(problem) => {
+            if let PlanarTerrainConfig::WrenchSpace(_) = &problem.terrain {
+                if refine.is_some() {
+                    return Err(ApiError::BadInput(
+                        "refine: a plan on a wrench space is replayed by the MDP step, not \
+                         refined yet"
+                            .into(),
+                    ));
+                }
+                return solve_wrench_hop(problem, file, &settings, on_iteration);
+            }
+            solve_planar(problem, &settings, refine, on_iteration)
+        }
+    }
+}
+
+fn solve_planar(
+    problem: &PlanarProblem,
+    settings: &SolveSettings,
+    refine: Option<Refine>,
+    mut on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
+) -> Result<Solved, ApiError> {
+    use crate::planner::planar;
+    if let Some(Refine { tolerance, .. }) = refine {
+        if !(tolerance.is_finite() && tolerance > 0.0) {
+            return Err(ApiError::BadInput(format!(
+                "refine {tolerance}: accepted, a tolerance > 0 (a relative error, e.g. 0.01)"
+            )));
+        }
+    }
+    let first = on_iteration
+        .as_mut()
+        .map(|f| &mut **f as &mut dyn FnMut(&IterationInfo) -> bool);
+    let plan = planar::plan(problem, settings, first)?;
+    let (problem, plan, rounds) = match refine {
+        None => (problem.clone(), plan, Vec::new()),
+        Some(Refine { tolerance, rounds }) => planar::refine::refine(
+            problem,
+            plan,
+            settings,
+            tolerance,
+            rounds,
+            &mut replay_error,
+            on_iteration,
+        )?,
+    };
+    Ok(Solved::Planar {
+        problem,
+        plan,
+        rounds,
+    })
+}
+
+/// How far a planar plan's replay on its own contact model departs from it: the larger of
+/// the relative errors of the centre of mass's peak rise and (where it travels over 1 cm) the
+/// distance; infinite for a replay that cannot finish. What `refine` drives down.
+pub fn replay_error(problem: &PlanarProblem, plan: &PlanarPlan) -> f64 {
+    use crate::sim::planar::{replay, PlanTable, ReplaySettings};
+    let table = PlanTable::from_trajectory(&plan.trajectory, plan.planner.layout.n_inputs);
+    match replay(problem, &table, &ReplaySettings::default()) {
+        Ok(r) if r.summary.complete => {
+            let s = &r.summary;
+            if s.planned_distance_m.abs() > 0.01 {
+                s.com_peak_error_rel.max(s.distance_error_rel)
+            } else {
+                s.com_peak_error_rel
+            }
+        }
+        _ => f64::INFINITY,
+    }
+}
+
+/// The data file a wrench-space problem names, relative to the problem file's folder.
+fn data_path(file: &Path, data: Option<&String>) -> PathBuf {
+    file.parent()
+        .unwrap_or(Path::new("."))
+        .join(data.cloned().unwrap_or_default())
+}
+
+/// The rail hopper of a problem whose terrain is a wrench space: its data loaded and its
+/// rail angle checked against the data's tilts (bad input names the field).
+pub fn rail_jump(file: &Path, problem: &Problem) -> Result<RailJump, ApiError> {
+    use crate::model::rail::RailWrenches;
+    use crate::terrain::wrench_space::WrenchSpace;
+    let bad = |field: &str, message: String| {
+        ApiError::BadInput(format!("{}: {field}: {message}", file.display()))
+    };
+    let path = data_path(file, problem.terrain.data.as_ref());
+    let space = WrenchSpace::load(&path).map_err(|e| bad("terrain.data", e.to_string()))?;
+    let angle = problem.terrain.rail_angle.unwrap_or(0.0);
+    let (_, tilt_max) = space.tilt_range();
+    if angle.abs() > tilt_max {
+        return Err(bad(
+            "terrain.rail_angle",
+            format!(
+                "{angle} rad is outside the data's tilts (|tilt| <= {tilt_max} rad in {}); loam \
+                 does not extrapolate a wrench space",
+                path.display()
+            ),
+        ));
+    }
+    Ok(RailJump::from_problem(
+        problem,
+        angle,
+        RailWrenches::Data(space.into()),
+    )?)
+}
+
+fn solve_rail(
+    problem: &Problem,
+    file: &Path,
+    settings: &SolveSettings,
+    on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
+) -> Result<Solved, ApiError> {
+    let jump = rail_jump(file, problem)?;
+    let (plan, _) = planner::rail::plan_from(&jump, settings, None, on_iteration)?;
+    let replay = mdp_rail::replay(&jump.rail, &plan.trajectory, SUBSTEPS, QpSolver::ActiveSet)
+        .map_err(|e| ApiError::Failed(format!("replaying the rail plan: {e}")))?;
+    Ok(Solved::Rail {
+        problem: problem.clone(),
+        plan,
+        replay,
+        data: data_path(file, problem.terrain.data.as_ref()),
+    })
+}
+
+/// A planar problem on `terrain: {model: wrench_space}`, its data loaded from the path the
+/// file names (relative to the file's folder); a data file that does not load is bad input.
+pub fn wrench_hop(file: &Path, problem: &PlanarProblem) -> Result<Arc<WrenchHop>, ApiError> {
+    use crate::terrain::wrench_space::WrenchSpace;
+    let PlanarTerrainConfig::WrenchSpace(ground) = &problem.terrain else {
+        return Err(ApiError::BadInput(format!(
+            "{}: terrain: not a wrench space",
+            file.display()
+        )));
+    };
+    let path = data_path(file, ground.data.as_ref());
+    let space = WrenchSpace::load(&path)
+        .map_err(|e| ApiError::BadInput(format!("{}: terrain.data: {e}", file.display())))?;
+    Ok(Arc::new(WrenchHop::from_problem(problem, space.into())))
+}
+
+fn solve_wrench_hop(
+    problem: &PlanarProblem,
+    file: &Path,
+    settings: &SolveSettings,
+    on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
+) -> Result<Solved, ApiError> {
+    let hop = wrench_hop(file, problem)?;
+    let plan = planner::wrench_hop::plan(&hop, settings, None, on_iteration)?;
+    let samples = hop_run::replay(&hop, &plan.trajectory, SUBSTEPS)
+        .map_err(|e| ApiError::Failed(format!("replaying the plan in the MDP simulator: {e}")))?;
+    let replay = HopReplayRecord::of(&hop, &plan, &samples, SUBSTEPS);
+    let PlanarTerrainConfig::WrenchSpace(ground) = &problem.terrain else {
+        unreachable!("wrench_hop refused any other terrain");
+    };
+    Ok(Solved::WrenchHop {
+        problem: problem.clone(),
+        data: data_path(file, ground.data.as_ref()),
+        hop,
+        plan,
+        samples,
+        replay,
+    })
+}
+
+impl Solved {
+    /// IPOPT's outcome: status, iterations, objective, violations, timing.
+    pub fn report(&self) -> &SolveReport {
+        match self {
+            Solved::Hopper { plan, .. } => &plan.report,
+            Solved::Planar { plan, .. } => &plan.report,
+            Solved::Rail { plan, .. } => &plan.report,
+            Solved::WrenchHop { plan, .. } => &plan.report,
+        }
+    }
+
+    /// Seconds spent transcribing the problem before IPOPT started.
+    pub fn setup_seconds(&self) -> f64 {
+        match self {
+            Solved::Hopper { plan, .. } => plan.setup_seconds,
+            Solved::Planar { plan, .. } => plan.setup_seconds,
+            Solved::Rail { plan, .. } => plan.setup_seconds,
+            Solved::WrenchHop { plan, .. } => plan.setup_seconds,
+        }
+    }
+
+    /// The plan's phases (names, durations, nodes).
+    pub fn phases(&self) -> &[PhaseTrajectory] {
+        match self {
+            Solved::Hopper { plan, .. } => &plan.trajectory.phases,
+            Solved::Planar { plan, .. } => &plan.trajectory.phases,
+            Solved::Rail { plan, .. } => &plan.trajectory.phases,
+            Solved::WrenchHop { plan, .. } => &plan.trajectory.phases,
+        }
+    }
+
+    /// The problem's name (`runs/<name>/` by default).
+    pub fn name(&self) -> &str {
+        match self {
+            Solved::Hopper { problem, .. } | Solved::Rail { problem, .. } => problem.name(),
+            Solved::Planar { problem, .. } | Solved::WrenchHop { problem, .. } => problem.name(),
+        }
+    }
+
+    /// The refinement's rounds, the first solve included; empty when not refined.
+    pub fn refinement(&self) -> &[RefineRound] {
+        match self {
+            Solved::Planar { rounds, .. } => rounds,
+            _ => &[],
+        }
+    }
+
+    /// `trajectory.csv` as the writer writes it: one row per collocation node.
+    pub fn trajectory_csv(&self) -> String {
+        match self {
+            Solved::Hopper { plan, .. } => output::trajectory_csv(plan),
+            Solved::Planar { plan, .. } => output::planar::trajectory_csv(plan),
+            Solved::Rail { plan, .. } => output::rail::trajectory_csv(plan),
+            Solved::WrenchHop { hop, plan, .. } => output::wrench_hop::trajectory_csv(hop, plan),
+        }
+    }
+
+    /// The provenance a plan solved from its problem's `initial_guess` records (with the data
+    /// files a wrench-space plan read); the front end sets `command_line`.
+    pub fn provenance(&self) -> Provenance {
+        match self {
+            Solved::Hopper { problem, .. } => {
+                Provenance::new(WarmStart::from(problem.initial_guess))
+            }
+            Solved::Planar { problem, .. } => {
+                Provenance::new(WarmStart::from(problem.initial_guess))
+            }
+            Solved::Rail { problem, data, .. } => {
+                Provenance::new(WarmStart::from(problem.initial_guess))
+                    .with_data("terrain.data", data)
+            }
+            Solved::WrenchHop { problem, data, .. } => {
+                Provenance::new(WarmStart::from(problem.initial_guess))
+                    .with_data("terrain.data", data)
+            }
+        }
+    }
+
+    /// Writes the run folder `dir` as `loam solve` does (`solution.json`, `trajectory.csv`,
+    /// a wrench-space plan's `replay.csv`, and `ipopt_log` moved in as `ipopt.log`), archiving
+    /// another plan found there. Checks first that `dir` can be written.
+    pub fn write(
+        &self,
+        dir: &Path,
+        provenance: Provenance,
+        ipopt_log: Option<&Path>,
+    ) -> Result<PlanWritten, ApiError> {
+        output::ensure_writable(dir)?;
+        let written = match self {
+            Solved::Hopper { problem, plan } => {
+                output::write_run_with(dir, problem, plan, provenance, ipopt_log)?
+            }
+            Solved::Planar { problem, plan, .. } => {
+                output::planar::write_planar_run(dir, problem, plan, provenance, ipopt_log)?
+            }
+            Solved::Rail {
+                problem,
+                plan,
+                replay,
+                ..
+            } => {
+                let record = RailRecord {
+                    angle_rad: plan.jump.rail.angle,
+                    data: problem.terrain.data.clone().unwrap_or_default(),
+                    vertices: plan.jump.rail.n_vertices(),
+                    stable_step_s: plan.jump.rail.stable_step(),
+                    stance_max_s: plan.jump.stance.1 .1,
+                };
+                write_rail_run(
+                    dir, problem, plan, record, replay, SUBSTEPS, provenance, ipopt_log,
+                )?
+            }
+            Solved::WrenchHop {
+                problem,
+                hop,
+                plan,
+                samples,
+                replay,
+                ..
+            } => write_hop_run(
+                dir, problem, hop, plan, samples, replay, provenance, ipopt_log,
+            )?,
+        };
+        Ok(written)
+    }
+}
