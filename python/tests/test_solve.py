@@ -1,0 +1,163 @@
+"""A plan solved from Python is the plan `loam solve` writes, and a replay from Python is
+`loam simulate`'s: same objective (to 1e-12), same columns and values, same files."""
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import loam
+from conftest import ROOT, solution
+
+# The shipped hopper problems and a planar robot's.
+PROBLEMS = ["hopper_granular", "hopper_rigid", "monopod_hop"]
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], rows[1:]
+
+
+@pytest.fixture(scope="module")
+def plans():
+    """Each problem solved once from Python."""
+    return {
+        name: loam.load_problem(ROOT / "problems" / f"{name}.yaml").solve() for name in PROBLEMS
+    }
+
+
+@pytest.mark.parametrize("name", PROBLEMS)
+def test_objective_and_outcome_are_the_cli_s(name, plans, cli_run):
+    plan, cli = plans[name], solution(cli_run(name))
+    assert plan.converged and cli["converged"]
+    assert abs(plan.objective - cli["objective"]) <= 1e-12
+    assert plan.status == cli["status"]
+    assert plan.iterations == cli["iterations"]
+    assert abs(plan.max_violation - cli["max_violation"]) <= 1e-12
+
+
+@pytest.mark.parametrize("name", PROBLEMS)
+def test_trajectory_columns_match_trajectory_csv(name, plans, cli_run):
+    plan = plans[name]
+    header, rows = read_csv(cli_run(name) / "trajectory.csv")
+    assert plan.columns == header
+    assert list(plan.trajectory) == header
+    for j, column in enumerate(header):
+        values = plan.trajectory[column]
+        assert len(values) == len(rows)
+        if values.dtype.kind == "f":
+            assert np.array_equal(values, np.array([float(r[j]) for r in rows])), column
+        elif values.dtype.kind == "i":
+            assert values.tolist() == [int(r[j]) for r in rows], column
+        else:
+            assert values.tolist() == [r[j] for r in rows], column
+
+
+@pytest.mark.parametrize("name", PROBLEMS)
+def test_written_run_folder_is_the_cli_s(name, plans, cli_run, tmp_path):
+    plan, cli_dir = plans[name], cli_run(name)
+    plan_id = plan.write(tmp_path / name)
+    assert plan.run_dir == str(tmp_path / name)
+    ours = solution(tmp_path / name)
+    assert plan_id == ours["plan_id"] == solution(cli_dir)["plan_id"]
+    for file in ["trajectory.csv"]:
+        assert (tmp_path / name / file).read_bytes() == (cli_dir / file).read_bytes()
+    log = (tmp_path / name / "ipopt.log").read_text()
+    assert "EXIT: Optimal Solution Found." in log
+    # What reproduces it: the Python call.
+    assert ours["provenance"]["command_line"][:2] == ["python", "-c"]
+    assert "loam.load_problem(" in ours["provenance"]["command_line"][2]
+
+
+@pytest.mark.parametrize("name", ["hopper_granular", "monopod_hop"])
+def test_replay_is_loam_simulate_s(name, cli, cli_run, tmp_path):
+    plan, cli_dir = loam.load_problem(ROOT / "problems" / f"{name}.yaml").solve(), cli_run(name)
+    result = cli("simulate", cli_dir, "-q")
+    assert result.returncode == 0, result.stderr
+    header, rows = read_csv(cli_dir / "replay.csv")
+    # From memory (a temporary folder) and from the written folder: the same replay.
+    in_memory = plan.simulate()
+    assert in_memory.csv_path is None
+    plan.write(tmp_path / name)
+    written = plan.simulate()
+    assert written.csv_path == str(tmp_path / name / "replay.csv")
+    assert (tmp_path / name / "replay.csv").read_bytes() == (cli_dir / "replay.csv").read_bytes()
+    for replay in [in_memory, written]:
+        assert replay.stem == "replay" and replay.complete
+        assert replay.columns == header
+        numeric = [c for c in header if replay.data[c].dtype.kind == "f"]
+        for column in numeric:
+            j = header.index(column)
+            assert np.array_equal(replay.data[column], [float(r[j]) for r in rows]), column
+        assert replay.summary == json.loads((cli_dir / "replay.json").read_text())
+
+
+def test_replay_on_another_terrain_is_named_as_the_cli_names_it(plans, tmp_path):
+    plan = plans["hopper_granular"]
+    plan.write(tmp_path / "granular")
+    replay = plan.simulate(terrain="rigid")
+    assert replay.stem == "replay-on-rigid"
+    assert (tmp_path / "granular" / "replay-on-rigid.json").exists()
+    assert replay.summary["replay_terrain"] != replay.summary["plan_terrain"]
+
+
+def test_simulate_a_run_folder_the_cli_wrote(cli_run):
+    replay = loam.simulate(cli_run("hopper_rigid"))
+    assert replay.complete
+    assert replay.summary["apex_rise_m"] > 0
+
+
+def test_a_problem_from_a_dict_solves_as_its_file(plans):
+    problem = loam.load_problem(ROOT / "problems" / "hopper_rigid.yaml")
+    again = loam.load_problem(problem.to_dict(), origin="hopper_rigid.yaml")
+    assert again.name == problem.name
+    assert again.solve().objective == plans["hopper_rigid"].objective
+
+
+def test_overrides_change_the_plan():
+    file = ROOT / "problems" / "hopper_rigid.yaml"
+    low = loam.load_problem(file, set=["task.apex_height=0.03"])
+    assert low.overrides == ["task.apex_height=0.03"]
+    assert low.to_dict()["task"]["apex_height"] == 0.03
+    plan = low.solve()
+    assert plan.converged
+    assert plan.trajectory["z_r"].max() - plan.trajectory["z_r"][0] == pytest.approx(0.03, abs=1e-6)
+
+
+def test_progress_is_called_and_can_stop_ipopt():
+    seen = []
+
+    def progress(info):
+        seen.append(info["iteration"])
+        return info["iteration"] < 3
+
+    plan = loam.load_problem(ROOT / "problems" / "hopper_granular.yaml").solve(progress=progress)
+    assert seen[:4] == [0, 1, 2, 3]
+    assert not plan.converged
+    assert plan.iterations == 3
+
+
+def test_an_exception_in_progress_is_raised():
+    def progress(info):
+        raise KeyError("from the callback")
+
+    with pytest.raises(KeyError, match="from the callback"):
+        loam.load_problem(ROOT / "problems" / "hopper_rigid.yaml").solve(progress=progress)
+
+
+def test_plot_draws_the_run(plans, tmp_path):
+    plan = plans["hopper_granular"]
+    plan.write(tmp_path / "run")
+    plan.simulate()
+    files = loam.plot(tmp_path / "run", svg=False)
+    assert files and all(Path(f).exists() and f.endswith(".png") for f in files)
+
+
+def test_the_libraries_loaded_are_those_loam_was_linked_against():
+    assert Path(loam.loaded_casadi_dir()).resolve() == Path(loam.casadi_dir()).resolve()
+    info = loam.build_info()
+    assert info["casadi_version"] == "3.8.2"
+    assert info["ipopt_version"].startswith("3.14")
