@@ -130,7 +130,10 @@ if wanted dem; then
     mkdir -p results/dem
     $loam dem prepare problems/beds/poppy_bed.yaml --output results/dem/poppy_bed.bed
     for problem in hopper_granular hopper_rigid; do
-        $loam simulate "results/$problem" --backend dem-cpu --bed results/dem/poppy_bed.bed -q
+        # Exit 1: the robot reached no apex on the grains (the rigid plan of 2026-11-27 never
+        # leaves the bed); the replay is written all the same.
+        $loam simulate "results/$problem" --backend dem-cpu --bed results/dem/poppy_bed.bed -q \
+            || [ $? -eq 1 ]
         $loam plot "results/$problem/dem-cpu" -q
     done
     $loam dem intrude results/dem/poppy_bed.bed --body disc --radius 0.038 --thickness 0.005 \
