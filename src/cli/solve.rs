@@ -189,6 +189,16 @@ fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
         }
     }
     if !args.quiet {
+        for (k, stage) in plan.stages.iter().enumerate() {
+            println!(
+                "{:15}{}: {} after {} iterations, objective {:.6e}",
+                if k == 0 { "two stages" } else { "" },
+                stage.stage,
+                stage.status,
+                stage.iterations,
+                stage.objective
+            );
+        }
         let key = output::planar::key_figures(&plan);
         let task = [
             format!(

@@ -42,6 +42,10 @@ pub struct PlanarSolutionFile<'a> {
     pub solve: SolveRecord,
     pub key_figures: KeyFigures,
     pub phases: Vec<PlanarPhaseSummary>,
+    /// `strategy: two_stage`: each stage (durations held, released, and the fallback if it
+    /// ran) with its status, iterations, objective and time.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub stages: &'a [crate::planner::StageOutcome],
 }
 
 /// Each phase's name, feet, nodes and duration.
@@ -126,6 +130,7 @@ pub fn write_planar_run(
         ),
         key_figures: key_figures(plan),
         phases: phase_summaries(&plan.trajectory, problem),
+        stages: &plan.stages,
     };
     let json = serde_json::to_string_pretty(&file).expect("solution serializes");
     commit_plan(dir, &plan_id, &json, &trajectory, ipopt_log)

@@ -163,3 +163,132 @@ pub(crate) fn solve_from(
     report.solve_seconds = total;
     Ok((report, starts))
 }
+
+/// The first stage of a two-stage solve: the duration variables held (index, value) and its
+/// iteration cap.
+#[derive(Clone, Debug)]
+pub struct StageOneRule {
+    pub held: Vec<(usize, f64)>,
+    pub iterations: usize,
+}
+
+/// One stage of a two-stage solve, as `solution.json` lists it (`stages`).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct StageOutcome {
+    /// `hold durations`, `release`, or `fallback` (the one-stage solve from the guess, run
+    /// only when the release did not converge).
+    pub stage: &'static str,
+    pub status: String,
+    pub converged: bool,
+    pub iterations: usize,
+    pub objective: f64,
+    pub solve_seconds: f64,
+}
+
+impl StageOutcome {
+    fn of(stage: &'static str, report: &SolveReport) -> StageOutcome {
+        StageOutcome {
+            stage,
+            status: report.status.name().to_string(),
+            converged: report.converged,
+            iterations: report.iterations,
+            objective: report.objective,
+            solve_seconds: report.solve_seconds,
+        }
+    }
+}
+
+/// The two-stage solve (MODEL.md 5.4): from `x0` with the rule's durations held and at most
+/// its iterations, then with every duration free from that point and its multipliers (IPOPT
+/// warm-started). Should the release not converge, the one-stage solve from `x0` follows and
+/// the better of the two is kept ([`rank`]). The report's iterations and time are those of
+/// every stage; its history runs on through the stages.
+pub(crate) fn solve_two_stage(
+    nlp: &mut Nlp,
+    x0: &[f64],
+    rule: &StageOneRule,
+    settings: &SolveSettings,
+    mut on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
+) -> Result<(SolveReport, Vec<StageOutcome>), PlanError> {
+    use solver::OptionValue::{Int, Str};
+    let bounds: Vec<(usize, f64, f64)> = rule
+        .held
+        .iter()
+        .map(|&(i, _)| (i, nlp.x_lower[i], nlp.x_upper[i]))
+        .collect();
+    let mut start = x0.to_vec();
+    for &(i, d) in &rule.held {
+        nlp.x_lower[i] = d;
+        nlp.x_upper[i] = d;
+        start[i] = d;
+    }
+    let mut first = settings.clone();
+    first
+        .options
+        .push(("max_iter".into(), Int(rule.iterations as i64)));
+    // A reborrow per stage, with the trait object's lifetime shortened to it.
+    macro_rules! progress {
+        () => {
+            on_iteration
+                .as_mut()
+                .map(|f| &mut **f as &mut dyn FnMut(&IterationInfo) -> bool)
+        };
+    }
+    let held = solver::solve(nlp, &start, &first, None, progress!());
+    for &(i, lower, upper) in &bounds {
+        nlp.x_lower[i] = lower;
+        nlp.x_upper[i] = upper;
+    }
+    let held = held?;
+    let mut stages = vec![StageOutcome::of("hold durations", &held)];
+    if held.status == solver::IpoptStatus::UserRequestedStop {
+        return Ok((held, stages));
+    }
+    // The released durations sit inside their bounds: their bound multipliers start at 0
+    // (IPOPT pushes them to warm_start_mult_bound_push).
+    let mut multipliers = held.multipliers.clone();
+    for &(i, _) in &rule.held {
+        multipliers.x_lower[i] = 0.0;
+        multipliers.x_upper[i] = 0.0;
+    }
+    let mut second = settings.clone();
+    second.options.extend(warm_start::warm_start_options());
+    if settings.log_file.is_some() {
+        second
+            .options
+            .push(("file_append".into(), Str("yes".into())));
+    }
+    let released = solver::solve(nlp, &held.x, &second, Some(&multipliers), progress!())?;
+    stages.push(StageOutcome::of("release", &released));
+    let mut report = released;
+    let mut release_kept = true;
+    if !report.converged && report.status != solver::IpoptStatus::UserRequestedStop {
+        let mut again = settings.clone();
+        if settings.log_file.is_some() {
+            again
+                .options
+                .push(("file_append".into(), Str("yes".into())));
+        }
+        let fallback = solver::solve(nlp, x0, &again, None, progress!())?;
+        stages.push(StageOutcome::of("fallback", &fallback));
+        if rank(&fallback) > rank(&report) {
+            report = fallback;
+            release_kept = false;
+        }
+    }
+    if release_kept {
+        let offset = held.iterations + 1;
+        report.history = held
+            .history
+            .iter()
+            .cloned()
+            .chain(report.history.iter().cloned().map(|mut info| {
+                info.iteration += offset;
+                info
+            }))
+            .collect();
+    }
+    report.iterations = stages.iter().map(|s| s.iterations).sum();
+    report.solve_seconds = stages.iter().map(|s| s.solve_seconds).sum();
+    Ok((report, stages))
+}

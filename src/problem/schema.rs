@@ -417,6 +417,37 @@ pub enum InitialGuess {
     Best,
 }
 
+/// How the planner climbs from its starting point to a plan.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// One IPOPT solve with every phase's duration free.
+    #[default]
+    OneStage,
+    /// First a few iterations with phase durations held (`stage_one`, or the contact model's
+    /// rule: MODEL.md 5.4), then the full problem from there with its multipliers. Holding
+    /// the durations removes the duration × dynamics products, whose negative curvature costs
+    /// IPOPT inertia corrections in its first iterations.
+    TwoStage,
+}
+
+/// The first stage of `strategy: two_stage`, where a problem sets it instead of its contact
+/// model's rule.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StageOne {
+    /// Per phase of the schedule, the duration held in the first stage \[s\], or `null` for
+    /// a duration left free. Each must lie within its phase's bounds.
+    pub durations: Vec<Option<f64>>,
+    /// The most IPOPT iterations of the first stage (≥ 1). Default 20.
+    #[serde(default = "default_stage_one_iterations")]
+    pub iterations: usize,
+}
+
+fn default_stage_one_iterations() -> usize {
+    20
+}
+
 impl InitialGuess {
     /// The name a problem file gives it.
     pub fn name(self) -> &'static str {

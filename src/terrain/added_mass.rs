@@ -130,6 +130,16 @@ impl<S: Scalar> ContactModel<S> for Bed {
     fn name(&self) -> &'static str {
         "added_mass"
     }
+
+    /// The bed's first stage, measured on the hopper: stance held at 0.1 s, the flight free
+    /// (the stance's duration is what couples with the bed's law), at most 20 iterations.
+    fn stage_one_duration(&self, stance: bool) -> Option<f64> {
+        stance.then_some(0.1)
+    }
+
+    fn stage_one_iterations(&self) -> usize {
+        20
+    }
     fn ground(&self) -> RigidGround {
         RigidGround {
             friction: self.friction,

@@ -114,6 +114,19 @@ pub trait ContactModel<S: Scalar>: Debug {
         true
     }
 
+    /// The first stage of `strategy: two_stage` (MODEL.md 5.4): the duration a phase is held
+    /// at (`stance`: some foot on this ground; else a flight), `None` for one left free.
+    /// This default is rigid ground's, measured on the hopper: stance held at 0.2 s (its cap)
+    /// and flight at 0.1 s. A value outside the phase's bounds is clamped into them.
+    fn stage_one_duration(&self, stance: bool) -> Option<f64> {
+        Some(if stance { 0.2 } else { 0.1 })
+    }
+
+    /// The most iterations of the first stage.
+    fn stage_one_iterations(&self) -> usize {
+        10
+    }
+
     // The replay's face.
 
     /// How a landing foot (and a foot on the ground at the start) is held along the normal.

@@ -547,6 +547,11 @@ impl Nlp {
         layout.base + k * (self.n_x + self.n_u)
     }
 
+    /// Index of phase `phase`'s duration variable.
+    pub fn duration_index(&self, phase: usize) -> usize {
+        self.phases[phase].duration
+    }
+
     pub fn n_variables(&self) -> usize {
         self.x_lower.len()
     }

@@ -1,1 +1,119 @@
-//! The two-stage solve: tests arrive with the strategy.
+//! The two-stage solve (`strategy: two_stage`, docs/MODEL.md 5.4): phase durations held for a
+//! few iterations, then released from that point with its multipliers.
+
+use crate::common::run::loam;
+use crate::common::temp_dir::TempDir;
+
+fn root() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn solve(dir: &std::path::Path, out: &str, args: &[&str]) -> serde_json::Value {
+    let problem = root().join("problems/hopper_jump.yaml");
+    let mut all = vec!["solve", problem.to_str().unwrap(), "--out", out, "-q"];
+    all.extend_from_slice(args);
+    let run = loam(dir, &all);
+    assert_eq!(run.code(), 0, "{}", run.dump());
+    let text = std::fs::read_to_string(dir.join(out).join("solution.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// On the bed the two stages reach the one-stage optimum (to IPOPT's tolerance), and
+/// `solution.json` lists both stages, whose iterations add up to the plan's.
+#[test]
+fn two_stages_reach_the_one_stage_optimum_on_poppy_seeds() {
+    let dir = TempDir::new("two_stage_poppy");
+    let one = solve(dir.path(), "one", &["--set", "strategy=one_stage"]);
+    let two = solve(dir.path(), "two", &[]);
+    assert_eq!(one["converged"], true);
+    assert_eq!(two["converged"], true);
+    let (a, b) = (
+        one["objective"].as_f64().unwrap(),
+        two["objective"].as_f64().unwrap(),
+    );
+    assert!(b <= a * (1.0 + 1e-6), "two stages {b} against one {a}");
+    assert!(one.get("stages").is_none(), "one stage lists no stages");
+    let stages = two["stages"].as_array().unwrap();
+    assert_eq!(stages[0]["stage"], "hold durations");
+    assert_eq!(stages[1]["stage"], "release");
+    assert_eq!(stages[1]["converged"], true);
+    let sum: u64 = stages
+        .iter()
+        .map(|s| s["iterations"].as_u64().unwrap())
+        .sum();
+    assert_eq!(two["iterations"].as_u64().unwrap(), sum);
+    // The first stage ran at most its iterations (the bed's rule: 20).
+    assert!(stages[0]["iterations"].as_u64().unwrap() <= 20);
+}
+
+/// A problem's own first stage: the stance held where it says, the flight free; the held
+/// stance is what the first stage's plan has (its objective is that of a 0.15 s stance).
+#[test]
+fn a_problem_sets_its_first_stage() {
+    let dir = TempDir::new("two_stage_own");
+    let held = solve(
+        dir.path(),
+        "held",
+        &[
+            "--set",
+            "schedule.0.duration=[0.15, 0.15]",
+            "--set",
+            "strategy=one_stage",
+        ],
+    );
+    let staged = solve(
+        dir.path(),
+        "staged",
+        &[
+            "--set",
+            "stage_one={durations: [0.15, null], iterations: 500}",
+        ],
+    );
+    let first = &staged["stages"][0];
+    assert_eq!(
+        first["converged"], true,
+        "given room, the first stage converges"
+    );
+    // Holding the stance by its bounds or by the first stage is the same problem.
+    let (a, b) = (
+        held["objective"].as_f64().unwrap(),
+        first["objective"].as_f64().unwrap(),
+    );
+    assert!(
+        (a - b).abs() <= 1e-6 * a,
+        "held by bounds {a}, by the first stage {b}"
+    );
+    // Released, the plan is no dearer than the held one.
+    assert!(staged["objective"].as_f64().unwrap() <= a * (1.0 + 1e-6));
+}
+
+/// Bad first stages: exit 2, naming the field, nothing written.
+#[test]
+fn bad_first_stages_are_refused() {
+    let dir = TempDir::new("two_stage_bad");
+    for (set, field) in [
+        ("stage_one={durations: [0.1, null]}", "stage_one"),
+        ("stage_one={durations: [0.1]}", "stage_one.durations"),
+        (
+            "stage_one={durations: [0.5, null]}",
+            "stage_one.durations[0]",
+        ),
+        (
+            "stage_one={durations: [0.1, null], iterations: 0}",
+            "stage_one.iterations",
+        ),
+        ("strategy=three_stage", "strategy"),
+    ] {
+        let problem = root().join("problems/hopper_jump.yaml");
+        // The first case turns the strategy off, so that `stage_one` is read for nothing.
+        let mut args = vec!["solve", problem.to_str().unwrap(), "--out", "bad", "-q"];
+        if field == "stage_one" {
+            args.extend(["--set", "strategy=one_stage"]);
+        }
+        args.extend(["--set", set]);
+        let out = loam(dir.path(), &args);
+        assert_eq!(out.code(), 2, "{set}: {}", out.dump());
+        assert!(out.stderr.contains(field), "{set}: {}", out.dump());
+        assert!(!dir.path().join("bad").exists(), "{set}: nothing written");
+    }
+}

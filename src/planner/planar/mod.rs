@@ -30,7 +30,7 @@ use std::time::Instant;
 
 use crate::model::planar::PlanarRobot;
 use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
-use crate::problem::Scheme as ProblemScheme;
+use crate::problem::{Scheme as ProblemScheme, Strategy};
 use crate::scalar::Scalar;
 use crate::solver::{self, IterationInfo, SolveReport, SolveSettings};
 use crate::symbolic::Sx;
@@ -184,6 +184,36 @@ impl PlanarPlanner {
         states
     }
 
+    /// The first stage of `strategy: two_stage`: the problem's `stage_one`, or per phase its
+    /// contact model's rule (a stance phase's duration as the ground under it says, a
+    /// flight's as well), clamped into the phase's bounds.
+    pub fn stage_one(&self, nlp: &crate::transcription::Nlp) -> super::StageOneRule {
+        let (durations, iterations) = match &self.problem.stage_one {
+            Some(stage) => (stage.durations.clone(), stage.iterations),
+            None => (
+                self.phases
+                    .iter()
+                    .map(|feet| self.contact.stage_one_duration(!feet.is_empty()))
+                    .collect(),
+                self.contact.stage_one_iterations(),
+            ),
+        };
+        let held = durations
+            .iter()
+            .zip(&self.problem.schedule)
+            .enumerate()
+            .filter_map(|(p, (d, spec))| {
+                d.map(|d| {
+                    (
+                        nlp.duration_index(p),
+                        d.clamp(spec.duration[0], spec.duration[1]),
+                    )
+                })
+            })
+            .collect();
+        super::StageOneRule { held, iterations }
+    }
+
     pub(super) fn weight(&self) -> f64 {
         self.robot.body.total_mass() * self.problem.gravity
     }
@@ -315,6 +345,8 @@ pub struct PlanarPlan {
     pub setup_seconds: f64,
     pub n_variables: usize,
     pub n_constraints: usize,
+    /// `strategy: two_stage`: each stage's outcome (empty for one stage).
+    pub stages: Vec<super::StageOutcome>,
 }
 
 /// Transcribe, guess, solve.
@@ -345,7 +377,17 @@ pub fn plan_from(
         None => super::starting_points(&planner, problem.initial_guess, &nlp),
     };
     let setup_seconds = started.elapsed().as_secs_f64();
-    let (report, _) = super::solve_from(&mut nlp, points, settings, None, on_iteration)?;
+    let (report, stages) = match (problem.strategy, start) {
+        (Strategy::TwoStage, None) => {
+            let rule = planner.stage_one(&nlp);
+            let (_, x0) = points.into_iter().next().expect("one starting point");
+            super::solve_two_stage(&mut nlp, &x0, &rule, settings, on_iteration)?
+        }
+        _ => {
+            let (report, _) = super::solve_from(&mut nlp, points, settings, None, on_iteration)?;
+            (report, Vec::new())
+        }
+    };
     let trajectory = nlp.unpack(&report.x);
     Ok(PlanarPlan {
         planner,
@@ -354,6 +396,7 @@ pub fn plan_from(
         n_variables: nlp.n_variables(),
         n_constraints: nlp.n_constraints(),
         report,
+        stages,
     })
 }
 

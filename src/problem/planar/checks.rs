@@ -67,6 +67,40 @@ impl Schema for PlanarProblem {
                     .into(),
             );
         }
+        if let Some(stage) = &self.stage_one {
+            if self.strategy != Strategy::TwoStage {
+                fail!(
+                    "stage_one".into(),
+                    "is read only with `strategy: two_stage`".into()
+                );
+            }
+            if stage.durations.len() != self.schedule.len() {
+                fail!(
+                    "stage_one.durations".into(),
+                    format!(
+                        "needs one entry per phase of the schedule ({}: a duration or null), got {}",
+                        self.schedule.len(),
+                        stage.durations.len()
+                    ),
+                );
+            }
+            for (p, (d, spec)) in stage.durations.iter().zip(&self.schedule).enumerate() {
+                if let Some(d) = *d {
+                    let [lo, hi] = spec.duration;
+                    if !(d.is_finite() && lo <= d && d <= hi) {
+                        fail!(
+                            format!("stage_one.durations[{p}]"),
+                            format!(
+                                "must lie within schedule[{p}].duration [{lo}, {hi}] s, got {d}"
+                            ),
+                        );
+                    }
+                }
+            }
+            if stage.iterations == 0 {
+                fail!("stage_one.iterations".into(), "must be at least 1".into());
+            }
+        }
         let friction = match &self.terrain {
             PlanarTerrainConfig::Rigid(ground) => Some(ground.friction),
             PlanarTerrainConfig::AddedMass(ground) => Some(ground.friction),

@@ -19,7 +19,9 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::schema::{default_solver_options, InitialGuess, SolverOptions, Transcription};
+use super::schema::{
+    default_solver_options, InitialGuess, SolverOptions, StageOne, Strategy, Transcription,
+};
 use super::validate::Violation;
 use super::{Medium, MediumPreset, Schema};
 use crate::model::planar::description::RobotDescription;
@@ -55,6 +57,13 @@ pub struct PlanarProblem {
     /// Where the optimiser starts: `rest` (default: the start posture held at every node) or
     /// `zero`.
     pub initial_guess: InitialGuess,
+    /// `one_stage` (default) or `two_stage`: first the phase durations held, then released
+    /// (see `stage_one`).
+    pub strategy: Strategy,
+    /// The first stage of `strategy: two_stage`: the durations held and its iterations.
+    /// Default: the contact model's rule (MODEL.md 5.4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stage_one: Option<StageOne>,
     /// IPOPT options, as in the hopper's files.
     pub solver: SolverOptions,
 }
@@ -70,6 +79,8 @@ impl Default for PlanarProblem {
             task: PlanarTask::default(),
             transcription: Transcription::default(),
             initial_guess: InitialGuess::default(),
+            strategy: Strategy::default(),
+            stage_one: None,
             solver: default_solver_options(),
         }
     }
