@@ -13,8 +13,8 @@
 mod simulate;
 mod solve;
 
-pub use simulate::{simulate, SimulateOptions, Simulated};
-pub use solve::{solve, Refine, SolveOptions, Solved};
+pub use simulate::{is_planar_run, replay_stem, settings, simulate, SimulateOptions, Simulated};
+pub use solve::{rail_jump, replay_error, solve, wrench_hop, Refine, SolveOptions, Solved};
 
 use std::path::Path;
 

@@ -198,7 +198,7 @@ impl StageOutcome {
     }
 }
 
-/// The two-stage solve (MODEL.md 5.4): from `x0` with the rule's durations held and at most
+/// The two-stage solve (MODEL.md 5.2): from `x0` with the rule's durations held and at most
 /// its iterations, then with every duration free from that point and its multipliers (IPOPT
 /// warm-started). Should the release not converge, the one-stage solve from `x0` follows and
 /// the better of the two is kept ([`rank`]). The report's iterations and time are those of

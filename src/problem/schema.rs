@@ -425,7 +425,7 @@ pub enum Strategy {
     #[default]
     OneStage,
     /// First a few iterations with phase durations held (`stage_one`, or the contact model's
-    /// rule: MODEL.md 5.4), then the full problem from there with its multipliers. Holding
+    /// rule: MODEL.md 5.2), then the full problem from there with its multipliers. Holding
     /// the durations removes the duration × dynamics products, whose negative curvature costs
     /// IPOPT inertia corrections in its first iterations.
     TwoStage,

@@ -114,7 +114,7 @@ pub trait ContactModel<S: Scalar>: Debug {
         true
     }
 
-    /// The first stage of `strategy: two_stage` (MODEL.md 5.4): the duration a phase is held
+    /// The first stage of `strategy: two_stage` (MODEL.md 5.2): the duration a phase is held
     /// at (`stance`: some foot on this ground; else a flight), `None` for one left free.
     /// This default is rigid ground's, measured on the hopper: stance held at 0.2 s (its cap)
     /// and flight at 0.1 s. A value outside the phase's bounds is clamped into them.

@@ -61,7 +61,7 @@ pub struct PlanarProblem {
     /// (see `stage_one`).
     pub strategy: Strategy,
     /// The first stage of `strategy: two_stage`: the durations held and its iterations.
-    /// Default: the contact model's rule (MODEL.md 5.4).
+    /// Default: the contact model's rule (MODEL.md 5.2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stage_one: Option<StageOne>,
     /// IPOPT options, as in the hopper's files.
