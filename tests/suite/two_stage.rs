@@ -1,4 +1,4 @@
-//! The two-stage solve (`strategy: two_stage`, docs/MODEL.md 5.4): phase durations held for a
+//! The two-stage solve (`strategy: two_stage`, docs/MODEL.md 5.2): phase durations held for a
 //! few iterations, then released from that point with its multipliers.
 
 use crate::common::run::loam;
