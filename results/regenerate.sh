@@ -4,7 +4,7 @@
 # replays and figures, the DEM study and the wrench-space experiments. Run from anywhere:
 #
 #   bash results/regenerate.sh                   # everything (the DEM parts take tens of minutes)
-#   bash results/regenerate.sh --cheap           # everything but the DEM (about 2-3 minutes)
+#   bash results/regenerate.sh --cheap           # everything but the DEM (6 minutes on 2 busy cores)
 #   bash results/regenerate.sh --cheap PART...   # only these parts, e.g. jump-sweep hopper_rigid
 #
 # Parts: jump-sweep, hopper_granular, hopper_rigid, hopper_two_hops, hopper_rail,
