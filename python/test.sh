@@ -18,6 +18,8 @@ venv="${LOAM_PY_VENV:-$target/python-venv}"
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
+# The environment's tools first: pip's build of the package runs `maturin` by name.
+export PATH="$venv/bin:$PATH"
 # Versions: maturin 1.x builds the package (pyproject.toml); the tests need pytest and NumPy.
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
     "maturin>=1.5,<2" pytest numpy
