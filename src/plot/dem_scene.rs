@@ -67,12 +67,27 @@ impl Deposit<'_> {
     }
 }
 
+/// Pixels around the plot: margins (12 each side), the y labels (60) across; the title and
+/// legend bands (44 + 34), margins and the x labels (50) down.
+const ACROSS: u32 = 24 + 60;
+const DOWN: u32 = 44 + 34 + 24 + 50;
+
+impl Deposit<'_> {
+    /// The plot's height in pixels and the top of its z axis [m]: x and z at one scale
+    /// (grains are round and slopes true), at least 120 px tall.
+    fn vertical(&self) -> (u32, f64) {
+        let span = (self.x_range[1] - self.x_range[0]).max(1e-9);
+        let plot_w = (WIDTH - ACROSS) as f64;
+        let plot_h = (self.z_top() * 1.15 / span * plot_w)
+            .clamp(120.0, 900.0)
+            .round();
+        (plot_h as u32, plot_h / plot_w * span)
+    }
+}
+
 impl Figure for Deposit<'_> {
     fn size(&self) -> (u32, u32) {
-        let span = (self.x_range[1] - self.x_range[0]).max(1e-9);
-        let plot_w = (WIDTH - 110) as f64;
-        let plot_h = (self.z_top() * 1.15 / span * plot_w).clamp(120.0, 900.0);
-        (WIDTH, plot_h as u32 + 90 + 44 + 34 + 40)
+        (WIDTH, self.vertical().0 + DOWN)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
@@ -85,8 +100,11 @@ impl Figure for Deposit<'_> {
             .fold(0.0, f64::max)
             .max(1e-9);
         let mut legend = vec![
-            LegendEntry::swatch("grain at the bottom of the column", sequential(0.0)),
-            LegendEntry::swatch(format!("at its top ({:.0} mm)", h0 * 1e3), sequential(1.0)),
+            LegendEntry::swatch("colour: a grain's height at t = 0, z = 0", sequential(0.0)),
+            LegendEntry::swatch(
+                format!("z = {:.0} mm (the highest centre)", h0 * 1e3),
+                sequential(1.0),
+            ),
         ];
         if self.gate.is_some() {
             legend.push(LegendEntry::line("gate", GREY, Stroke::Dashed(6, 4), 2));
@@ -103,7 +121,7 @@ impl Figure for Deposit<'_> {
             ));
         }
         let rest = draw_heading(root, &self.title, &legend)?;
-        let z_max = self.z_top() * 1.15;
+        let z_max = self.vertical().1;
         let mut chart: Chart<DB> = ChartBuilder::on(&rest)
             .margin(12)
             .x_label_area_size(50)
