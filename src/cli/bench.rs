@@ -10,6 +10,7 @@ pub mod dem_peers;
 mod mdp;
 #[cfg(feature = "planner")]
 mod peer;
+mod planar;
 #[cfg(feature = "planner")]
 mod solves;
 #[cfg(feature = "planner")]

@@ -117,3 +117,47 @@ fn bad_first_stages_are_refused() {
         assert!(!dir.path().join("bad").exists(), "{set}: nothing written");
     }
 }
+
+/// `loam bench` times a planar problem as its file states it, with one stage and with two,
+/// each row with the objective it reached (the two strategies reach the same 60 mm optimum on
+/// the bed), and skips a problem it cannot time with the reason instead of stopping.
+#[test]
+fn bench_times_a_planar_problem_in_both_strategies_and_skips_a_rail() {
+    let dir = TempDir::new("two_stage_bench");
+    let jump = root().join("problems/hopper_jump.yaml");
+    let rail = root().join("problems/hopper_rail.yaml");
+    let out = loam(
+        dir.path(),
+        &[
+            "bench",
+            jump.to_str().unwrap(),
+            rail.to_str().unwrap(),
+            "--repeat",
+            "1",
+        ],
+    );
+    assert_eq!(out.code(), 0, "{}", out.dump());
+    let objective = |config: &str| -> f64 {
+        let line = out
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("hopper_jump") && l.contains(config))
+            .unwrap_or_else(|| panic!("no {config} row:\n{}", out.dump()));
+        line.split_whitespace().last().unwrap().parse().unwrap()
+    };
+    let (one, two) = (objective("1-stage"), objective("2-stage"));
+    assert!((one - two).abs() < 2e-6, "1-stage {one}, 2-stage {two}");
+    assert_eq!(objective(" file "), two, "the file names two stages");
+    assert!(
+        out.stdout.contains("2-stage/1-stage time"),
+        "{}",
+        out.dump()
+    );
+    assert!(
+        out.stdout
+            .lines()
+            .any(|l| l.starts_with("hopper_rail") && l.contains("skipped: a wrench-space")),
+        "{}",
+        out.dump()
+    );
+}

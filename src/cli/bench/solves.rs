@@ -30,18 +30,18 @@ pub struct SweepArgs {
 }
 
 /// One solve, timed from outside the solver as `loam solve` runs it (output aside).
-struct Sample {
+pub(super) struct Sample {
     /// Building the NLP (and the solver object, for the peer) and the initial guess [s].
-    setup: f64,
+    pub setup: f64,
     /// The solve call [s].
-    solve: f64,
-    iterations: usize,
-    converged: bool,
-    objective: f64,
+    pub solve: f64,
+    pub iterations: usize,
+    pub converged: bool,
+    pub objective: f64,
 }
 
 impl Sample {
-    fn total(&self) -> f64 {
+    pub fn total(&self) -> f64 {
         self.setup + self.solve
     }
 }
@@ -87,9 +87,19 @@ pub fn run_solves(files: Vec<PathBuf>, repeat: usize) -> anyhow::Result<u8> {
     for file in files {
         let name = stem(&file);
         let Some(problem) = hopper_problem(&file, &[])? else {
-            println!("{name:<22} skipped: {PLANAR}");
+            if let Some(planar) = super::planar::load(&file)? {
+                super::planar::bench(&name, &planar, args.repeat)?;
+            }
             continue;
         };
+        if let Some(terrain) = &problem.terrain.data {
+            println!(
+                "{name:<22} skipped: a wrench-space terrain ({}), planned by `loam solve` \
+                 alone (the rail hopper, planner::rail)",
+                terrain
+            );
+            continue;
+        }
         let guess = serde_json::to_value(problem.initial_guess)?;
         guesses.push(format!("{name} {}", guess.as_str().unwrap_or_default()));
         // Interleaved (loam, previous, baseline, loam-ldl, peer, loam, ...) so that all
@@ -139,6 +149,18 @@ pub fn run_solves(files: Vec<PathBuf>, repeat: usize) -> anyhow::Result<u8> {
                 time_ratio("loam", total(&samples[0]), other, total(&samples[k]))
             );
         }
+        // A time compares plans only where they are the same plan.
+        let reference = samples[0][0].objective;
+        for (config, samples) in CONFIGS.iter().zip(&samples).skip(1) {
+            if let Some(first) = samples.first() {
+                if (first.objective - reference).abs() > 1e-6 * reference.abs().max(1e-12) {
+                    println!(
+                        "{:<22} different optima: loam {reference:.7}, {config} {:.7}",
+                        "", first.objective
+                    );
+                }
+            }
+        }
         match peer_failed {
             Some(e) => println!(
                 "{:<22} peer failed after {} of {} runs: {e:#}",
@@ -175,6 +197,11 @@ peer: bench/peer/hopper_casadi.py, the same NLP written by hand with CasADi's Py
   its python3 process, whose start-up is shown apart.
 loam-ldl: loam's defaults with loam's own linear solver (linear_solver: loam, a multifrontal
   LDLᵀ with threshold pivoting) in place of MUMPS.
+file, 1-stage, 2-stage (a planar robot's problem): as its file states it, then with
+  strategy: one_stage and two_stage (docs/MODEL.md 5.2). Problems on a wrench-space terrain
+  are skipped, with the reason.
+Where two configurations end at different optima a line says so: their times compare
+  different plans.
 Times are set-up + solve = total; a ratio is loam's median total over the other's: above 1
 loam takes longer (is slower), below 1 it is faster. Iterations: median (range).",
         guesses.join(", ")
@@ -183,8 +210,8 @@ loam takes longer (is slower), below 1 it is faster. Iterations: median (range).
 }
 
 /// Why planar problems are not benchmarked here.
-const PLANAR: &str = "a planar robot; `loam bench` and `loam bench sweep` time the \
-                      hopper's jump, the one the paper's baseline and the CasADi-Python peer plan";
+const PLANAR: &str = "a planar robot; `loam bench sweep` times the hopper's height \
+                      sweep (`loam bench FILE` times a planar problem's solve)";
 
 /// The hopper problem in `file`, or None for a planar robot's (before the overrides, which
 /// may name hopper fields).
@@ -246,7 +273,7 @@ fn range(v: &[f64]) -> (f64, f64) {
     (lo, hi)
 }
 
-fn print_row(name: &str, config: &str, samples: &[Sample]) {
+pub(super) fn print_row(name: &str, config: &str, samples: &[Sample]) {
     let ms = |f: fn(&Sample) -> f64| -> String {
         let v: Vec<f64> = samples.iter().map(|s| f(s) * 1e3).collect();
         let (lo, hi) = range(&v);
@@ -287,7 +314,7 @@ pub fn time_ratio(subject: &str, subject_s: f64, reference: &str, reference_s: f
     format!("{subject}/{reference} time {ratio:.2}: {verdict}")
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+pub(super) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
     if n % 2 == 1 {
@@ -341,6 +368,10 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<u8> {
             println!("{name:<22} skipped: {PLANAR}");
             continue;
         };
+        if problems.iter().any(|p| p.terrain.data.is_some()) {
+            println!("{name:<22} skipped: a wrench-space terrain (the rail hopper) has no sweep");
+            continue;
+        }
         let mut runs: [Vec<(f64, usize, usize)>; 2] = [Vec::new(), Vec::new()];
         // Per height, converged and objective, from each start's first run (solves repeat
         // exactly).

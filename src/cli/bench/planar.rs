@@ -1,0 +1,95 @@
+//! `loam bench` on a planar robot's problem: the file as it stands against one stage and two
+//! stages (docs/MODEL.md 5.2), interleaved so that all see the same machine state; medians of
+//! set-up, solve and total, the iterations, and the objective each reaches, with a line where
+//! two configurations end at different optima (a time is only comparable between equal ends).
+
+use std::path::Path;
+use std::time::Instant;
+
+use loam::planner::planar;
+use loam::problem::planar::{PlanarProblem, PlanarTerrainConfig};
+use loam::problem::Strategy;
+use loam::solver::SolveSettings;
+
+use super::solves::{median, print_row, time_ratio, Sample};
+
+const CONFIGS: [&str; 3] = ["file", "1-stage", "2-stage"];
+
+/// Times `problem` (read from `file`) in the three configurations, `repeat` times each.
+/// A wrench-space problem is skipped with the reason (its planner is `loam solve`'s alone).
+pub fn bench(name: &str, problem: &PlanarProblem, repeat: usize) -> anyhow::Result<()> {
+    if matches!(problem.terrain, PlanarTerrainConfig::WrenchSpace(_)) {
+        println!(
+            "{name:<22} skipped: a wrench-space terrain, planned by `loam solve` alone \
+             (planner::wrench_hop)"
+        );
+        return Ok(());
+    }
+    let configs = [
+        problem.clone(),
+        PlanarProblem {
+            strategy: Strategy::OneStage,
+            stage_one: None,
+            ..problem.clone()
+        },
+        PlanarProblem {
+            strategy: Strategy::TwoStage,
+            ..problem.clone()
+        },
+    ];
+    let mut samples: [Vec<Sample>; 3] = Default::default();
+    for _ in 0..repeat.max(1) {
+        for (config, out) in configs.iter().zip(samples.iter_mut()) {
+            out.push(solve(config)?);
+        }
+    }
+    for (config, samples) in CONFIGS.iter().zip(&samples) {
+        print_row(name, config, samples);
+    }
+    let total = |s: &[Sample]| median(s.iter().map(Sample::total).collect());
+    println!(
+        "{:<22} {} (median totals)",
+        "",
+        time_ratio("2-stage", total(&samples[2]), "1-stage", total(&samples[1]))
+    );
+    let (one, two) = (samples[1][0].objective, samples[2][0].objective);
+    if (one - two).abs() > 1e-6 * one.abs().max(1e-12) {
+        println!(
+            "{:<22} different optima: 1-stage {one:.7}, 2-stage {two:.7} ({}): their times \
+             compare different plans",
+            "",
+            if two < one {
+                "2-stage lower"
+            } else {
+                "1-stage lower"
+            }
+        );
+    }
+    Ok(())
+}
+
+/// One solve as `loam solve` runs it (output aside).
+fn solve(problem: &PlanarProblem) -> anyhow::Result<Sample> {
+    let settings = SolveSettings {
+        options: planar::solver_options(problem),
+        ..SolveSettings::default()
+    };
+    let started = Instant::now();
+    let plan = planar::plan(problem, &settings, None)?;
+    let total = started.elapsed().as_secs_f64();
+    Ok(Sample {
+        setup: plan.setup_seconds,
+        solve: total - plan.setup_seconds,
+        iterations: plan.report.iterations,
+        converged: plan.report.converged,
+        objective: plan.report.objective,
+    })
+}
+
+/// The planar problem in `file`, or None for the hopper's own schema.
+pub fn load(file: &Path) -> anyhow::Result<Option<PlanarProblem>> {
+    Ok(match loam::problem::load_any(file, &[])? {
+        loam::problem::AnyProblem::Planar(problem) => Some(problem),
+        loam::problem::AnyProblem::Hopper(_) => None,
+    })
+}
