@@ -133,9 +133,6 @@ pub enum Intruder {
     Cylinder { radius: f64, height: f64 },
 }
 
-/// A material file that cannot be used.
-pub type Located = (Option<usize>, String, String);
-
 impl Material {
     /// Reads and checks a material file; errors name the file, line and field.
     pub fn load(path: &Path) -> Result<Material, DemError> {
