@@ -105,15 +105,17 @@ impl Problem {
     }
 
     /// Solves the problem with IPOPT as `loam solve` does, from the problem's
-    /// `initial_guess`. `refine` (a planar problem: a relative tolerance) refines the mesh
+    /// `initial_guess`, or from the plan in the run folder `warm_start` (the hopper's problems,
+    /// as `--warm-start`). `refine` (a planar problem: a relative tolerance) refines the mesh
     /// until the plan's replay agrees, at most `refine_rounds` times. `progress`, if given, is
     /// called with a dict per IPOPT iteration (`iteration`, `objective`, `inf_pr`, `inf_du`,
     /// `mu`); returning False stops IPOPT there. Ctrl-C stops it too and raises
     /// KeyboardInterrupt. A plan that did not converge is returned, `converged` False.
-    #[pyo3(signature = (refine=None, refine_rounds=3, progress=None))]
+    #[pyo3(signature = (warm_start=None, refine=None, refine_rounds=3, progress=None))]
     fn solve(
         &self,
         py: Python<'_>,
+        warm_start: Option<PathBuf>,
         refine: Option<f64>,
         refine_rounds: usize,
         progress: Option<Py<PyAny>>,
@@ -153,6 +155,7 @@ impl Problem {
                 tolerance,
                 rounds: refine_rounds,
             }),
+            warm_start: warm_start.clone(),
             on_iteration: Some(&mut on_iteration),
         };
         let solved = api::solve(&self.problem, &self.file, options);
@@ -164,10 +167,19 @@ impl Problem {
             std::fs::remove_file(&log).ok();
             raise(py, e)
         })?;
+        let mut arguments = Vec::new();
+        if let Some(dir) = &warm_start {
+            arguments.push(format!("warm_start={:?}", dir.display().to_string()));
+        }
+        if let Some(tolerance) = refine {
+            arguments.push(format!(
+                "refine={tolerance:?}, refine_rounds={refine_rounds}"
+            ));
+        }
         Ok(Plan {
             solved,
             log: log.exists().then_some(log),
-            call: self.call(),
+            call: format!("{}.solve({})", self.call(), arguments.join(", ")),
             run_dir: None,
         })
     }
@@ -189,7 +201,7 @@ pub struct Plan {
     solved: Solved,
     /// IPOPT's log of the solve, in a temporary file until the plan is dropped.
     log: Option<PathBuf>,
-    /// The Python call that made the problem, for the provenance.
+    /// The Python call that made the plan, for the provenance.
     call: String,
     run_dir: Option<PathBuf>,
 }
@@ -210,7 +222,7 @@ impl Plan {
             "python".into(),
             "-c".into(),
             format!(
-                "import loam; {}.solve().write({:?})",
+                "import loam; {}.write({:?})",
                 self.call,
                 dir.display().to_string()
             ),

@@ -81,3 +81,9 @@ def test_refine_is_refused_for_the_hopper_s_own_problem():
     problem = loam.load_problem(ROOT / "problems" / "hopper_rigid.yaml")
     with pytest.raises(loam.InputError, match="refine"):
         problem.solve(refine=0.01)
+
+
+def test_a_warm_start_that_does_not_fit_is_input_error(cli_run):
+    problem = loam.load_problem(ROOT / "problems" / "hopper_granular.yaml", set=["phases.0.nodes=21"])
+    with pytest.raises(loam.InputError, match="cannot start this problem"):
+        problem.solve(warm_start=cli_run("hopper_granular"))

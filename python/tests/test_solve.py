@@ -161,3 +161,21 @@ def test_the_libraries_loaded_are_those_loam_was_linked_against():
     info = loam.build_info()
     assert info["casadi_version"] == "3.8.2"
     assert info["ipopt_version"].startswith("3.14")
+
+
+def test_a_warm_start_is_loam_solve_warm_start_s(cli, cli_run, tmp_path):
+    start = cli_run("hopper_granular")
+    file = ROOT / "problems" / "hopper_granular.yaml"
+    higher = ["task.apex_height=0.065"]
+    out = tmp_path / "cli"
+    result = cli("solve", file, "--set", higher[0], "--warm-start", start, "--out", out, "-q")
+    assert result.returncode == 0, result.stderr
+    plan = loam.load_problem(file, set=higher).solve(warm_start=start)
+    cli_solution = solution(out)
+    assert abs(plan.objective - cli_solution["objective"]) <= 1e-12
+    assert plan.iterations == cli_solution["iterations"]
+    plan.write(tmp_path / "py")
+    recorded = solution(tmp_path / "py")["provenance"]["warm_start"]
+    assert recorded == cli_solution["provenance"]["warm_start"]
+    assert recorded["kind"] == "plan"
+    assert "warm_start=" in solution(tmp_path / "py")["provenance"]["command_line"][2]

@@ -7,12 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::ApiError;
-use crate::output::rail::{write_rail_run, RailRecord};
+use crate::output::rail::{write_rail_run, RailRecord, SavedRailPlan};
 use crate::output::wrench_hop::{self as hop_run, write_hop_run, HopReplayRecord};
 use crate::output::{self, PlanWritten, Provenance, WarmStart};
 use crate::planner::planar::refine::RefineRound;
 use crate::planner::planar::PlanarPlan;
 use crate::planner::rail::{RailJump, RailPlan};
+use crate::planner::warm_start::PlanStart;
 use crate::planner::wrench_hop::{WrenchHop, WrenchPlan};
 use crate::planner::{self, Plan};
 use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
@@ -44,6 +45,10 @@ pub struct SolveOptions<'a> {
     pub log_file: Option<PathBuf>,
     /// Refine a planar plan's mesh until its replay agrees (planar problems only).
     pub refine: Option<Refine>,
+    /// Start IPOPT from the plan in this run folder (`loam solve --warm-start`; the hopper's
+    /// problems and the rail's): its nodes, and for the hopper its multipliers by name. A
+    /// warm start that does not converge is solved again from the problem's guess.
+    pub warm_start: Option<PathBuf>,
     /// Called at each IPOPT iteration; returning false stops IPOPT there (the plan's status
     /// says so).
     pub on_iteration: Option<&'a mut dyn FnMut(&IterationInfo) -> bool>,
@@ -52,7 +57,12 @@ pub struct SolveOptions<'a> {
 /// A solved (or attempted) problem, with what its run folder is written from.
 pub enum Solved {
     /// The hopper on rigid ground or an added-mass bed.
-    Hopper { problem: Problem, plan: Plan },
+    Hopper {
+        problem: Problem,
+        plan: Plan,
+        /// Where IPOPT started: the problem's guess, or the warm start's plan.
+        start: WarmStart,
+    },
     /// A planar robot, with the refinement's rounds (empty when not refined).
     Planar {
         problem: PlanarProblem,
@@ -65,6 +75,7 @@ pub enum Solved {
         plan: RailPlan,
         replay: RailReplay,
         data: PathBuf,
+        start: WarmStart,
     },
     /// A planar robot on wrench spaces, with its MDP replay.
     WrenchHop {
@@ -78,11 +89,12 @@ pub enum Solved {
 }
 
 /// Solves `problem`, read from `file` (data files the problem names are read relative to
-/// it), from the problem's `initial_guess`.
+/// it), from the problem's `initial_guess` or `options.warm_start`.
 pub fn solve(problem: &AnyProblem, file: &Path, options: SolveOptions) -> Result<Solved, ApiError> {
     let SolveOptions {
         log_file,
         refine,
+        warm_start,
         on_iteration,
     } = options;
     let settings = SolveSettings {
@@ -100,15 +112,38 @@ pub fn solve(problem: &AnyProblem, file: &Path, options: SolveOptions) -> Result
                 )));
             }
             if problem.terrain.model == TerrainModel::WrenchSpace {
-                return solve_rail(problem, file, &settings, on_iteration);
+                return solve_rail(
+                    problem,
+                    file,
+                    &settings,
+                    warm_start.as_deref(),
+                    on_iteration,
+                );
             }
-            let (plan, _) = planner::warm_start::plan_from(problem, &settings, None, on_iteration)?;
+            let start = match &warm_start {
+                Some(dir) => Some(hopper_start(dir, problem)?),
+                None => None,
+            };
+            let (plan, warm) = planner::warm_start::plan_from(
+                problem,
+                &settings,
+                start.as_ref().map(|s| &s.0),
+                on_iteration,
+            )?;
             Ok(Solved::Hopper {
                 problem: problem.clone(),
                 plan,
+                start: started_from(problem, start.map(|s| s.1), warm),
             })
         }
         AnyProblem::Planar(problem) => {
+            if warm_start.is_some() {
+                return Err(ApiError::BadInput(format!(
+                    "warm start: {} is a planar robot's problem; warm starts are for the \
+                     hopper's",
+                    file.display()
+                )));
+            }
             if let PlanarTerrainConfig::WrenchSpace(_) = &problem.terrain {
                 if refine.is_some() {
                     return Err(ApiError::BadInput(
@@ -122,6 +157,67 @@ pub fn solve(problem: &AnyProblem, file: &Path, options: SolveOptions) -> Result
             solve_planar(problem, &settings, refine, on_iteration)
         }
     }
+}
+
+/// What a plan records as its start: the warm start's plan when it was solved from it, else
+/// the problem's own guess (no start, or a warm start that did not converge).
+fn started_from(problem: &Problem, source: Option<WarmStart>, warm: bool) -> WarmStart {
+    match source {
+        Some(source) if warm => source,
+        _ => WarmStart::from(problem.initial_guess),
+    }
+}
+
+fn plan_source(plan_id: String, dir: &Path) -> WarmStart {
+    WarmStart::Plan {
+        plan_id,
+        dir: dir.display().to_string(),
+    }
+}
+
+/// The hopper's plan in `dir` as the start of `problem`, refused (bad input) when it cannot
+/// start it, saying what differs.
+fn hopper_start(dir: &Path, problem: &Problem) -> Result<(PlanStart, WarmStart), ApiError> {
+    let refuse = |why: String| ApiError::BadInput(format!("warm start {}: {why}", dir.display()));
+    let (saved, start) =
+        crate::output::run::read_warm_start(dir).map_err(|e| refuse(e.to_string()))?;
+    if let Some(why) = start.mismatch(problem)? {
+        return Err(refuse(format!(
+            "the plan there cannot start this problem: {why}"
+        )));
+    }
+    Ok((start, plan_source(saved.plan_id, dir)))
+}
+
+/// The rail plan in `dir` as the start of `jump`: its node and vertex counts must be the
+/// problem's. Its nodes are used as they are (another angle's rest depth differs by a
+/// fraction of a millimetre; IPOPT moves them).
+fn rail_start(dir: &Path, jump: &RailJump) -> Result<(SavedRailPlan, WarmStart), ApiError> {
+    let refuse = |why: String| ApiError::BadInput(format!("warm start {}: {why}", dir.display()));
+    let saved = crate::output::rail::read_rail_plan(dir).map_err(|e| refuse(e.to_string()))?;
+    let nodes: Vec<usize> = saved
+        .trajectory
+        .phases
+        .iter()
+        .map(|p| p.states.len())
+        .collect();
+    let wanted = [jump.stance.0, jump.flight.0];
+    if nodes != wanted {
+        return Err(refuse(format!(
+            "the plan has {} stance and {} flight nodes, the problem {} and {} (node counts \
+             must match; set them with phases.N.nodes=...)",
+            nodes[0], nodes[1], wanted[0], wanted[1]
+        )));
+    }
+    let weights = saved.trajectory.phases[0].controls[0].len() - 1;
+    if weights != jump.rail.n_vertices() {
+        return Err(refuse(format!(
+            "the plan's wrench space has {weights} vertices, this problem's {}",
+            jump.rail.n_vertices()
+        )));
+    }
+    let source = plan_source(saved.plan_id.clone(), dir);
+    Ok((saved, source))
 }
 
 fn solve_planar(
@@ -220,10 +316,20 @@ fn solve_rail(
     problem: &Problem,
     file: &Path,
     settings: &SolveSettings,
+    warm_start: Option<&Path>,
     on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
 ) -> Result<Solved, ApiError> {
     let jump = rail_jump(file, problem)?;
-    let (plan, _) = planner::rail::plan_from(&jump, settings, None, on_iteration)?;
+    let start = match warm_start {
+        Some(dir) => Some(rail_start(dir, &jump)?),
+        None => None,
+    };
+    let (plan, warm) = planner::rail::plan_from(
+        &jump,
+        settings,
+        start.as_ref().map(|s| &s.0.trajectory),
+        on_iteration,
+    )?;
     let replay = mdp_rail::replay(&jump.rail, &plan.trajectory, SUBSTEPS, QpSolver::ActiveSet)
         .map_err(|e| ApiError::Failed(format!("replaying the rail plan: {e}")))?;
     Ok(Solved::Rail {
@@ -231,6 +337,7 @@ fn solve_rail(
         plan,
         replay,
         data: data_path(file, problem.terrain.data.as_ref()),
+        start: started_from(problem, start.map(|s| s.1), warm),
     })
 }
 
@@ -331,19 +438,17 @@ impl Solved {
         }
     }
 
-    /// The provenance a plan solved from its problem's `initial_guess` records (with the data
-    /// files a wrench-space plan read); the front end sets `command_line`.
+    /// The provenance the plan records: where IPOPT started (the problem's `initial_guess` or
+    /// a warm start's plan) and the data files a wrench-space plan read; the front end sets
+    /// `command_line`.
     pub fn provenance(&self) -> Provenance {
         match self {
-            Solved::Hopper { problem, .. } => {
-                Provenance::new(WarmStart::from(problem.initial_guess))
-            }
+            Solved::Hopper { start, .. } => Provenance::new(start.clone()),
             Solved::Planar { problem, .. } => {
                 Provenance::new(WarmStart::from(problem.initial_guess))
             }
-            Solved::Rail { problem, data, .. } => {
-                Provenance::new(WarmStart::from(problem.initial_guess))
-                    .with_data("terrain.data", data)
+            Solved::Rail { start, data, .. } => {
+                Provenance::new(start.clone()).with_data("terrain.data", data)
             }
             Solved::WrenchHop { problem, data, .. } => {
                 Provenance::new(WarmStart::from(problem.initial_guess))
@@ -363,7 +468,7 @@ impl Solved {
     ) -> Result<PlanWritten, ApiError> {
         output::ensure_writable(dir)?;
         let written = match self {
-            Solved::Hopper { problem, plan } => {
+            Solved::Hopper { problem, plan, .. } => {
                 output::write_run_with(dir, problem, plan, provenance, ipopt_log)?
             }
             Solved::Planar { problem, plan, .. } => {
