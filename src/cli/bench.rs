@@ -10,6 +10,7 @@ pub mod dem_peers;
 mod mdp;
 #[cfg(feature = "planner")]
 mod peer;
+#[cfg(feature = "planner")]
 mod planar;
 #[cfg(feature = "planner")]
 mod solves;
