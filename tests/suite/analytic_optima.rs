@@ -394,3 +394,56 @@ fn accelerate_coast_brake_links_phases_and_finds_the_durations() {
         assert!((second_switch[1] - tau).abs() < 1e-6, "{second_switch:?}");
     }
 }
+
+/// `task.objective: time` on a robot file: a carriage of mass m on a vertical prismatic joint
+/// of a fixed frame, its force |F| ≤ F_max, moved D up from rest to rest in least time. The
+/// optimum is bang-bang: full force up, accelerating at a = (F_max − m g)/m, then full force
+/// down, braking at b = (F_max + m g)/m; T = t₁ + t₂ with t₁ = √(2 D b / (a (a + b))), t₂ = a t₁ / b.
+/// The plan's duration is T to the mesh's resolution of the switch (0.5 %).
+#[test]
+fn a_minimum_time_lift_is_bang_bang_at_the_analytic_time() {
+    use crate::common::run::loam;
+    use crate::common::temp_dir::TempDir;
+    let dir = TempDir::new("minimum_time_lift");
+    let (m, f_max, d, g): (f64, f64, f64, f64) = (2.0, 40.0, 0.2, 9.81);
+    let robot = format!(
+        "name: lift\nlocked: [x, z, pitch]\nbodies:\n  - {{name: frame, mass: 1.0, inertia: 0.01}}\n  \
+         - name: carriage\n    mass: {m}\n    inertia: 0.01\n    joint: {{name: lift, parent: frame, \
+         type: prismatic, axis: [0.0, 1.0], position: [-1.0, 1.0], nominal: 0.1}}\nactuators:\n  \
+         - {{name: push, joint: lift, kind: force, limit: [-{f_max}, {f_max}]}}\ncontacts:\n  \
+         - {{name: base, body: frame, point: [0.0, 0.0], shape: point}}\nstanding: {{lift: 0.0}}\n"
+    );
+    std::fs::write(dir.path().join("lift.yaml"), robot).unwrap();
+    let problem = format!(
+        "robot: {{file: lift.yaml}}\nterrain: {{model: rigid}}\nschedule:\n  \
+         - {{contacts: [base], nodes: 41, duration: [0.05, 2.0]}}\ntask:\n  \
+         end: {{at_rest: true, change: {{lift: {d}}}}}\n  objective: time\n"
+    );
+    std::fs::write(dir.path().join("lift_problem.yaml"), problem).unwrap();
+    let out = loam(
+        dir.path(),
+        &["solve", "lift_problem.yaml", "--out", "run", "-q"],
+    );
+    assert_eq!(out.code(), 0, "{}", out.dump());
+    let text = std::fs::read_to_string(dir.path().join("run/solution.json")).unwrap();
+    let solution: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let duration = solution["key_figures"]["duration_s"].as_f64().unwrap();
+    let (a, b) = ((f_max - m * g) / m, (f_max + m * g) / m);
+    let t1 = (2.0 * d * b / (a * (a + b))).sqrt();
+    let analytic = t1 + a * t1 / b;
+    assert!(
+        (duration - analytic).abs() < 5e-3 * analytic,
+        "duration {duration} s, analytic {analytic} s"
+    );
+    // The objective is the duration, plus the small effort term.
+    let objective = solution["objective"].as_f64().unwrap();
+    assert!(objective >= duration && objective < duration * 1.001);
+    // Bang-bang: the force sits at +F_max early and at −F_max late.
+    let (header, rows) = crate::common::csv::read_csv(&dir.path().join("run/trajectory.csv"));
+    let push = crate::common::csv::column(&header, &rows, "push");
+    assert!((push[2] - f_max).abs() < 1e-3 * f_max, "{push:?}");
+    assert!(
+        (push[push.len() - 3] + f_max).abs() < 1e-3 * f_max,
+        "{push:?}"
+    );
+}

@@ -6,6 +6,9 @@ use std::rc::Rc;
 
 use super::{dynamics_rows, to_bounded, PlanarPlanner};
 use crate::problem::planar::Objective;
+
+/// The weight of `effort` within `objective: time` (`problem::planar::Objective::Time`).
+pub const TIME_EFFORT_WEIGHT: f64 = 1e-4;
 use crate::scalar::Scalar;
 use crate::symbolic::Sx;
 use crate::terrain::contact::FootNormal;
@@ -41,7 +44,7 @@ impl PlanarPlanner {
         r
     }
 
-    /// The objective's integrand. A drive's input is its command rate: `effort` takes it
+    /// The objective's integrand (`time`: 1, plus its small effort term). A drive's input is its command rate: `effort` takes it
     /// relative to 1 (m/s or rad/s), `inputs_squared` as it is; the cost of transport takes
     /// every input's effort (a drive's force) times its coordinate's rate.
     pub(super) fn running_cost(&self) -> impl Fn(&[Sx], &[Sx]) -> Sx {
@@ -51,20 +54,29 @@ impl PlanarPlanner {
         let n_inputs = self.layout.n_inputs;
         let transport = self.weight() * self.problem.task.distance.unwrap_or(1.0).abs();
         move |x: &[Sx], u: &[Sx]| {
-            let mut cost = Sx::from(0.0);
+            let mut cost = Sx::from(if objective == Objective::Time {
+                1.0
+            } else {
+                0.0
+            });
             let efforts = match objective {
                 Objective::CostOfTransport => robot.efforts(x, &u[..n_inputs]),
                 _ => Vec::new(),
             };
             for (i, input) in robot.inputs.iter().enumerate() {
                 let term = match objective {
-                    Objective::Effort => {
+                    Objective::Effort | Objective::Time => {
+                        let weight = if objective == Objective::Time {
+                            TIME_EFFORT_WEIGHT
+                        } else {
+                            1.0
+                        };
                         let scale = if input.drive.is_some() {
                             1.0
                         } else {
                             input.scale()
                         };
-                        (u[i].clone() / scale).square() * 0.5
+                        (u[i].clone() / scale).square() * (0.5 * weight)
                     }
                     Objective::InputsSquared => u[i].square() * 0.5,
                     Objective::CostOfTransport => {

@@ -450,4 +450,9 @@ pub enum Objective {
     InputsSquared,
     /// ∫ Σ |u_i v_i| dt / (m g distance): mechanical cost of transport (needs `distance`).
     CostOfTransport,
+    /// The motion's duration, Σ over phases, with `effort` weighted by 1e-4 added: a
+    /// minimum-time plan drives its inputs to their limits, and where an input does not bind
+    /// the duration does not fix it; the small effort term picks the least-effort input
+    /// there (it moves the duration by about that weight relative).
+    Time,
 }
