@@ -92,6 +92,9 @@ pub fn exit_code(error: &anyhow::Error) -> u8 {
     if let Some(code) = interrupt::exit_code() {
         return code;
     }
+    if let Some(code) = api_exit_code(error) {
+        return code;
+    }
     let bad_input = error.chain().any(|cause| {
         cause.is::<loam::problem::ProblemError>()
             || cause.is::<BadInput>()
@@ -110,6 +113,20 @@ pub fn exit_code(error: &anyhow::Error) -> u8 {
     } else {
         1
     }
+}
+
+/// An error of the library's whole-task calls (`loam::api`) says its own exit code.
+#[cfg(feature = "planner")]
+fn api_exit_code(error: &anyhow::Error) -> Option<u8> {
+    error
+        .chain()
+        .find_map(|cause| cause.downcast_ref::<loam::api::ApiError>())
+        .map(loam::api::ApiError::exit_code)
+}
+
+#[cfg(not(feature = "planner"))]
+fn api_exit_code(_: &anyhow::Error) -> Option<u8> {
+    None
 }
 
 #[cfg(feature = "planner")]

@@ -153,7 +153,7 @@ fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
                     s,
                     tol,
                     args.refine_rounds,
-                    &mut replay_error,
+                    &mut loam::api::replay_error,
                     p,
                 ),
             }
@@ -226,58 +226,12 @@ fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
     Ok(if plan.report.converged { 0 } else { 1 })
 }
 
-/// How far a planar plan's replay on its own contact model departs from it: the larger of
-/// the relative errors of the centre of mass's peak rise and (where it travels over 1 cm) the
-/// distance; infinite for a replay that cannot finish.
-fn replay_error(problem: &PlanarProblem, plan: &loam::planner::planar::PlanarPlan) -> f64 {
-    use loam::sim::planar::{replay, PlanTable, ReplaySettings};
-    let table = PlanTable::from_trajectory(&plan.trajectory, plan.planner.layout.n_inputs);
-    match replay(problem, &table, &ReplaySettings::default()) {
-        Ok(r) if r.summary.complete => {
-            let s = &r.summary;
-            if s.planned_distance_m.abs() > 0.01 {
-                s.com_peak_error_rel.max(s.distance_error_rel)
-            } else {
-                s.com_peak_error_rel
-            }
-        }
-        _ => f64::INFINITY,
-    }
-}
-
-/// The rail hopper of a problem whose terrain is a wrench space: its data loaded and its
-/// rail angle checked against the data's tilts (bad input names the field).
+/// The rail hopper of a problem whose terrain is a wrench space (`loam::api::rail_jump`).
 pub fn rail_jump(
     file: &Path,
     problem: &loam::problem::Problem,
 ) -> anyhow::Result<loam::planner::rail::RailJump> {
-    use loam::model::rail::RailWrenches;
-    use loam::planner::rail::RailJump;
-    use loam::terrain::wrench_space::WrenchSpace;
-    let bad = |field: &str, message: String| {
-        super::BadInput(format!("{}: {field}: {message}", file.display()))
-    };
-    let data = problem.terrain.data.clone().unwrap_or_default();
-    let path = file.parent().unwrap_or(Path::new(".")).join(&data);
-    let space = WrenchSpace::load(&path).map_err(|e| bad("terrain.data", e.to_string()))?;
-    let angle = problem.terrain.rail_angle.unwrap_or(0.0);
-    let (_, tilt_max) = space.tilt_range();
-    if angle.abs() > tilt_max {
-        return Err(bad(
-            "terrain.rail_angle",
-            format!(
-                "{angle} rad is outside the data's tilts (|tilt| <= {tilt_max} rad in {}); loam \
-                 does not extrapolate a wrench space",
-                path.display()
-            ),
-        )
-        .into());
-    }
-    Ok(RailJump::from_problem(
-        problem,
-        angle,
-        RailWrenches::Data(space.into()),
-    )?)
+    Ok(loam::api::rail_jump(file, problem)?)
 }
 
 /// The rail plan in `dir` as the start of `jump`: its node counts and vertex count must be
@@ -394,24 +348,12 @@ fn run_rail(args: &Args, problem: &loam::problem::Problem) -> anyhow::Result<u8>
     Ok(if plan.report.converged { 0 } else { 1 })
 }
 
-/// A planar problem on `terrain: {model: wrench_space}`, its data loaded from the path the
-/// file names (relative to the file's folder); a data file that does not load is bad input.
+/// A planar problem on a wrench space, its data loaded (`loam::api::wrench_hop`).
 pub(super) fn wrench_hop(
     file: &Path,
     problem: &PlanarProblem,
 ) -> anyhow::Result<std::sync::Arc<loam::planner::wrench_hop::WrenchHop>> {
-    use loam::problem::planar::PlanarTerrainConfig;
-    use loam::terrain::wrench_space::WrenchSpace;
-    let PlanarTerrainConfig::WrenchSpace(ground) = &problem.terrain else {
-        unreachable!("called for wrench-space problems only");
-    };
-    let data = ground.data.clone().unwrap_or_default();
-    let path = file.parent().unwrap_or(Path::new(".")).join(&data);
-    let space = WrenchSpace::load(&path)
-        .map_err(|e| super::BadInput(format!("{}: terrain.data: {e}", file.display())))?;
-    Ok(std::sync::Arc::new(
-        loam::planner::wrench_hop::WrenchHop::from_problem(problem, space.into()),
-    ))
+    Ok(loam::api::wrench_hop(file, problem)?)
 }
 
 /// A planar robot on a wrench space (`planner::wrench_hop`): plan, replay in the MDP
