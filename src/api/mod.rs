@@ -14,7 +14,9 @@ mod simulate;
 mod solve;
 
 pub use simulate::{is_planar_run, replay_stem, settings, simulate, SimulateOptions, Simulated};
-pub use solve::{rail_jump, replay_error, solve, wrench_hop, Refine, SolveOptions, Solved};
+pub use solve::{
+    planar_start, rail_jump, replay_error, solve, wrench_hop, Refine, SolveOptions, Solved,
+};
 
 use std::path::Path;
 

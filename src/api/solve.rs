@@ -68,6 +68,8 @@ pub enum Solved {
         problem: PlanarProblem,
         plan: PlanarPlan,
         rounds: Vec<RefineRound>,
+        /// Where IPOPT started: the problem's guess, or the warm start's plan.
+        start: WarmStart,
     },
     /// The hopper on a rail over a wrench space, with its MDP replay.
     Rail {
@@ -137,14 +139,14 @@ pub fn solve(problem: &AnyProblem, file: &Path, options: SolveOptions) -> Result
             })
         }
         AnyProblem::Planar(problem) => {
-            if warm_start.is_some() {
-                return Err(ApiError::BadInput(format!(
-                    "warm start: {} is a planar robot's problem; warm starts are for the \
-                     hopper's",
-                    file.display()
-                )));
-            }
             if let PlanarTerrainConfig::WrenchSpace(_) = &problem.terrain {
+                if warm_start.is_some() {
+                    return Err(ApiError::BadInput(format!(
+                        "warm start: {} plans on a wrench space, whose plans do not start \
+                         others yet",
+                        file.display()
+                    )));
+                }
                 if refine.is_some() {
                     return Err(ApiError::BadInput(
                         "refine: a plan on a wrench space is replayed by the MDP step, not \
@@ -154,7 +156,11 @@ pub fn solve(problem: &AnyProblem, file: &Path, options: SolveOptions) -> Result
                 }
                 return solve_wrench_hop(problem, file, &settings, on_iteration);
             }
-            solve_planar(problem, &settings, refine, on_iteration)
+            let start = match warm_start {
+                Some(dir) => Some(planar_start(&dir, problem)?),
+                None => None,
+            };
+            solve_planar(problem, &settings, start, refine, on_iteration)
         }
     }
 }
@@ -223,6 +229,7 @@ fn rail_start(dir: &Path, jump: &RailJump) -> Result<(SavedRailPlan, WarmStart),
 fn solve_planar(
     problem: &PlanarProblem,
     settings: &SolveSettings,
+    start: Option<(crate::transcription::Trajectory, WarmStart)>,
     refine: Option<Refine>,
     mut on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
 ) -> Result<Solved, ApiError> {
@@ -237,7 +244,20 @@ fn solve_planar(
     let first = on_iteration
         .as_mut()
         .map(|f| &mut **f as &mut dyn FnMut(&IterationInfo) -> bool);
-    let plan = planar::plan(problem, settings, first)?;
+    let from = start.as_ref().map(|s| &s.0);
+    let mut plan = planar::plan_from(problem, settings, from, first)?;
+    // A warm start that does not converge is solved again from the guess, as the hopper's.
+    let warm = from.is_some() && plan.report.converged;
+    if from.is_some() && !warm {
+        let again = on_iteration
+            .as_mut()
+            .map(|f| &mut **f as &mut dyn FnMut(&IterationInfo) -> bool);
+        plan = planar::plan(problem, settings, again)?;
+    }
+    let source = match start {
+        Some((_, source)) if warm => source,
+        _ => WarmStart::from(problem.initial_guess),
+    };
     let (problem, plan, rounds) = match refine {
         None => (problem.clone(), plan, Vec::new()),
         Some(Refine { tolerance, rounds }) => planar::refine::refine(
@@ -254,7 +274,35 @@ fn solve_planar(
         problem,
         plan,
         rounds,
+        start: source,
     })
+}
+
+/// A planar run's plan as the start of `problem` (`--warm-start DIR`): its trajectory,
+/// checked to be this robot's, resampled onto this problem's mesh (node counts and scheme may
+/// differ; durations are kept), and its identity for the provenance. The primal point only:
+/// the multipliers of rows on another mesh have no counterpart.
+pub fn planar_start(
+    dir: &Path,
+    problem: &PlanarProblem,
+) -> Result<(crate::transcription::Trajectory, WarmStart), ApiError> {
+    use crate::planner::planar::{refine, PlanarPlanner};
+    let bad = |e: String| ApiError::BadInput(format!("--warm-start {}: {e}", dir.display()));
+    let files = crate::output::run::read_plan_files(dir).map_err(|e| bad(e.to_string()))?;
+    let planner = PlanarPlanner::new(problem);
+    let mut columns = planner.state_names();
+    columns.extend(planner.control_names());
+    let csv = String::from_utf8_lossy(&files.trajectory);
+    let from =
+        refine::read_trajectory(&csv, &columns, planner.layout.n_x(), problem.schedule.len())
+            .map_err(|e| bad(format!("{}: {e}", files.trajectory_path.display())))?;
+    let nodes: Vec<usize> = problem.schedule.iter().map(|p| p.nodes).collect();
+    let hermite = planner.scheme == crate::transcription::Scheme::HermiteSimpson;
+    let source = WarmStart::Plan {
+        plan_id: files.plan_id,
+        dir: dir.display().to_string(),
+    };
+    Ok((refine::resample(&from, &nodes, hermite), source))
 }
 
 /// How far a planar plan's replay on its own contact model departs from it: the larger of
@@ -444,9 +492,7 @@ impl Solved {
     pub fn provenance(&self) -> Provenance {
         match self {
             Solved::Hopper { start, .. } => Provenance::new(start.clone()),
-            Solved::Planar { problem, .. } => {
-                Provenance::new(WarmStart::from(problem.initial_guess))
-            }
+            Solved::Planar { start, .. } => Provenance::new(start.clone()),
             Solved::Rail { start, data, .. } => {
                 Provenance::new(start.clone()).with_data("terrain.data", data)
             }

@@ -113,14 +113,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 /// A planar robot's problem: the same steps, the planar planner and outputs.
 fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
     use loam::planner::planar;
-    if args.warm_start.is_some() {
-        return Err(super::BadInput(format!(
-            "--warm-start: {} is a planar robot's problem; warm starts are for the hopper's",
-            args.problem.file.display()
-        ))
-        .into());
-    }
     if let loam::problem::planar::PlanarTerrainConfig::WrenchSpace(_) = &problem.terrain {
+        if args.warm_start.is_some() {
+            return Err(super::BadInput(format!(
+                "--warm-start: {} plans on a wrench space, whose plans do not start others yet",
+                args.problem.file.display()
+            ))
+            .into());
+        }
         if args.refine.is_some() {
             return Err(super::BadInput(
                 "--refine: a plan on a wrench space is replayed by the MDP step, not refined yet"
@@ -138,13 +138,23 @@ fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
             .into());
         }
     }
+    let start = match &args.warm_start {
+        Some(dir) => Some(loam::api::planar_start(dir, problem)?),
+        None => None,
+    };
     let out = out_dir(args, problem.name())?;
+    let mut cold = false;
     let ((problem, plan, rounds), log) = solve_logged(
         &out,
         args.quiet,
         planar::solver_options(problem),
         |s, mut p| {
-            let plan = planar::plan(problem, s, p.as_mut().map(|f| &mut **f as _))?;
+            let from = start.as_ref().map(|s| &s.0);
+            let mut plan = planar::plan_from(problem, s, from, p.as_mut().map(|f| &mut **f as _))?;
+            if from.is_some() && !plan.report.converged {
+                cold = true;
+                plan = planar::plan(problem, s, p.as_mut().map(|f| &mut **f as _))?;
+            }
             match args.refine {
                 None => Ok((problem.clone(), plan, Vec::new())),
                 Some(tol) => planar::refine::refine(
@@ -160,7 +170,14 @@ fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
         },
     )?;
     let problem = &problem;
-    let provenance = Provenance::new(WarmStart::from(problem.initial_guess));
+    if cold {
+        eprintln!("the warm start did not converge; solved again from the problem's initial_guess");
+    }
+    let source = match start {
+        Some((_, source)) if !cold => source,
+        _ => WarmStart::from(problem.initial_guess),
+    };
+    let provenance = Provenance::new(source);
     let written =
         output::planar::write_planar_run(&out.path, problem, &plan, provenance, Some(&log))?;
     if !args.quiet && !rounds.is_empty() {

@@ -161,3 +161,52 @@ fn bench_times_a_planar_problem_in_both_strategies_and_skips_a_rail() {
         out.dump()
     );
 }
+
+/// `--warm-start RUN` on a planar problem with another mesh: the 31-node plan resampled onto
+/// 61 nodes per phase starts IPOPT, which converges to the cold 61-node plan's optimum (the
+/// finer mesh's objective, lower than the coarse one's); the provenance names the source plan.
+/// A run of another robot is refused, naming the file.
+#[test]
+fn a_planar_plan_starts_a_finer_mesh() {
+    let dir = TempDir::new("two_stage_warm_mesh");
+    let coarse = solve(dir.path(), "coarse", &[]);
+    let fine_mesh = [
+        "--set",
+        "schedule.0.nodes=61",
+        "--set",
+        "schedule.1.nodes=61",
+    ];
+    let cold = solve(dir.path(), "cold", &fine_mesh);
+    let mut args = fine_mesh.to_vec();
+    args.extend(["--warm-start", "coarse"]);
+    let warm = solve(dir.path(), "warm", &args);
+    assert_eq!(warm["converged"], true);
+    assert_eq!(warm["provenance"]["warm_start"]["kind"], "plan");
+    assert_eq!(
+        warm["provenance"]["warm_start"]["plan_id"],
+        coarse["plan_id"]
+    );
+    let (c, w) = (
+        cold["objective"].as_f64().unwrap(),
+        warm["objective"].as_f64().unwrap(),
+    );
+    assert!((c - w).abs() <= 1e-6 * c, "cold {c}, warm {w}");
+    assert!(w < coarse["objective"].as_f64().unwrap());
+    // Another robot's plan cannot start this one.
+    let monopod = root().join("problems/monopod_hop.yaml");
+    let out = loam(
+        dir.path(),
+        &[
+            "solve",
+            monopod.to_str().unwrap(),
+            "--out",
+            "mono",
+            "-q",
+            "--warm-start",
+            "coarse",
+        ],
+    );
+    assert_eq!(out.code(), 2, "{}", out.dump());
+    assert!(out.stderr.contains("trajectory.csv"), "{}", out.dump());
+    assert!(!dir.path().join("mono").exists());
+}

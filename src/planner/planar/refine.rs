@@ -114,6 +114,68 @@ pub fn refine(
     }
 }
 
+/// A plan's `trajectory.csv` (t, phase, node, then `columns`: the `n_x` state columns, then
+/// the controls) read back as a trajectory for a start: each phase's nodes in order, its
+/// duration from its first and last node's times (written to 1e-9 s).
+/// Refuses a file whose columns are not `columns` (another robot) or whose phases are not
+/// `phases` in number.
+pub fn read_trajectory(
+    csv: &str,
+    columns: &[String],
+    n_x: usize,
+    phases: usize,
+) -> Result<Trajectory, String> {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+    let expected: Vec<&str> = ["t", "phase", "node"]
+        .into_iter()
+        .chain(columns.iter().map(String::as_str))
+        .collect();
+    if header != expected {
+        return Err(format!(
+            "its columns are not this problem's robot's ({} columns against {}; first              difference: {:?})",
+            header.len(),
+            expected.len(),
+            header
+                .iter()
+                .zip(&expected)
+                .find(|(a, b)| a != b)
+                .map(|(a, _)| *a)
+        ));
+    }
+    let mut out: Vec<(Vec<f64>, PhaseTrajectory)> = Vec::new();
+    for (row, line) in lines.enumerate() {
+        let values: Result<Vec<f64>, _> = line.split(',').map(str::parse::<f64>).collect();
+        let values = values.map_err(|e| format!("row {}: {e}", row + 2))?;
+        if values.len() != expected.len() {
+            return Err(format!("row {}: {} values", row + 2, values.len()));
+        }
+        let p = values[1] as usize;
+        if p >= phases || p > out.len() {
+            return Err(format!("row {}: phase {p} out of order", row + 2));
+        }
+        if p == out.len() {
+            out.push((Vec::new(), PhaseTrajectory::default()));
+        }
+        let (times, phase) = &mut out[p];
+        times.push(values[0]);
+        phase.states.push(values[3..3 + n_x].to_vec());
+        phase.controls.push(values[3 + n_x..].to_vec());
+    }
+    if out.len() != phases {
+        return Err(format!("{} phases, the problem has {phases}", out.len()));
+    }
+    Ok(Trajectory {
+        phases: out
+            .into_iter()
+            .map(|(times, mut phase)| {
+                phase.duration = times.last().unwrap_or(&0.0) - times.first().unwrap_or(&0.0);
+                phase
+            })
+            .collect(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
