@@ -15,7 +15,8 @@ mod solve;
 
 pub use simulate::{is_planar_run, replay_stem, settings, simulate, SimulateOptions, Simulated};
 pub use solve::{
-    planar_start, rail_jump, replay_error, solve, wrench_hop, Refine, SolveOptions, Solved,
+    planar_start, rail_jump, rail_start, replay_error, solve, wrench_hop, Refine, SolveOptions,
+    Solved,
 };
 
 use std::path::Path;

@@ -198,7 +198,7 @@ fn hopper_start(dir: &Path, problem: &Problem) -> Result<(PlanStart, WarmStart),
 /// The rail plan in `dir` as the start of `jump`: its node and vertex counts must be the
 /// problem's. Its nodes are used as they are (another angle's rest depth differs by a
 /// fraction of a millimetre; IPOPT moves them).
-fn rail_start(dir: &Path, jump: &RailJump) -> Result<(SavedRailPlan, WarmStart), ApiError> {
+pub fn rail_start(dir: &Path, jump: &RailJump) -> Result<(SavedRailPlan, WarmStart), ApiError> {
     let refuse = |why: String| ApiError::BadInput(format!("warm start {}: {why}", dir.display()));
     let saved = crate::output::rail::read_rail_plan(dir).map_err(|e| refuse(e.to_string()))?;
     let nodes: Vec<usize> = saved

@@ -251,41 +251,6 @@ pub fn rail_jump(
     Ok(loam::api::rail_jump(file, problem)?)
 }
 
-/// The rail plan in `dir` as the start of `jump`: its node counts and vertex count must be
-/// the problem's (exit 2 with what differs). Its nodes are used as they are (another angle's
-/// rest depth differs by a fraction of a millimetre; IPOPT moves them).
-fn rail_start(
-    dir: &Path,
-    jump: &loam::planner::rail::RailJump,
-) -> anyhow::Result<loam::output::rail::SavedRailPlan> {
-    let refuse = |why: String| -> anyhow::Error {
-        super::BadInput(format!("--warm-start {}: {why}", dir.display())).into()
-    };
-    let saved = loam::output::rail::read_rail_plan(dir).map_err(|e| refuse(e.to_string()))?;
-    let nodes: Vec<usize> = saved
-        .trajectory
-        .phases
-        .iter()
-        .map(|p| p.states.len())
-        .collect();
-    let wanted = [jump.stance.0, jump.flight.0];
-    if nodes != wanted {
-        return Err(refuse(format!(
-            "the plan has {} stance and {} flight nodes, the problem {} and {} (node counts \
-             must match; set them with --set phases.N.nodes=...)",
-            nodes[0], nodes[1], wanted[0], wanted[1]
-        )));
-    }
-    let weights = saved.trajectory.phases[0].controls[0].len() - 1;
-    if weights != jump.rail.n_vertices() {
-        return Err(refuse(format!(
-            "the plan's wrench space has {weights} vertices, this problem's {}",
-            jump.rail.n_vertices()
-        )));
-    }
-    Ok(saved)
-}
-
 /// The hopper on an inclined rail over a wrench-space terrain (`planner::rail`): plan,
 /// replay in the MDP simulator, write.
 fn run_rail(args: &Args, problem: &loam::problem::Problem) -> anyhow::Result<u8> {
@@ -295,7 +260,7 @@ fn run_rail(args: &Args, problem: &loam::problem::Problem) -> anyhow::Result<u8>
     let file = &args.problem.file;
     let jump = rail_jump(file, problem)?;
     let start = match &args.warm_start {
-        Some(dir) => Some(rail_start(dir, &jump)?),
+        Some(dir) => Some(loam::api::rail_start(dir, &jump)?.0),
         None => None,
     };
     let angle = jump.rail.angle;
