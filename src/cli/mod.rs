@@ -16,6 +16,7 @@ mod simulate_dem;
 mod solve;
 #[cfg(feature = "planner")]
 mod sweep;
+mod validate;
 #[cfg(feature = "planner")]
 mod warm_start;
 mod wrench_space;
@@ -56,6 +57,9 @@ enum Command {
     /// Wrench-space terrain data: build one (RFT), import measurements, describe a file.
     #[command(subcommand)]
     WrenchSpace(wrench_space::WrenchSpaceCommand),
+    /// The verdict on a plan: replay it in every simulator that applies (its own model, the
+    /// other grounds, the DEM over realisations of a bed) and compare with the plan.
+    Validate(validate::Args),
     /// Robot files: describe, check, draw one; write a preset as a file to edit.
     #[command(subcommand)]
     Robot(robot::RobotCommand),
@@ -82,6 +86,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Dem(command) => dem::run(command),
         Command::Mdp(command) => mdp::run(command),
         Command::WrenchSpace(command) => wrench_space::run(command),
+        Command::Validate(args) => validate::run(args),
         Command::Robot(command) => robot::run(command),
         Command::Schema(args) => schema::run(args),
     }

@@ -58,6 +58,13 @@ pub struct DemArgs {
     /// plan's clock starts [s] (default: the hopper 0.3, a planar robot 0.2).
     #[arg(long)]
     pub settle_time: Option<f64>,
+    /// Where the replay is written (`loam validate`'s realisations); default `RUN/<backend>`.
+    #[arg(skip)]
+    pub out_dir: Option<PathBuf>,
+    /// Replay on the bed with this grain moved by one ulp (`Checkpoint::nudged`): another
+    /// realisation of the same bed (`loam validate`).
+    #[arg(skip)]
+    pub nudge_grain: Option<usize>,
 }
 
 /// `dem.json`: what the DEM replay shows against the plan and the reduced-order replay
@@ -116,7 +123,7 @@ pub fn run(
     let render_at = render_times(args)?;
     let defaults = HopperReplaySettings::default();
     let settle_time = settle_time(args, defaults.settle_time)?;
-    let bed = Checkpoint::load(bed_path).map_err(dem_error)?;
+    let bed = load_bed(bed_path, args)?;
     let (mut engine, name) = engine(backend)?;
 
     let robot = Hopper::from_problem(&plan.problem);
@@ -174,13 +181,13 @@ pub fn run(
     let terrain = loam::terrain::Terrain::from_problem(&seeds, foot_radius);
     let added_mass_rest_depth = -terrain.rest_height(robot.total_mass() * robot.gravity);
 
-    let out = plan.dir.join(name);
+    let out = args.out_dir.clone().unwrap_or_else(|| plan.dir.join(name));
     let scene = &bed.scene;
     let params = dem.params;
     let written = write_snapshots(&out, &dem, &scene.container, &render_at, params.time_step)?;
     let summary = DemSummary {
         backend: name,
-        bed: bed_path.display().to_string(),
+        bed: bed_label(bed_path, args),
         grains: bed.grains.len(),
         grain_radius_m: scene.grains.radius,
         time_step_s: params.time_step,
@@ -248,6 +255,25 @@ fn bed_path(args: &DemArgs) -> anyhow::Result<&PathBuf> {
     })
 }
 
+/// The bed of `--bed`, nudged where `args` asks for another realisation of it.
+fn load_bed(path: &Path, args: &DemArgs) -> anyhow::Result<Checkpoint> {
+    let bed = Checkpoint::load(path).map_err(dem_error)?;
+    match args.nudge_grain {
+        None => Ok(bed),
+        Some(grain) => bed.nudged(grain).map_err(|e| {
+            BadInput(format!("nudging grain {grain} of {}: {e}", path.display())).into()
+        }),
+    }
+}
+
+/// The bed as `dem.json` names it: its file, and the grain nudged for a realisation.
+fn bed_label(path: &Path, args: &DemArgs) -> String {
+    match args.nudge_grain {
+        None => path.display().to_string(),
+        Some(grain) => format!("{} (grain {grain} nudged by 1 ulp)", path.display()),
+    }
+}
+
 /// The DEM engine `backend` names, and its name.
 fn engine(backend: BackendChoice) -> anyhow::Result<(Box<dyn Backend>, &'static str)> {
     Ok(match backend {
@@ -307,7 +333,7 @@ pub fn run_planar(
         .into());
     }
     let run = super::simulate::read_planar_run(run_dir)?;
-    let bed = Checkpoint::load(bed_path).map_err(dem_error)?;
+    let bed = load_bed(bed_path, args)?;
     if let (loam::problem::planar::PlanarTerrainConfig::AddedMass(ground), false) =
         (&run.problem.terrain, quiet)
     {
@@ -344,7 +370,7 @@ pub fn run_planar(
     drop(stepped);
     let record = PlanarDemRecord {
         backend: name,
-        bed: bed_path.display().to_string(),
+        bed: bed_label(bed_path, args),
         grains: bed.grains.len(),
         grain_radius_m: bed.scene.grains.radius,
         contact: bed.scene.step_params().law,
@@ -353,7 +379,7 @@ pub fn run_planar(
         summary: dem.summary.clone(),
         wall_time_s: started.elapsed().as_secs_f64(),
     };
-    let out = run_dir.join(name);
+    let out = args.out_dir.clone().unwrap_or_else(|| run_dir.join(name));
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     output::identity::write_derived(
         &run.plan_id,

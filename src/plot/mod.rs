@@ -31,6 +31,7 @@ mod run;
 mod style;
 mod sweep;
 mod table;
+pub mod validation;
 pub mod wrench;
 
 use std::path::{Path, PathBuf};

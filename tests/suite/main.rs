@@ -40,6 +40,7 @@ mod schema;
 mod sweep_shards;
 mod two_stage;
 mod urdf;
+mod validate;
 mod warm_start;
 mod workflow_guards;
 mod wrench_extrapolation;
