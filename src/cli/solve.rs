@@ -230,6 +230,13 @@ fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
                 "distance       {:.4} m, centre of mass rise {:.4} m, duration {:.3} s",
                 key.distance_m, key.com_rise_m, key.duration_s
             ),
+            {
+                let e = plan.planner.interval_errors(&plan.trajectory);
+                format!(
+                    "mesh error     {:.2e} at most ({} in phase {}, interval {}; relative, MODEL.md 5.3)",
+                    e.max, e.worst_state, e.worst_phase, e.worst_interval
+                )
+            },
         ];
         print_summary(
             &plan.report,

@@ -46,6 +46,8 @@ pub struct PlanarSolutionFile<'a> {
     /// ran) with its status, iterations, objective and time.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub stages: &'a [crate::planner::StageOutcome],
+    /// The transcription's error per interval (`planner::planar::error`, MODEL.md 5.3).
+    pub transcription_error: crate::planner::planar::error::MeshError,
 }
 
 /// Each phase's name, feet, nodes and duration.
@@ -131,6 +133,7 @@ pub fn write_planar_run(
         key_figures: key_figures(plan),
         phases: phase_summaries(&plan.trajectory, problem),
         stages: &plan.stages,
+        transcription_error: plan.planner.interval_errors(&plan.trajectory),
     };
     let json = serde_json::to_string_pretty(&file).expect("solution serializes");
     commit_plan(dir, &plan_id, &json, &trajectory, ipopt_log)

@@ -38,6 +38,7 @@ mod robot_files;
 mod run_folders;
 mod schema;
 mod sweep_shards;
+mod transcription_error;
 mod two_stage;
 mod urdf;
 mod validate;

@@ -38,6 +38,7 @@ use crate::terrain::rigid::{self, RigidGround, Row, WRENCH};
 use crate::terrain::ContactModel;
 use crate::transcription::{Bounded, PhaseTrajectory, Scheme, Trajectory};
 
+pub mod error;
 mod ocp;
 pub mod refine;
 mod rows;
