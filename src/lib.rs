@@ -50,7 +50,6 @@
 //! implement [`planner::Transcribe`], through which one pipeline gives them their starting
 //! points and solves them.
 
-#[cfg(feature = "planner")]
 pub mod api;
 pub mod model;
 pub mod output;

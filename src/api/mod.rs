@@ -11,19 +11,29 @@
 //! A solve that does not converge is not an error: it is the plan's status.
 
 mod simulate;
+#[cfg(feature = "planner")]
 mod solve;
 
-pub use simulate::{is_planar_run, replay_stem, settings, simulate, SimulateOptions, Simulated};
+pub use simulate::{
+    is_planar_run, replay_and_write, replay_stem, settings, simulate, Replayed, SimulateOptions,
+    Simulated,
+};
+#[cfg(feature = "planner")]
 pub use solve::{
     planar_start, rail_jump, rail_start, replay_error, solve, wrench_hop, Refine, SolveOptions,
     Solved,
 };
 
+#[cfg(feature = "planner")]
 use std::path::Path;
 
 use crate::output::OutputError;
+#[cfg(feature = "planner")]
 use crate::planner::PlanError;
-use crate::problem::{self, AnyProblem, ProblemError};
+use crate::problem::ProblemError;
+#[cfg(feature = "planner")]
+use crate::problem::{self, AnyProblem};
+#[cfg(feature = "planner")]
 use crate::solver::{self, IpoptError, OptionValue};
 
 /// Why a task could not be done.
@@ -58,6 +68,7 @@ impl ApiError {
     }
 }
 
+#[cfg(feature = "planner")]
 impl From<PlanError> for ApiError {
     fn from(error: PlanError) -> Self {
         let bad_input = matches!(
@@ -77,6 +88,7 @@ impl From<PlanError> for ApiError {
     }
 }
 
+#[cfg(feature = "planner")]
 /// `error` and its sources, outermost first.
 fn source_chain<'a>(
     error: &'a (dyn std::error::Error + 'static),
@@ -84,6 +96,7 @@ fn source_chain<'a>(
     std::iter::successors(Some(error), |e| e.source())
 }
 
+#[cfg(feature = "planner")]
 /// Reads the problem file at `path` in its schema (the hopper's or a planar robot's), with
 /// `--set`-style overrides (`task.apex_height=0.08`), and checks its IPOPT options, before any
 /// work starts. `path` may also be a run folder or its `solution.json`: the problem it solved.
@@ -91,6 +104,7 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<AnyProblem, ApiError> {
     checked(problem::load_any(path, overrides)?, path)
 }
 
+#[cfg(feature = "planner")]
 /// [`load`] for problem text that is not in a file (YAML or JSON, e.g. a Python dict written
 /// as JSON); `origin` names it in errors, gives the problem its default name (its stem) and
 /// is where relative paths in it (a robot file, a terrain's data) are read from.
@@ -103,6 +117,7 @@ pub fn load_text(text: &str, origin: &Path, overrides: &[String]) -> Result<AnyP
     checked(problem, origin)
 }
 
+#[cfg(feature = "planner")]
 /// IPOPT's options for `problem`: loam's defaults, the file's `solver` section on top.
 pub fn solver_options(problem: &AnyProblem) -> Vec<(String, OptionValue)> {
     match problem {
@@ -111,6 +126,7 @@ pub fn solver_options(problem: &AnyProblem) -> Vec<(String, OptionValue)> {
     }
 }
 
+#[cfg(feature = "planner")]
 /// The problem's name: its `name` field, or its file's stem (`runs/<name>/` by default).
 pub fn problem_name(problem: &AnyProblem) -> &str {
     match problem {
@@ -119,12 +135,14 @@ pub fn problem_name(problem: &AnyProblem) -> &str {
     }
 }
 
+#[cfg(feature = "planner")]
 /// The folder whose CasADi and IPOPT loam was linked against (build.rs), for a front end to
 /// check that the libraries it loaded are those.
 pub fn casadi_dir() -> &'static str {
     env!("LOAM_CASADI_DIR")
 }
 
+#[cfg(feature = "planner")]
 fn checked(problem: AnyProblem, file: &Path) -> Result<AnyProblem, ApiError> {
     solver::check_options(&solver_options(&problem))
         .map_err(|e| ApiError::BadInput(format!("{}: solver: {e}", file.display())))?;

@@ -51,6 +51,15 @@ pub struct Simulated {
     /// Whether the replay did what it had to: the hopper reached an apex, a planar robot's
     /// replay the plan's end. `loam simulate` exits 1 when it did not.
     pub complete: bool,
+    /// What the replay measured (`<stem>.json`'s body).
+    pub summary: Replayed,
+}
+
+/// A replay's summary: the hopper's or a planar robot's.
+#[derive(Clone, Debug)]
+pub enum Replayed {
+    Hopper(replay::ReplaySummary),
+    Planar(planar::PlanarReplaySummary),
 }
 
 /// Replays the plan in `run_dir` and writes `<stem>.csv` and `<stem>.json` there.
@@ -65,25 +74,46 @@ pub fn simulate(run_dir: &Path, options: &SimulateOptions) -> Result<Simulated, 
         None => (plan.problem.terrain.clone(), None),
     };
     let stem = replay_stem(&plan, &terrain, file_stem.as_deref());
-    let (replay, summary) = replay::replay(&plan, &terrain, settings)
-        .map_err(|e| ApiError::Failed(format!("replaying the plan: {e}")))?;
-    let csv = replay::replay_csv(&replay);
-    let written = written(run_dir, &stem, summary.apex_rise_m.is_some());
-    identity::write_derived(
-        &plan.plan_id,
-        Some((&written.csv, csv.as_bytes())),
-        &written.json,
-        &summary,
-    )?;
-    Ok(written)
+    let summary = replay_and_write_as(&plan, &terrain, settings, &stem)?;
+    let complete = summary.apex_rise_m.is_some();
+    Ok(written(run_dir, &stem, complete, Replayed::Hopper(summary)))
 }
 
-fn written(run_dir: &Path, stem: &str, complete: bool) -> Simulated {
+/// Replays the hopper's `plan` on `terrain` and writes `<stem>.csv` and `<stem>.json` into
+/// its folder, the stem from [`replay_stem`] (the sweep's replays).
+pub fn replay_and_write(
+    plan: &SavedPlan,
+    terrain: &problem::Terrain,
+    settings: reduced::Settings,
+) -> Result<replay::ReplaySummary, ApiError> {
+    replay_and_write_as(plan, terrain, settings, &replay_stem(plan, terrain, None))
+}
+
+fn replay_and_write_as(
+    plan: &SavedPlan,
+    terrain: &problem::Terrain,
+    settings: reduced::Settings,
+    stem: &str,
+) -> Result<replay::ReplaySummary, ApiError> {
+    let (replay, summary) = replay::replay(plan, terrain, settings)
+        .map_err(|e| ApiError::Failed(format!("replaying the plan: {e}")))?;
+    let csv = replay::replay_csv(&replay);
+    identity::write_derived(
+        &plan.plan_id,
+        Some((&plan.dir.join(format!("{stem}.csv")), csv.as_bytes())),
+        &plan.dir.join(format!("{stem}.json")),
+        &summary,
+    )?;
+    Ok(summary)
+}
+
+fn written(run_dir: &Path, stem: &str, complete: bool, summary: Replayed) -> Simulated {
     Simulated {
         stem: stem.to_string(),
         csv: run_dir.join(format!("{stem}.csv")),
         json: run_dir.join(format!("{stem}.json")),
         complete,
+        summary,
     }
 }
 
@@ -309,7 +339,12 @@ fn simulate_planar(run_dir: &Path, options: &SimulateOptions) -> Result<Simulate
         }
         csv.push('\n');
     }
-    let written = written(run_dir, &stem, replay.summary.complete);
+    let written = written(
+        run_dir,
+        &stem,
+        replay.summary.complete,
+        Replayed::Planar(replay.summary.clone()),
+    );
     identity::write_derived(
         &plan_id,
         Some((&written.csv, csv.as_bytes())),

@@ -4,13 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
-use loam::output::{self, identity, run::SavedPlan};
-use loam::problem;
-use loam::problem::planar::{PlanarProblem, PlanarTerrainConfig};
+use loam::api;
+use loam::output::{self, run::SavedPlan};
+use loam::problem::planar::PlanarProblem;
 use loam::sim::planar;
-use loam::sim::reduced;
-use loam::sim::replay::{self, ReplaySummary, TerrainRecord};
+use loam::sim::replay::ReplaySummary;
 
 use super::BadInput;
 
@@ -52,164 +50,15 @@ pub struct Args {
     pub dem: super::simulate_dem::DemArgs,
 }
 
-/// A terrain from `--terrain`: its section, and the file's stem when it came from a file.
-pub struct TerrainChoice {
-    pub terrain: problem::Terrain,
-    pub file_stem: Option<String>,
-}
-
-/// What `--terrain SPEC` names, before it is read as one kind of robot's ground: the rigid
-/// preset, a medium preset (the added-mass bed), or a problem file (with its stem, which names
-/// the replay).
-pub enum TerrainSpec<'a> {
-    Rigid,
-    Medium(problem::MediumPreset),
-    File { path: &'a Path, stem: String },
-}
-
-/// Reads `--terrain SPEC` (shared by the hopper's and the planar robots' replays): a preset
-/// name, unless a file of that name exists, or a problem file.
-pub fn terrain_spec(spec: &str) -> anyhow::Result<TerrainSpec<'_>> {
-    let path = Path::new(spec);
-    if spec == "rigid" {
-        return Ok(TerrainSpec::Rigid);
-    }
-    if let Ok(medium) = problem::load_yaml::<problem::MediumPreset>(spec) {
-        if !path.exists() {
-            return Ok(TerrainSpec::Medium(medium));
-        }
-    }
-    if !path.is_file() {
-        return Err(BadInput(format!(
-            "--terrain {spec}: not a terrain preset (accepted: rigid, poppy_seeds) nor a problem file"
-        ))
-        .into());
-    }
-    let stem = path
-        .file_stem()
-        .map_or("terrain".into(), |s| s.to_string_lossy().into_owned());
-    Ok(TerrainSpec::File { path, stem })
-}
-
-/// A terrain section from `--terrain` for the hopper: a preset name or a hopper problem file.
-pub fn terrain_section(spec: &str) -> anyhow::Result<TerrainChoice> {
-    let preset = |terrain| TerrainChoice {
-        terrain,
-        file_stem: None,
-    };
-    let (path, stem) = match terrain_spec(spec)? {
-        TerrainSpec::Rigid => {
-            return Ok(preset(problem::Terrain {
-                model: problem::TerrainModel::Rigid,
-                ..Default::default()
-            }))
-        }
-        TerrainSpec::Medium(medium) => {
-            return Ok(preset(problem::Terrain {
-                model: problem::TerrainModel::AddedMass,
-                medium,
-                ..Default::default()
-            }))
-        }
-        TerrainSpec::File { path, stem } => (path, stem),
-    };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| BadInput(format!("--terrain {spec}: cannot read it: {e}")))?;
-    if problem::is_planar(&text, &[]) {
-        return Err(BadInput(format!(
-            "--terrain {spec}: a planar robot's problem file; --terrain takes a hopper \
-             problem file (its terrain: rigid or added_mass) or a preset (rigid, poppy_seeds)"
-        ))
-        .into());
-    }
-    let terrain = problem::load(path, &[])?.terrain;
-    if terrain.model == problem::TerrainModel::WrenchSpace {
-        return Err(BadInput(format!(
-            "--terrain {spec}: a wrench-space terrain; the hopper's replay (--backend \
-             reduced) runs on rigid ground or the added-mass bed, and a rail plan replays \
-             on its own wrench space only"
-        ))
-        .into());
-    }
-    Ok(TerrainChoice {
-        terrain,
-        file_stem: Some(stem),
-    })
-}
-
-/// Checks the tolerances, in one place for simulate and sweep.
-pub fn settings(rtol: f64, atol: f64) -> anyhow::Result<reduced::Settings> {
-    if !(rtol > 0.0 && rtol < 1.0 && atol > 0.0) {
-        return Err(BadInput(format!(
-            "--rtol {rtol} --atol {atol}: tolerances must be positive (and rtol below 1)"
-        ))
-        .into());
-    }
-    let mut settings = reduced::Settings::default();
-    settings.tolerances.rtol = rtol;
-    settings.tolerances.atol = atol;
-    Ok(settings)
-}
-
 /// Reads a plan folder; a folder that is missing or not loam's is bad input.
 pub fn read_plan(dir: &Path) -> anyhow::Result<SavedPlan> {
     output::run::read_plan(dir).map_err(|e| BadInput(e.to_string()).into())
 }
 
-/// The replay's file stem: `replay` on the plan's own terrain; `replay-on-<name>` on another,
-/// named after the preset (`rigid`, `poppy_seeds`) when its parameters are the preset's, with
-/// 8 hex digits of its parameters' hash otherwise or when it came from a file (`file_stem`).
-pub fn replay_stem(
-    plan: &SavedPlan,
-    terrain: &problem::Terrain,
-    file_stem: Option<&str>,
-) -> String {
-    let record = TerrainRecord::of(terrain);
-    if file_stem.is_none() && record == TerrainRecord::of(&plan.problem.terrain) {
-        return "replay".into();
-    }
-    match file_stem {
-        Some(stem) => format!("replay-on-{stem}-{}", record.short_hash()),
-        None if record.is_preset() => format!("replay-on-{}", replay::terrain_label(terrain)),
-        None => format!(
-            "replay-on-{}-{}",
-            replay::terrain_label(terrain),
-            record.short_hash()
-        ),
-    }
-}
-
-/// Replays `plan` on `terrain` and writes `<stem>.csv` and `<stem>.json` into its folder
-/// (stem from [`replay_stem`]), both recording the plan. (The sweep's; `run` names its own.)
-#[cfg(feature = "planner")]
-pub fn replay_and_write(
-    plan: &SavedPlan,
-    terrain: &problem::Terrain,
-    settings: reduced::Settings,
-) -> anyhow::Result<ReplaySummary> {
-    replay_and_write_as(plan, terrain, settings, &replay_stem(plan, terrain, None))
-}
-
-fn replay_and_write_as(
-    plan: &SavedPlan,
-    terrain: &problem::Terrain,
-    settings: reduced::Settings,
-    stem: &str,
-) -> anyhow::Result<ReplaySummary> {
-    let (replay, summary) = replay::replay(plan, terrain, settings)?;
-    let csv = replay::replay_csv(&replay);
-    identity::write_derived(
-        &plan.plan_id,
-        Some((&plan.dir.join(format!("{stem}.csv")), csv.as_bytes())),
-        &plan.dir.join(format!("{stem}.json")),
-        &summary,
-    )?;
-    Ok(summary)
-}
-
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    if is_planar_run(&args.run_dir) {
-        if args.terrain.is_some() && args.backend != Backend::Reduced {
+    let planar = api::is_planar_run(&args.run_dir);
+    if args.backend != Backend::Reduced {
+        if args.terrain.is_some() {
             return Err(BadInput(
                 "--terrain chooses the contact model of --backend reduced; the DEM backends \
                  replay on the grains of --bed"
@@ -217,13 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             )
             .into());
         }
-        if args.backend == Backend::Reduced && args.dem.bed.is_some() {
-            return Err(BadInput(
-                "--bed is for the DEM backends: add --backend dem-cpu (or dem-cuda)".into(),
-            )
-            .into());
-        }
-        if args.backend != Backend::Reduced {
+        if planar {
             return super::simulate_dem::run_planar(
                 &args.run_dir,
                 args.backend,
@@ -231,29 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 args.quiet,
             );
         }
-        return run_planar(
-            &args.run_dir,
-            args.terrain.as_deref(),
-            args.quiet,
-            args.max_steps,
-        );
-    }
-    let settings = settings(args.rtol, args.atol)?;
-    let plan = read_plan(&args.run_dir)?;
-    let choice = match &args.terrain {
-        Some(spec) => terrain_section(spec)?,
-        None => TerrainChoice {
-            terrain: plan.problem.terrain.clone(),
-            file_stem: None,
-        },
-    };
-    if args.backend != Backend::Reduced {
-        if args.terrain.is_some() {
-            return Err(BadInput(
-                "--terrain chooses a terrain model for --backend reduced; the DEM backends replay on the grains of --bed".into(),
-            )
-            .into());
-        }
+        let plan = read_plan(&args.run_dir)?;
         return super::simulate_dem::run(&plan, args.backend, &args.dem, args.quiet);
     }
     if args.dem.bed.is_some() {
@@ -262,12 +83,25 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         )
         .into());
     }
-    let stem = replay_stem(&plan, &choice.terrain, choice.file_stem.as_deref());
-    let summary = replay_and_write_as(&plan, &choice.terrain, settings, &stem)?;
-    if !args.quiet {
-        print_summary(&summary, &args.run_dir.join(&stem));
+    let options = api::SimulateOptions {
+        terrain: args.terrain.clone(),
+        rtol: args.rtol,
+        atol: args.atol,
+        max_steps: args.max_steps,
+    };
+    let simulated = api::simulate(&args.run_dir, &options)?;
+    match &simulated.summary {
+        api::Replayed::Hopper(summary) => {
+            if !args.quiet {
+                print_summary(summary, &args.run_dir.join(&simulated.stem));
+            }
+        }
+        api::Replayed::Planar(summary) => {
+            print_planar(summary, &args.run_dir, &simulated.stem, args.quiet)
+        }
     }
-    Ok(if summary.apex_rise_m.is_some() { 0 } else { 1 })
+    // An incomplete replay is a failed simulation (exit 1), as a solve that did not converge.
+    Ok(if simulated.complete { 0 } else { 1 })
 }
 
 fn print_summary(s: &ReplaySummary, stem: &Path) {
@@ -326,14 +160,6 @@ fn print_summary(s: &ReplaySummary, stem: &Path) {
     println!("  wrote {}.csv and .json", stem.display());
 }
 
-/// Whether `run_dir` holds a planar robot's plan (its problem has a `schedule`).
-pub fn is_planar_run(run_dir: &Path) -> bool {
-    std::fs::read_to_string(run_dir.join("solution.json"))
-        .ok()
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-        .is_some_and(|json| json["problem"].get("schedule").is_some())
-}
-
 /// A planar run folder's plan: its problem, robot, nodes and identity (solution.json and
 /// trajectory.csv checked to be one plan).
 pub struct PlanarRun {
@@ -374,109 +200,9 @@ pub fn read_planar_run(run_dir: &Path) -> anyhow::Result<PlanarRun> {
     })
 }
 
-/// The ground of `--terrain SPEC` for a planar plan: `rigid` or a medium preset (the added-mass
-/// bed, `poppy_seeds`), with the plan's friction, or a planar problem file's `terrain` section
-/// (any contact model but a wrench space). Returns it with the replay's file stem:
-/// `replay-on-<preset>` or `replay-on-<file stem>-<8 hex digits of the terrain's hash>`.
-fn terrain_of(
-    spec: &str,
-    own: &PlanarTerrainConfig,
-) -> anyhow::Result<(PlanarTerrainConfig, String)> {
-    use loam::problem::planar::{AddedMassGroundConfig, RigidGroundConfig};
-    // The presets keep the plan's friction (a wrench space's plan: rigid ground's default).
-    let friction = own
-        .contact_model::<f64>()
-        .map_or(RigidGroundConfig::default().friction, |m| {
-            m.ground().friction
-        });
-    let (path, stem) = match terrain_spec(spec)? {
-        TerrainSpec::Rigid => {
-            let terrain = PlanarTerrainConfig::Rigid(RigidGroundConfig { friction });
-            return Ok((terrain, "replay-on-rigid".into()));
-        }
-        TerrainSpec::Medium(medium) => {
-            let terrain = PlanarTerrainConfig::AddedMass(AddedMassGroundConfig {
-                friction,
-                medium,
-                ..Default::default()
-            });
-            return Ok((terrain, format!("replay-on-{spec}")));
-        }
-        TerrainSpec::File { path, stem } => (path, stem),
-    };
-    let terrain = match loam::problem::load_any(path, &[])? {
-        loam::problem::AnyProblem::Planar(p) => p.terrain,
-        loam::problem::AnyProblem::Hopper(_) => {
-            return Err(BadInput(format!(
-                "--terrain {spec}: the hopper's problem file; a planar robot's plan replays on a planar problem file's terrain or a preset (rigid, poppy_seeds)"
-            ))
-            .into())
-        }
-    };
-    if let PlanarTerrainConfig::WrenchSpace(_) = terrain {
-        return Err(BadInput(format!(
-            "--terrain {spec}: a wrench-space terrain; plans replay on wrench spaces in the MDP simulator only from `loam solve` on that terrain"
-        ))
-        .into());
-    }
-    let hash = identity::short_hash(&serde_json::to_value(&terrain)?);
-    Ok((terrain, format!("replay-on-{stem}-{hash}")))
-}
-
-/// `loam simulate RUN_DIR` for a planar robot's plan: the hybrid replay of `sim/planar/` on
-/// its own contact model or another (`--terrain`).
-fn run_planar(
-    run_dir: &Path,
-    terrain: Option<&str>,
-    quiet: bool,
-    max_steps: usize,
-) -> anyhow::Result<u8> {
-    let PlanarRun {
-        mut problem,
-        table,
-        plan_id,
-        ..
-    } = read_planar_run(run_dir)?;
-    if let PlanarTerrainConfig::WrenchSpace(_) = &problem.terrain {
-        return Err(BadInput(format!(
-            "{}: a plan on a wrench space is replayed in the MDP simulator by `loam solve` \
-             itself (replay.csv in the same folder); `loam simulate` replays plans on rigid \
-             ground, or on grains with --backend dem-cpu --bed CHECKPOINT",
-            run_dir.display()
-        ))
-        .into());
-    }
-    // Another ground: the same robot and commands on another contact model.
-    let mut stem = "replay".to_string();
-    if let Some(spec) = terrain {
-        let (ground, named) = terrain_of(spec, &problem.terrain)?;
-        if ground != problem.terrain {
-            problem.terrain = ground;
-            stem = named;
-        }
-    }
-    let settings = planar::ReplaySettings {
-        max_steps,
-        ..Default::default()
-    };
-    let replay = planar::replay(&problem, &table, &settings).context("replaying the plan")?;
-    let mut out = String::from("mode,");
-    out.push_str(&replay.columns.join(","));
-    out.push('\n');
-    for (row, mode) in replay.rows.iter().zip(&replay.modes) {
-        out.push_str(mode);
-        for v in row {
-            out.push_str(&format!(",{v:.9e}"));
-        }
-        out.push('\n');
-    }
-    identity::write_derived(
-        &plan_id,
-        Some((&run_dir.join(format!("{stem}.csv")), out.as_bytes())),
-        &run_dir.join(format!("{stem}.json")),
-        &replay.summary,
-    )?;
-    let s = &replay.summary;
+/// Prints a planar replay's summary; a replay that stopped short is said on stderr whatever
+/// `quiet` says.
+fn print_planar(s: &planar::PlanarReplaySummary, run_dir: &Path, stem: &str, quiet: bool) {
     if let Some(reason) = &s.stopped {
         // Written, marked incomplete, and said on stderr whatever --quiet says: a script
         // must not take a partial replay for a verdict on the plan.
@@ -536,9 +262,7 @@ fn run_planar(
         println!(
             "  wrote {}/{{{stem}.csv, {stem}.json}} (on {})",
             run_dir.display(),
-            problem.terrain.model_name()
+            s.terrain.model_name()
         );
     }
-    // An incomplete replay is a failed simulation (exit 1), as a solve that did not converge.
-    Ok(if s.complete { 0 } else { 1 })
 }

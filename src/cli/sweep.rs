@@ -548,7 +548,7 @@ fn replay_point(point: &Point, out: &Path) -> anyhow::Result<Vec<Row>> {
     for terrain in [point.problem.terrain.clone(), other_terrain(&point.problem)] {
         let settings = loam::sim::reduced::Settings::default();
         // A plan that did not converge may not replay at all; its row records no apex.
-        let achieved = simulate::replay_and_write(&plan, &terrain, settings)
+        let achieved = loam::api::replay_and_write(&plan, &terrain, settings)
             .ok()
             .and_then(|s| s.apex_rise_m);
         rows.push(Row {
