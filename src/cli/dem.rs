@@ -242,7 +242,7 @@ fn prepare(args: PrepareArgs) -> anyhow::Result<u8> {
     // Before minutes of pouring: an unwritable destination is found now (exit 3).
     ensure_parent_writable(&output)?;
     println!(
-        "pouring {} grains (radius {} m, spread {}) into {:?}",
+        "pouring {} grains (radius {} m, spread {}) into {}",
         scene.grain_count(),
         scene.grains.radius,
         scene.grains.size_spread,

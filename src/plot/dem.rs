@@ -16,13 +16,50 @@ use super::PlotError;
 
 pub struct DemFigure {
     bodies: DemBodies,
+    /// What `dem.json` beside the table says: the plan, the bed, the planned and reached
+    /// apex (absent for a table without its record).
+    record: Option<serde_json::Value>,
 }
 
 impl DemFigure {
     pub fn load(path: &Path) -> Result<DemFigure, PlotError> {
+        let record = std::fs::read_to_string(path.with_file_name("dem.json"))
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok());
         Ok(DemFigure {
             bodies: DemBodies::read(path)?,
+            record,
         })
+    }
+
+    /// The title: the plan and the bed it was replayed on, and the apex against the plan's.
+    fn title(&self) -> String {
+        let Some(r) = &self.record else {
+            return "DEM replay: bed force on the foot against the added-mass model".into();
+        };
+        let bed = r["bed"].as_str().unwrap_or("?");
+        let bed = bed.rsplit('/').next().unwrap_or(bed);
+        let apex = match (r["apex_rise_m"].as_f64(), r["planned_apex_rise_m"].as_f64()) {
+            (Some(a), Some(p)) => {
+                format!(": apex rise {:.1} mm, planned {:.1} mm", 1e3 * a, 1e3 * p)
+            }
+            _ => String::new(),
+        };
+        format!(
+            "DEM replay of plan {} ({}) on {bed}, {} grains{apex}",
+            r["plan_id"].as_str().unwrap_or("?"),
+            r["plan_terrain"].as_str().unwrap_or("?"),
+            r["grains"].as_u64().unwrap_or(0),
+        )
+    }
+
+    /// The rod's planned apex height [mm]: its height when the plan's clock starts plus the
+    /// planned rise.
+    fn planned_apex_mm(&self) -> Option<f64> {
+        let rise = self.record.as_ref()?["planned_apex_rise_m"].as_f64()?;
+        let b = &self.bodies;
+        let start = b.t.iter().position(|t| *t >= 0.0)?;
+        Some(1e3 * (b.z_r[start] + rise))
     }
 }
 
@@ -54,11 +91,7 @@ impl Figure for DemFigure {
         let b = &self.bodies;
         let (title, rest) = root.split_vertically(50);
         title
-            .draw(&Text::new(
-                "DEM replay: bed force on the foot against the added-mass model",
-                (16, 14),
-                font(TITLE_SIZE),
-            ))
+            .draw(&Text::new(self.title(), (16, 14), font(TITLE_SIZE)))
             .map_err(draw_error)?;
         let (top, bottom) = rest.split_vertically(ROWS.0);
         let (force_time, top) = top.split_horizontally(TIME_CHART);
@@ -117,10 +150,12 @@ impl Figure for DemFigure {
             ("z_r rod", VERMILION, &b.z_r),
             ("z_f foot", GREEN, &b.z_f),
         ];
+        let planned = self.planned_apex_mm();
         let (h0, h1) = range_of(
             heights_mm
                 .iter()
-                .flat_map(|(_, _, z)| z.iter().map(|v| 1e3 * v)),
+                .flat_map(|(_, _, z)| z.iter().map(|v| 1e3 * v))
+                .chain(planned),
             0.06,
         );
         let mut chart: Chart<DB> = ChartBuilder::on(&heights)
@@ -138,14 +173,26 @@ impl Figure for DemFigure {
                     .collect();
             draw_line(&mut chart, &points, *color, Stroke::Solid, 2)?;
         }
-        draw_legend(
-            &heights_legend.margin(40, 0, 0, 0),
-            None,
-            &heights_mm
-                .iter()
-                .map(|(label, color, _)| LegendEntry::line(*label, *color, Stroke::Solid, 3))
-                .collect::<Vec<_>>(),
-        )
+        let mut entries: Vec<LegendEntry> = heights_mm
+            .iter()
+            .map(|(label, color, _)| LegendEntry::line(*label, *color, Stroke::Solid, 3))
+            .collect();
+        if let Some(z) = planned {
+            draw_line(
+                &mut chart,
+                &[(t0, z), (t1, z)],
+                VERMILION,
+                Stroke::Dashed(9, 5),
+                2,
+            )?;
+            entries.push(LegendEntry::line(
+                "planned apex of z_r",
+                VERMILION,
+                Stroke::Dashed(9, 5),
+                3,
+            ));
+        }
+        draw_legend(&heights_legend.margin(40, 0, 0, 0), None, &entries)
     }
 }
 

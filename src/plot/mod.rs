@@ -304,6 +304,24 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
             .files
             .extend(style::save(&figure, &out.join("dem"), settings.formats)?);
     }
+    if contents.run {
+        // The run's DEM replays, each into its own plots/ (or --out's subfolder); one that
+        // cannot be drawn (another plan's, put back by hand) is said, not fatal.
+        for sub in ["dem-cpu", "dem-cuda"] {
+            let dem_dir = dir.join(sub);
+            if !dem_dir.join("dem_bodies.csv").is_file() {
+                continue;
+            }
+            let inner = PlotSettings {
+                out_dir: settings.out_dir.as_ref().map(|o| o.join(sub)),
+                ..settings.clone()
+            };
+            match plot_dir(&dem_dir, &inner) {
+                Ok(drawn) => report.files.extend(drawn.files),
+                Err(e) => report.skipped.push((format!("{sub}/dem"), e.to_string())),
+            }
+        }
+    }
     Ok(report)
 }
 

@@ -575,6 +575,10 @@ fn a_dem_replay_belongs_to_its_plan() {
         .as_str()
     );
     run_ok(&dir, &["plot", "run/dem-cpu", "--png-only", "-q"]);
+    // `plot RUN` draws the run's DEM replays too, each into its own plots/.
+    std::fs::remove_file(run.join("dem-cpu/plots/dem.png")).unwrap();
+    run_ok(&dir, &["plot", "run", "--png-only", "-q"]);
+    assert!(run.join("dem-cpu/plots/dem.png").is_file());
 
     let resolve = solve_output(&dir, "hopper_granular.yaml", "run", 0.05, true);
     assert_eq!(resolve.code(), 0, "{}", resolve.dump());

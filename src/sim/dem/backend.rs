@@ -151,6 +151,18 @@ pub enum Container {
     Box { half_x: f64, half_y: f64 },
 }
 
+impl std::fmt::Display for Container {
+    /// `a cylinder of radius 0.11 m`, `a box of 0.2 m by 0.1 m`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Container::Cylinder { radius } => write!(f, "a cylinder of radius {radius} m"),
+            Container::Box { half_x, half_y } => {
+                write!(f, "a box of {} m by {} m", 2.0 * half_x, 2.0 * half_y)
+            }
+        }
+    }
+}
+
 impl Container {
     /// Number of walls, floor included: the contact key of wall j is N + j.
     pub fn wall_count(&self) -> usize {
