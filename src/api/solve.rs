@@ -234,6 +234,13 @@ fn solve_planar(
     mut on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
 ) -> Result<Solved, ApiError> {
     use crate::planner::planar;
+    // The problem's `mesh:` unless the caller asks for its own refinement.
+    let refine = refine.or_else(|| {
+        problem.mesh.as_ref().map(|m| Refine {
+            tolerance: m.tolerance,
+            rounds: m.max_rounds,
+        })
+    });
     if let Some(Refine { tolerance, .. }) = refine {
         if !(tolerance.is_finite() && tolerance > 0.0) {
             return Err(ApiError::BadInput(format!(

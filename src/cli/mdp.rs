@@ -99,8 +99,9 @@ fn run_scenario(args: RunArgs) -> anyhow::Result<u8> {
         "loam_version": env!("CARGO_PKG_VERSION"),
         "command_line": std::env::args().collect::<Vec<_>>(),
     });
-    std::fs::create_dir_all(&out)
-        .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", out.display()))?;
+    std::fs::create_dir_all(&out).map_err(|e| {
+        anyhow::Error::new(e).context(format!("{}: cannot create the folder", out.display()))
+    })?;
     let json_text = serde_json::to_string_pretty(&json)? + "\n";
     let trajectory = out.join("trajectory.csv");
     let summary = out.join("scenario.json");

@@ -106,10 +106,17 @@ pub fn exit_code(error: &anyhow::Error) -> u8 {
             || cause.is::<loam::terrain::wrench_space::WrenchSpaceError>()
             || planner_bad_input(cause)
     });
-    // The environment, not the input nor the computation: results that cannot be written, a
-    // GPU or driver that is not there.
+    // The environment, not the input nor the computation: results that cannot be written (or
+    // files that cannot be read or written at all: an operating system's I/O error that no
+    // check above took for bad input), a GPU or driver that is not there.
     let environment = error.chain().any(|cause| {
-        cause.is::<loam::output::OutputError>() || cause.is::<loam::sim::dem::cuda::CudaError>()
+        cause.is::<loam::output::OutputError>()
+            || cause.is::<std::io::Error>()
+            || matches!(
+                cause.downcast_ref::<loam::plot::PlotError>(),
+                Some(loam::plot::PlotError::Write(_))
+            )
+            || cause.is::<loam::sim::dem::cuda::CudaError>()
     });
     if bad_input {
         2
@@ -121,17 +128,11 @@ pub fn exit_code(error: &anyhow::Error) -> u8 {
 }
 
 /// An error of the library's whole-task calls (`loam::api`) says its own exit code.
-#[cfg(feature = "planner")]
 fn api_exit_code(error: &anyhow::Error) -> Option<u8> {
     error
         .chain()
         .find_map(|cause| cause.downcast_ref::<loam::api::ApiError>())
         .map(loam::api::ApiError::exit_code)
-}
-
-#[cfg(not(feature = "planner"))]
-fn api_exit_code(_: &anyhow::Error) -> Option<u8> {
-    None
 }
 
 #[cfg(feature = "planner")]

@@ -95,8 +95,9 @@ pub fn run(command: RobotCommand) -> anyhow::Result<u8> {
         RobotCommand::Draw(args) => {
             let robot = load(&args.robot)?;
             let dir = args.out.unwrap_or_else(|| PathBuf::from("runs/robots"));
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(&dir).map_err(|e| {
+                anyhow::Error::new(e).context(format!("cannot create {}", dir.display()))
+            })?;
             let figure = loam::plot::RobotDrawing {
                 robot: &robot,
                 q: robot.standing.clone(),

@@ -130,7 +130,13 @@ fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
         }
         return run_wrench_hop(args, problem);
     }
-    if let Some(tol) = args.refine {
+    // --refine, else the problem's `mesh:`.
+    let refine = match (args.refine, &problem.mesh) {
+        (Some(tol), _) => Some((tol, args.refine_rounds)),
+        (None, Some(mesh)) => Some((mesh.tolerance, mesh.max_rounds)),
+        (None, None) => None,
+    };
+    if let Some((tol, _)) = refine {
         if !(tol.is_finite() && tol > 0.0) {
             return Err(super::BadInput(format!(
                 "--refine {tol}: accepted, a tolerance > 0 (a relative error, e.g. 0.01)"
@@ -155,14 +161,14 @@ fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
                 cold = true;
                 plan = planar::plan(problem, s, p.as_mut().map(|f| &mut **f as _))?;
             }
-            match args.refine {
+            match refine {
                 None => Ok((problem.clone(), plan, Vec::new())),
-                Some(tol) => planar::refine::refine(
+                Some((tol, max_rounds)) => planar::refine::refine(
                     problem,
                     plan,
                     s,
                     tol,
-                    args.refine_rounds,
+                    max_rounds,
                     &mut loam::api::replay_error,
                     p,
                 ),
@@ -194,14 +200,6 @@ fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
                 round.iterations,
                 round.objective,
                 100.0 * round.error
-            );
-        }
-        let last = rounds.last().expect("a round");
-        if last.error > args.refine.unwrap_or(f64::INFINITY) {
-            eprintln!(
-                "the replay is still {:.2} % off after {} refinements (--refine-rounds)",
-                100.0 * last.error,
-                rounds.len() - 1
             );
         }
     }
@@ -247,7 +245,26 @@ fn run_planar(args: &Args, problem: &PlanarProblem) -> anyhow::Result<u8> {
             &written,
         );
     }
-    Ok(if plan.report.converged { 0 } else { 1 })
+    // A refinement that did not reach its tolerance is a failure (exit 1), its best plan
+    // written; said whatever --quiet says.
+    let unrefined = match (refine, rounds.last()) {
+        (Some((tol, _)), Some(last)) if !(last.error <= tol) => {
+            eprintln!(
+                "the replay is still {:.2} % off (tolerance {:.2} %) after {} refinements \
+                 (mesh.max_rounds or --refine-rounds); the last plan is written",
+                100.0 * last.error,
+                100.0 * tol,
+                rounds.len() - 1
+            );
+            true
+        }
+        _ => false,
+    };
+    Ok(if plan.report.converged && !unrefined {
+        0
+    } else {
+        1
+    })
 }
 
 /// The rail hopper of a problem whose terrain is a wrench space (`loam::api::rail_jump`).

@@ -290,7 +290,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let own = own_label(&solution);
     let wrench_plan = solution["problem"]["terrain"]["model"] == "wrench_space";
     let out = run.join("validation");
+    // Before any replay: a folder that cannot be written is found now (exit 3).
     loam::output::ensure_writable(run)?;
+    std::fs::create_dir_all(&out)
+        .map_err(|e| anyhow::Error::new(e).context(format!("cannot create {}", out.display())))?;
     let say = |text: String| {
         if !args.quiet {
             println!("{text}");
@@ -371,7 +374,6 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         }
     }
 
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let csv = table_csv(&rows);
     loam::output::write_atomic(&out.join("validation.csv"), csv.as_bytes())?;
     let verdict = Verdict {

@@ -46,6 +46,10 @@ pub struct PlanarSolutionFile<'a> {
     /// ran) with its status, iterations, objective and time.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub stages: &'a [crate::planner::StageOutcome],
+    /// Mesh refinement's rounds (nodes per phase, converged, iterations, objective, the
+    /// replay's error), when the plan was refined.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub refinement: &'a [crate::planner::planar::refine::RefineRound],
     /// The transcription's error per interval (`planner::planar::error`, MODEL.md 5.3).
     pub transcription_error: crate::planner::planar::error::MeshError,
 }
@@ -133,6 +137,7 @@ pub fn write_planar_run(
         key_figures: key_figures(plan),
         phases: phase_summaries(&plan.trajectory, problem),
         stages: &plan.stages,
+        refinement: &plan.refinement,
         transcription_error: plan.planner.interval_errors(&plan.trajectory),
     };
     let json = serde_json::to_string_pretty(&file).expect("solution serializes");

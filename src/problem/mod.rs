@@ -32,8 +32,9 @@ pub use error::{ProblemError, ValueSource};
 pub use presets::{Medium, MediumPreset};
 pub use robot_file::{load_robot, robot_path, robot_yaml};
 pub use schema::{
-    default_solver_options, Domain, InitialGuess, OptionValue, Phase, Problem, Robot, Scheme,
-    SolverOptions, StageOne, StartPosition, Strategy, Task, Terrain, TerrainModel, Transcription,
+    default_solver_options, Domain, InitialGuess, MeshRefinement, OptionValue, Phase, Problem,
+    Robot, Scheme, SolverOptions, StageOne, StartPosition, Strategy, Task, Terrain, TerrainModel,
+    Transcription,
 };
 pub use validate::Violation;
 pub use yaml::{load_yaml, YamlError};

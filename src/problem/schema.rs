@@ -448,6 +448,25 @@ fn default_stage_one_iterations() -> usize {
     20
 }
 
+/// Mesh refinement of a planar plan (`mesh:`; README "Mesh refinement"): while the plan's
+/// replay on its own model departs from it by more than `tolerance`, solve again with every
+/// interval halved, from the coarser plan. A top-level field, not under `solver:`, because
+/// `solver:` holds IPOPT's own options verbatim.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MeshRefinement {
+    /// The largest relative departure of the replay from the plan accepted (the centre of
+    /// mass's peak rise and the distance where it travels), > 0, e.g. 0.005 for 0.5 %.
+    pub tolerance: f64,
+    /// The most refinements (≥ 1). Default 3.
+    #[serde(default = "default_mesh_rounds")]
+    pub max_rounds: usize,
+}
+
+fn default_mesh_rounds() -> usize {
+    3
+}
+
 impl InitialGuess {
     /// The name a problem file gives it.
     pub fn name(self) -> &'static str {

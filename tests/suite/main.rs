@@ -19,6 +19,7 @@ mod dem_physics;
 mod dem_planar;
 mod dem_scenes;
 mod derivatives;
+mod exit_codes;
 mod hopper_file;
 mod hopper_hops;
 mod hopper_plans;

@@ -116,3 +116,59 @@ fn refine_refuses_what_it_cannot_refine() {
     }
     assert!(!dir.path().join("x").exists() && !dir.path().join("y").exists());
 }
+
+/// The problem's own `mesh:` field refines as `--refine` does, records every round in
+/// solution.json, and a tolerance that its rounds cannot reach exits 1 with the last plan
+/// written; bad fields exit 2 naming them.
+#[test]
+fn a_problem_states_its_mesh_refinement() {
+    let dir = TempDir::new("refine_field");
+    let problem = root().join("problems/hopper_jump.yaml");
+    let problem = problem.to_str().unwrap();
+    let solve = |out: &str, mesh: &str| {
+        loam(
+            dir.path(),
+            &[
+                "solve",
+                problem,
+                "--set",
+                "task.apex_rise=0.07",
+                "--set",
+                mesh,
+                "--out",
+                out,
+                "-q",
+            ],
+        )
+    };
+    let fine = solve("fine", "mesh={tolerance: 0.001}");
+    assert_eq!(fine.code(), 0, "{}", fine.dump());
+    let solution = json(&dir.path().join("fine/solution.json"));
+    let rounds = solution["refinement"]
+        .as_array()
+        .expect("refinement rounds");
+    assert_eq!(rounds.len(), 2, "{solution}");
+    assert_eq!(rounds[0]["nodes"], serde_json::json!([31, 31]));
+    assert_eq!(rounds[1]["nodes"], serde_json::json!([61, 61]));
+    assert!(rounds[0]["error"].as_f64().unwrap() > 0.001);
+    assert!(rounds[1]["error"].as_f64().unwrap() <= 0.001);
+    assert_eq!(solution["problem"]["mesh"]["max_rounds"], 3);
+
+    // One round cannot reach 1e-6: exit 1, the refined plan written, the rounds recorded.
+    let short = solve("short", "mesh={tolerance: 1.0e-6, max_rounds: 1}");
+    assert_eq!(short.code(), 1, "{}", short.dump());
+    assert!(short.stderr.contains("still"), "{}", short.dump());
+    let solution = json(&dir.path().join("short/solution.json"));
+    assert_eq!(solution["refinement"].as_array().unwrap().len(), 2);
+
+    for (mesh, field) in [
+        ("mesh={tolerance: 0}", "mesh.tolerance"),
+        ("mesh={tolerance: .nan}", "mesh.tolerance"),
+        ("mesh={tolerance: 0.01, max_rounds: 0}", "mesh.max_rounds"),
+    ] {
+        let out = solve("bad", mesh);
+        assert_eq!(out.code(), 2, "{mesh}: {}", out.dump());
+        assert!(out.stderr.contains(field), "{mesh}: {}", out.dump());
+    }
+    assert!(!dir.path().join("bad").exists());
+}

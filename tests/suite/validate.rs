@@ -5,17 +5,12 @@
 
 use std::path::Path;
 
-use crate::common::run::{assert_exit, loam, read_json, solve_to};
+use crate::common::run::{assert_exit, loam, read_json, solve_to, COARSE_BED};
 use crate::common::temp_dir::TempDir;
 
 fn manifest() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
-
-/// A coarse bed that pours in under a second (the DEM replays' mechanics, not their physics).
-const COARSE_BED: &str = "container: { shape: cylinder, radius: 0.05 }\n\
-     grains: { radius: 0.004, density: 1000, friction: 0.5, fill_height: 0.02, seed: 3 }\n\
-     settle: { kinetic_energy: 1.0e-8, max_time: 1.0 }\n";
 
 fn rows(verdict: &serde_json::Value) -> &Vec<serde_json::Value> {
     verdict["rows"].as_array().expect("rows")

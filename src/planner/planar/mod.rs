@@ -348,6 +348,9 @@ pub struct PlanarPlan {
     pub n_constraints: usize,
     /// `strategy: two_stage`: each stage's outcome (empty for one stage).
     pub stages: Vec<super::StageOutcome>,
+    /// Mesh refinement (`mesh:`, `--refine`): every round, the first included (empty when
+    /// not refined).
+    pub refinement: Vec<refine::RefineRound>,
 }
 
 /// Transcribe, guess, solve.
@@ -398,6 +401,7 @@ pub fn plan_from(
         n_constraints: nlp.n_constraints(),
         report,
         stages,
+        refinement: Vec::new(),
     })
 }
 

@@ -99,6 +99,7 @@ pub fn refine(
         });
         // Done: accurate enough, out of rounds, or a round that failed (NaN error).
         if !(error > tolerance) || history.len() > rounds {
+            plan.refinement = history.clone();
             return Ok((problem, plan, history));
         }
         for phase in &mut problem.schedule {

@@ -101,6 +101,27 @@ impl Schema for PlanarProblem {
                 fail!("stage_one.iterations".into(), "must be at least 1".into());
             }
         }
+        if let Some(mesh) = &self.mesh {
+            if !(mesh.tolerance > 0.0 && mesh.tolerance.is_finite()) {
+                fail!(
+                    "mesh.tolerance".into(),
+                    format!(
+                        "must be a relative error > 0 (e.g. 0.005 for 0.5 %), got {}",
+                        mesh.tolerance
+                    ),
+                );
+            }
+            if mesh.max_rounds == 0 {
+                fail!("mesh.max_rounds".into(), "must be at least 1".into());
+            }
+            if matches!(self.terrain, PlanarTerrainConfig::WrenchSpace(_)) {
+                fail!(
+                    "mesh".into(),
+                    "a plan on a wrench space is the MDP simulator's own step; it is not refined"
+                        .into(),
+                );
+            }
+        }
         let friction = match &self.terrain {
             PlanarTerrainConfig::Rigid(ground) => Some(ground.friction),
             PlanarTerrainConfig::AddedMass(ground) => Some(ground.friction),

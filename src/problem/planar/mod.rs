@@ -20,7 +20,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::schema::{
-    default_solver_options, InitialGuess, SolverOptions, StageOne, Strategy, Transcription,
+    default_solver_options, InitialGuess, MeshRefinement, SolverOptions, StageOne, Strategy,
+    Transcription,
 };
 use super::validate::Violation;
 use super::{Medium, MediumPreset, Schema};
@@ -64,6 +65,11 @@ pub struct PlanarProblem {
     /// Default: the contact model's rule (MODEL.md 5.2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stage_one: Option<StageOne>,
+    /// Refine the mesh until the plan replays within a tolerance on its own model (planar
+    /// problems on rigid ground, a bed or a spring). Default: no refinement (`loam solve
+    /// --refine TOL` asks for it on the command line and overrides this).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mesh: Option<MeshRefinement>,
     /// IPOPT options, as in the hopper's files.
     pub solver: SolverOptions,
 }
@@ -81,6 +87,7 @@ impl Default for PlanarProblem {
             initial_guess: InitialGuess::default(),
             strategy: Strategy::default(),
             stage_one: None,
+            mesh: None,
             solver: default_solver_options(),
         }
     }
