@@ -29,7 +29,7 @@ use super::simulate::Backend;
 use super::simulate_dem::DemArgs;
 use super::BadInput;
 use loam::api::{self, SimulateOptions};
-use loam::plot::validation::{ValidationFigure, ValidationPanel, ValidationRow};
+use loam::plot::validation::ValidationFigure;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -60,6 +60,9 @@ pub struct Args {
     /// The grain step Δt [s] (default: as `loam simulate`).
     #[arg(long)]
     pub time_step: Option<f64>,
+    /// The hopper's DEM replays stop at this time if no apex has come [s].
+    #[arg(long, default_value_t = 0.6)]
+    pub t_max: f64,
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
@@ -133,10 +136,13 @@ impl Row {
     }
 }
 
-/// `validation.json`.
+/// `validation.json` (after `plan_id` and `csv_sha256`, the hash of `validation.csv`).
 #[derive(Serialize)]
 struct Verdict<'a> {
     run: String,
+    /// The problem's name (its `name`, or its file's stem) and the ground it was planned on.
+    problem: String,
+    plan_terrain: String,
     rows: &'a [Row],
     wall_time_s: f64,
 }
@@ -378,6 +384,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     loam::output::write_atomic(&out.join("validation.csv"), csv.as_bytes())?;
     let verdict = Verdict {
         run: run.display().to_string(),
+        problem: solution["problem"]["name"].as_str().map_or_else(
+            || relative(run.parent().unwrap_or(run), run),
+            str::to_string,
+        ),
+        plan_terrain: own.clone(),
         rows: &rows,
         wall_time_s: started.elapsed().as_secs_f64(),
     };
@@ -388,8 +399,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         &out.join("validation.json"),
         &verdict,
     )?;
-    let figure = figure(run, &own, &rows);
-    let files = figure.save(&out.join("validation"))?;
+    let files =
+        ValidationFigure::load(&out.join("validation.json"))?.save(&out.join("validation"))?;
     if !args.quiet {
         print_table(&rows);
         println!(
@@ -428,7 +439,7 @@ fn dem_rows(
             bed: Some(bed.to_path_buf()),
             snapshot_every: 0.0,
             render_at: None,
-            t_max: 0.6,
+            t_max: args.t_max,
             iterations: None,
             foot_depth: args.foot_depth,
             time_step: args.time_step,
@@ -513,59 +524,5 @@ fn print_table(rows: &[Row]) {
         if let Some(note) = &r.note {
             println!("           {note}");
         }
-    }
-}
-
-fn outcome_label(name: &str) -> &'static str {
-    match name {
-        "apex_rise_m" => "apex rise [mm]",
-        "distance_m" => "distance travelled [mm]",
-        _ => "centre of mass peak rise [mm]",
-    }
-}
-
-fn simulator_label(r: &Row) -> String {
-    let sim = match r.simulator.as_str() {
-        "reduced" => "reduced-order",
-        "mdp" => "MDP",
-        other => other,
-    };
-    let ground = r.terrain.rsplit('/').next().unwrap_or(&r.terrain);
-    if r.realisations > 1 {
-        format!("{sim}, {ground} ×{}", r.realisations)
-    } else {
-        format!("{sim}, {ground}")
-    }
-}
-
-fn figure(run: &Path, own: &str, rows: &[Row]) -> ValidationFigure {
-    let mut panels: Vec<ValidationPanel> = Vec::new();
-    for r in rows {
-        let i = match panels.iter().position(|p| p.key == r.outcome) {
-            Some(i) => i,
-            None => {
-                panels.push(ValidationPanel {
-                    key: r.outcome.clone(),
-                    label: outcome_label(&r.outcome).into(),
-                    planned: 1e3 * r.planned,
-                    rows: Vec::new(),
-                });
-                panels.len() - 1
-            }
-        };
-        panels[i].rows.push(ValidationRow {
-            label: simulator_label(r),
-            values: r.values.iter().map(|v| 1e3 * v).collect(),
-            mean: r.mean.map(|v| 1e3 * v),
-            sd: r.sd.map(|v| 1e3 * v),
-            note: r.note.as_ref().map(|_| "no replay".to_string()),
-        });
-    }
-    let name = run.file_name().map_or(run.display().to_string(), |n| {
-        n.to_string_lossy().into_owned()
-    });
-    ValidationFigure {
-        title: format!("Verdict on the plan {name} (planned on {own})"),
-        panels,
     }
 }

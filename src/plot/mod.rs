@@ -304,6 +304,29 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
             .files
             .extend(style::save(&figure, &out.join("dem"), settings.formats)?);
     }
+    if contents.run && dir.join("validation/validation.json").is_file() {
+        // `loam validate`'s figure, redrawn from its table beside it (or under --out).
+        let stem = match &settings.out_dir {
+            Some(o) => o.join("validation"),
+            None => dir.join("validation/validation"),
+        };
+        let json = dir.join("validation/validation.json");
+        let plan_id = identity::verify_plan(dir)?;
+        let plan = PlanRef {
+            plan_id: &plan_id,
+            solution: &dir.join("solution.json"),
+        };
+        match identity::verify_derived(&json, Some(&json.with_extension("csv")), Some(plan)) {
+            Ok(_) => {
+                let figure = validation::ValidationFigure::load(&json)?;
+                report
+                    .files
+                    .extend(style::save(&figure, &stem, settings.formats)?);
+            }
+            // Another plan's verdict (the run was solved again since): said, not drawn.
+            Err(e) => report.skipped.push(("validation".into(), e.to_string())),
+        }
+    }
     if contents.run {
         // The run's DEM replays, each into its own plots/ (or --out's subfolder); one that
         // cannot be drawn (another plan's, put back by hand) is said, not fatal.

@@ -39,6 +39,85 @@ pub struct ValidationFigure {
 }
 
 impl ValidationFigure {
+    /// The figure of a `validation.json` (`loam validate`): one panel per outcome, lengths in
+    /// millimetres.
+    pub fn load(path: &std::path::Path) -> Result<ValidationFigure, PlotError> {
+        let text = std::fs::read_to_string(path).map_err(|source| PlotError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let record: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| PlotError::Json {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?;
+        let mm = |v: &serde_json::Value| v.as_f64().map(|v| 1e3 * v);
+        let mut panels: Vec<ValidationPanel> = Vec::new();
+        for r in record["rows"].as_array().into_iter().flatten() {
+            let key = r["outcome"].as_str().unwrap_or("?").to_string();
+            let i = match panels.iter().position(|p| p.key == key) {
+                Some(i) => i,
+                None => {
+                    panels.push(ValidationPanel {
+                        label: outcome_label(&key).into(),
+                        planned: mm(&r["planned"]).unwrap_or(f64::NAN),
+                        key,
+                        rows: Vec::new(),
+                    });
+                    panels.len() - 1
+                }
+            };
+            panels[i].rows.push(ValidationRow {
+                label: simulator_label(r),
+                values: r["values"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(mm)
+                    .collect(),
+                mean: mm(&r["mean"]),
+                sd: mm(&r["sd"]),
+                note: r["note"].as_str().map(|_| "no replay".to_string()),
+            });
+        }
+        // The problem and its ground: the record's, else the run's solution.json beside
+        // the validation folder (a record written before loam wrote them).
+        let solution: Option<serde_json::Value> = path
+            .parent()
+            .and_then(|v| v.parent())
+            .and_then(|run| std::fs::read_to_string(run.join("solution.json")).ok())
+            .and_then(|text| serde_json::from_str(&text).ok());
+        let from_run = |key: &str| -> Option<String> {
+            let problem = &solution.as_ref()?["problem"];
+            match key {
+                "problem" => problem["name"].as_str().map(str::to_string),
+                _ => {
+                    let model = problem["terrain"]["model"].as_str()?;
+                    Some(match problem["terrain"]["medium"].as_str() {
+                        Some(medium) if model == "added_mass" => format!("{model} ({medium})"),
+                        _ => model.to_string(),
+                    })
+                }
+            }
+        };
+        let field = |key: &str| {
+            record[key]
+                .as_str()
+                .map(str::to_string)
+                .or_else(|| from_run(key))
+                .unwrap_or_else(|| "?".into())
+        };
+        Ok(ValidationFigure {
+            title: format!(
+                "Verdict on {} (plan {}, planned on {})",
+                field("problem"),
+                record["plan_id"].as_str().unwrap_or("?"),
+                field("plan_terrain")
+            ),
+            panels,
+        })
+    }
+
     /// Writes `<stem>.png` and `<stem>.svg`; returns the files.
     pub fn save(&self, stem: &std::path::Path) -> Result<Vec<std::path::PathBuf>, PlotError> {
         super::style::save(self, stem, Default::default())
@@ -169,4 +248,27 @@ fn draw_panel<DB: DrawingBackend>(
             LegendEntry::marker("realisation", BLUE, Marker::Circle, false),
         ],
     )
+}
+
+fn outcome_label(name: &str) -> &'static str {
+    match name {
+        "apex_rise_m" => "apex rise [mm]",
+        "distance_m" => "distance travelled [mm]",
+        _ => "centre of mass peak rise [mm]",
+    }
+}
+
+/// `reduced-order, rigid`, `dem-cpu, poppy_bed.bed ×6`.
+fn simulator_label(r: &serde_json::Value) -> String {
+    let sim = match r["simulator"].as_str().unwrap_or("?") {
+        "reduced" => "reduced-order",
+        "mdp" => "MDP",
+        other => other,
+    };
+    let terrain = r["terrain"].as_str().unwrap_or("?");
+    let ground = terrain.rsplit('/').next().unwrap_or(terrain);
+    match r["realisations"].as_u64().unwrap_or(0) {
+        n if n > 1 => format!("{sim}, {ground} ×{n}"),
+        _ => format!("{sim}, {ground}"),
+    }
 }

@@ -117,6 +117,15 @@ fn validate_puts_the_simulators_side_by_side() {
     for figure in ["validation.png", "validation.svg"] {
         assert!(run.join("validation").join(figure).is_file(), "{figure}");
     }
+    assert_eq!(verdict["problem"], "hopper_granular");
+    // `loam plot RUN` redraws the verdict from its table.
+    std::fs::remove_file(run.join("validation/validation.png")).unwrap();
+    assert_exit(
+        &loam(dir.path(), &["plot", run_arg, "--png-only", "-q"]),
+        0,
+        &[],
+    );
+    assert!(run.join("validation/validation.png").is_file());
 }
 
 /// A planar robot's plan: the task's two outcomes (distance, the centre of mass's peak rise)
