@@ -5,7 +5,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::panels::{depth_panel, wrench_panels};
-use super::{Phase, PlanarRun, RunKind, Series};
+use super::{ExtraCurve, Phase, PlanarRun, RunKind, Series};
 use crate::model::planar::PlanarRobot;
 use crate::plot::data::read_json;
 use crate::plot::style::trim_number;
@@ -235,6 +235,32 @@ impl PlanarRun {
                 &trajectory_table,
                 replay_table.as_ref(),
             )?);
+        }
+        // The transcription's error per interval (MODEL.md 5.3), at each node the larger of
+        // its two intervals', on a log scale: where the mesh is too coarse.
+        if let Some(errors) = json["transcription_error"]["intervals"].as_array() {
+            let mut per_node = Vec::new();
+            for phase in errors {
+                let e: Vec<f64> = phase
+                    .as_array()
+                    .map(|a| a.iter().filter_map(Value::as_f64).collect())
+                    .unwrap_or_default();
+                for k in 0..=e.len() {
+                    let around = [k.checked_sub(1).map(|i| e[i]), e.get(k).copied()];
+                    let worst = around.into_iter().flatten().fold(1e-16, f64::max);
+                    per_node.push(worst.log10());
+                }
+            }
+            if per_node.len() == plan.t.len() {
+                extra.push((
+                    "transcription error, log₁₀ [-]".to_string(),
+                    vec![ExtraCurve {
+                        name: "interval error".into(),
+                        plan: per_node,
+                        replay: None,
+                    }],
+                ));
+            }
         }
         let on_wrench_space = matches!(
             problem.terrain,
