@@ -172,3 +172,37 @@ fn a_problem_states_its_mesh_refinement() {
     }
     assert!(!dir.path().join("bad").exists());
 }
+
+/// `loam bench` on a problem with `mesh:` adds the `refined` row: the file's solve and its
+/// refinement, reaching the finer mesh's cheaper plan (70 mm: 61 + 61 nodes).
+#[test]
+fn bench_reports_what_refinement_costs() {
+    let dir = TempDir::new("refine_bench");
+    let robot = root().join("robots/hopper.yaml");
+    let text = std::fs::read_to_string(root().join("problems/hopper_jump.yaml"))
+        .unwrap()
+        .replace("../robots/hopper.yaml", robot.to_str().unwrap())
+        .replace("apex_rise: 0.06 ", "apex_rise: 0.07 ");
+    let file = dir.write("refined_jump.yaml", &(text + "mesh: {tolerance: 0.001}\n"));
+    let out = loam(
+        dir.path(),
+        &["bench", file.to_str().unwrap(), "--repeat", "1"],
+    );
+    assert_eq!(out.code(), 0, "{}", out.dump());
+    let row = |config: &str| -> Vec<String> {
+        out.stdout
+            .lines()
+            .find(|l| l.starts_with("refined_jump") && l.contains(config))
+            .unwrap_or_else(|| panic!("no {config} row:\n{}", out.dump()))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    let objective = |r: &[String]| r.last().unwrap().parse::<f64>().unwrap();
+    let (file_row, refined_row) = (row(" file "), row(" refined "));
+    assert!(
+        objective(&refined_row) < objective(&file_row),
+        "{}",
+        out.dump()
+    );
+}

@@ -2,6 +2,8 @@
 //! stages (docs/MODEL.md 5.2), interleaved so that all see the same machine state; medians of
 //! set-up, solve and total, the iterations, and the objective each reaches, with a line where
 //! two configurations end at different optima (a time is only comparable between equal ends).
+//! A problem with `mesh:` adds a fourth row, the file's solve with its mesh refinement (the
+//! replays that measure each round included): what refinement costs beside the solve.
 
 use std::path::Path;
 use std::time::Instant;
@@ -13,7 +15,7 @@ use loam::solver::SolveSettings;
 
 use super::solves::{median, print_row, time_ratio, Sample};
 
-const CONFIGS: [&str; 3] = ["file", "1-stage", "2-stage"];
+const CONFIGS: [&str; 4] = ["file", "1-stage", "2-stage", "refined"];
 
 /// Times `problem` (read from `file`) in the three configurations, `repeat` times each.
 /// A wrench-space problem is skipped with the reason (its planner is `loam solve`'s alone).
@@ -25,7 +27,7 @@ pub fn bench(name: &str, problem: &PlanarProblem, repeat: usize) -> anyhow::Resu
         );
         return Ok(());
     }
-    let configs = [
+    let mut configs = vec![
         problem.clone(),
         PlanarProblem {
             strategy: Strategy::OneStage,
@@ -37,10 +39,13 @@ pub fn bench(name: &str, problem: &PlanarProblem, repeat: usize) -> anyhow::Resu
             ..problem.clone()
         },
     ];
-    let mut samples: [Vec<Sample>; 3] = Default::default();
+    if problem.mesh.is_some() {
+        configs.push(problem.clone());
+    }
+    let mut samples: Vec<Vec<Sample>> = (0..configs.len()).map(|_| Vec::new()).collect();
     for _ in 0..repeat.max(1) {
-        for (config, out) in configs.iter().zip(samples.iter_mut()) {
-            out.push(solve(config)?);
+        for (k, (config, out)) in configs.iter().zip(samples.iter_mut()).enumerate() {
+            out.push(solve(config, k == 3)?);
         }
     }
     for (config, samples) in CONFIGS.iter().zip(&samples) {
@@ -68,19 +73,36 @@ pub fn bench(name: &str, problem: &PlanarProblem, repeat: usize) -> anyhow::Resu
     Ok(())
 }
 
-/// One solve as `loam solve` runs it (output aside).
-fn solve(problem: &PlanarProblem) -> anyhow::Result<Sample> {
+/// One solve as `loam solve` runs it (output aside); with `refined`, followed by the
+/// problem's mesh refinement (its rounds' solves and replays in the time, their iterations
+/// summed, the last round's plan's objective).
+fn solve(problem: &PlanarProblem, refined: bool) -> anyhow::Result<Sample> {
     let settings = SolveSettings {
         options: planar::solver_options(problem),
         ..SolveSettings::default()
     };
     let started = Instant::now();
-    let plan = planar::plan(problem, &settings, None)?;
+    let mut plan = planar::plan(problem, &settings, None)?;
+    let setup = plan.setup_seconds;
+    let mut iterations = plan.report.iterations;
+    if let (true, Some(mesh)) = (refined, &problem.mesh) {
+        let (_, refined, rounds) = planar::refine::refine(
+            problem,
+            plan,
+            &settings,
+            mesh.tolerance,
+            mesh.max_rounds,
+            &mut loam::api::replay_error,
+            None,
+        )?;
+        iterations = rounds.iter().map(|r| r.iterations).sum();
+        plan = refined;
+    }
     let total = started.elapsed().as_secs_f64();
     Ok(Sample {
-        setup: plan.setup_seconds,
-        solve: total - plan.setup_seconds,
-        iterations: plan.report.iterations,
+        setup,
+        solve: total - setup,
+        iterations,
         converged: plan.report.converged,
         objective: plan.report.objective,
     })

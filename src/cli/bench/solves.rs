@@ -200,6 +200,8 @@ loam-ldl: loam's defaults with loam's own linear solver (linear_solver: loam, a 
 file, 1-stage, 2-stage (a planar robot's problem): as its file states it, then with
   strategy: one_stage and two_stage (docs/MODEL.md 5.2). Problems on a wrench-space terrain
   are skipped, with the reason.
+refined (a planar problem with `mesh:`): the file's solve and then its mesh refinement, the
+  rounds' solves and replays in the time and their iterations summed.
 Where two configurations end at different optima a line says so: their times compare
   different plans.
 Times are set-up + solve = total; a ratio is loam's median total over the other's: above 1
