@@ -306,6 +306,16 @@ impl Plan {
         from_json(py, &text)
     }
 
+    /// A planar plan's transcription error per interval, as `solution.json` records it:
+    /// `{method, intervals: [[e_k per interval] per phase], max, worst_phase, worst_interval,
+    /// worst_state}` (docs/MODEL.md 5.3); None for the hopper's own plans.
+    #[getter]
+    fn transcription_error<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let text =
+            serde_json::to_string(&self.solved.transcription_error()).expect("errors serialize");
+        from_json(py, &text)
+    }
+
     /// The columns of `trajectory.csv`, in its order.
     #[getter]
     fn columns(&self) -> Vec<String> {

@@ -179,3 +179,14 @@ def test_a_warm_start_is_loam_solve_warm_start_s(cli, cli_run, tmp_path):
     assert recorded == cli_solution["provenance"]["warm_start"]
     assert recorded["kind"] == "plan"
     assert "warm_start=" in solution(tmp_path / "py")["provenance"]["command_line"][2]
+
+
+def test_transcription_error_is_the_cli_s(plans, cli_run):
+    """A planar plan's interval errors are solution.json's (MODEL.md 5.3); the hopper's own
+    plans have none."""
+    plan, cli = plans["monopod_hop"], solution(cli_run("monopod_hop"))
+    error, recorded = plan.transcription_error, cli["transcription_error"]
+    assert error["worst_state"] == recorded["worst_state"]
+    assert abs(error["max"] - recorded["max"]) <= 1e-12
+    assert [len(p) for p in error["intervals"]] == [p["nodes"] - 1 for p in cli["phases"]]
+    assert plans["hopper_granular"].transcription_error is None

@@ -483,6 +483,15 @@ impl Solved {
         }
     }
 
+    /// A planar plan's transcription error per interval (`solution.json`
+    /// `transcription_error`, MODEL.md 5.3); `None` for the other kinds of plan.
+    pub fn transcription_error(&self) -> Option<crate::planner::planar::error::MeshError> {
+        match self {
+            Solved::Planar { plan, .. } => Some(plan.planner.interval_errors(&plan.trajectory)),
+            _ => None,
+        }
+    }
+
     /// `trajectory.csv` as the writer writes it: one row per collocation node.
     pub fn trajectory_csv(&self) -> String {
         match self {
