@@ -252,6 +252,39 @@ fn simulate_replays_a_planar_plan_on_a_prepared_bed() {
         "ends at {:?}, plan {end}",
         times.last()
     );
+
+    // `loam validate` takes the same replay over two realisations of the bed: the first is
+    // the replay above to the bit, the second a nudged copy; each row value is its record's.
+    let verdict = loam(
+        &dir,
+        &[
+            "validate",
+            run_arg,
+            "--bed",
+            "bed.bed",
+            "--foot-depth",
+            "0.03",
+            "--realisations",
+            "2",
+            "-q",
+        ],
+    );
+    assert_exit(&verdict, 0, &[]);
+    let table = read_json(&run.join("validation/validation.json"));
+    let dem = table["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["simulator"] == "dem-cpu" && r["outcome"] == "distance_m")
+        .unwrap_or_else(|| panic!("no DEM distance row: {table}"));
+    assert_eq!(dem["realisations"], 2);
+    assert_eq!(dem["values"][0].as_f64(), Some(achieved), "{dem}");
+    let nudged = read_json(&run.join("validation/dem-cpu-r01/dem.json"));
+    assert_eq!(dem["values"][1], nudged["achieved_distance_m"]);
+    assert!(
+        nudged["bed"].as_str().unwrap().contains("nudged"),
+        "{nudged}"
+    );
 }
 
 /// The monopod with its leg held 0.8 rad off the vertical topples: its body reaches the
