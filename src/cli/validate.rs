@@ -428,7 +428,12 @@ fn dem_rows(
         .map_err(|e| BadInput(format!("--bed {}: {e}", bed.display())))?
         .grains
         .len();
-    let planar = api::is_planar_run(&args.run_dir);
+    // The hopper's plan is read once; a planar robot's replay reads its own run folder.
+    let plan = if api::is_planar_run(&args.run_dir) {
+        None
+    } else {
+        Some(super::simulate::read_plan(&args.run_dir)?)
+    };
     let mut records = Vec::new();
     let started = Instant::now();
     for k in 0..args.realisations {
@@ -447,11 +452,9 @@ fn dem_rows(
             out_dir: Some(dir.clone()),
             nudge_grain: nudge,
         };
-        let code = if planar {
-            super::simulate_dem::run_planar(&args.run_dir, args.backend, &dem, true)?
-        } else {
-            let plan = super::simulate::read_plan(&args.run_dir)?;
-            super::simulate_dem::run(&plan, args.backend, &dem, true)?
+        let code = match &plan {
+            None => super::simulate_dem::run_planar(&args.run_dir, args.backend, &dem, true)?,
+            Some(plan) => super::simulate_dem::run(plan, args.backend, &dem, true)?,
         };
         let record = read_json(&dir.join("dem.json"))?;
         let elapsed = started.elapsed().as_secs_f64();

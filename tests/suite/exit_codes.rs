@@ -3,7 +3,7 @@
 //! input (2). The unwritable output is a path under a regular file, which fails for every
 //! user (a read-only folder does not stop root, who runs CI).
 
-use crate::common::run::{assert_exit, loam, solve_to, COARSE_BED};
+use crate::common::run::{assert_exit, loam, prepare_coarse_bed, solve_to};
 use crate::common::temp_dir::TempDir;
 
 fn manifest(path: &str) -> String {
@@ -17,15 +17,7 @@ fn manifest(path: &str) -> String {
 fn an_output_that_cannot_be_written_exits_3_for_every_command() {
     let dir = TempDir::new("exit-codes");
     dir.write("blocker", "a file where a folder is needed\n");
-    dir.write("coarse.yaml", COARSE_BED);
-    assert_exit(
-        &loam(
-            dir.path(),
-            &["dem", "prepare", "coarse.yaml", "-o", "coarse.bed"],
-        ),
-        0,
-        &[],
-    );
+    prepare_coarse_bed(dir.path());
     solve_to(
         std::path::Path::new(&manifest("problems/hopper_rigid.yaml")),
         &dir.path().join("run"),

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::common::run::{assert_exit, loam, read_json, solve_to, COARSE_BED};
+use crate::common::run::{assert_exit, loam, prepare_coarse_bed, read_json, solve_to};
 use crate::common::temp_dir::TempDir;
 
 fn manifest() -> &'static Path {
@@ -34,15 +34,7 @@ fn row<'a>(
 #[test]
 fn validate_puts_the_simulators_side_by_side() {
     let dir = TempDir::new("validate");
-    dir.write("coarse.yaml", COARSE_BED);
-    assert_exit(
-        &loam(
-            dir.path(),
-            &["dem", "prepare", "coarse.yaml", "-o", "coarse.bed"],
-        ),
-        0,
-        &[],
-    );
+    prepare_coarse_bed(dir.path());
     let run = dir.path().join("run");
     solve_to(&manifest().join("problems/hopper_granular.yaml"), &run);
     let run_arg = run.to_str().unwrap();

@@ -163,6 +163,14 @@ pub fn is_rail(file: &Path) -> bool {
     std::fs::read_to_string(file).is_ok_and(|text| text.contains("model: wrench_space"))
 }
 
+/// Writes [`COARSE_BED`] as `coarse.yaml` in `dir` and pours it into `coarse.bed` with
+/// `loam dem prepare` (which must exit 0).
+pub fn prepare_coarse_bed(dir: &Path) {
+    std::fs::write(dir.join("coarse.yaml"), COARSE_BED).expect("write the scene");
+    let out = loam(dir, &["dem", "prepare", "coarse.yaml", "-o", "coarse.bed"]);
+    assert_eq!(out.status, Some(0), "{}", out.dump());
+}
+
 /// A DEM bed scene that pours in under a second (a 2 cm layer of 4 mm grains in a 5 cm
 /// cylinder): for the mechanics of the DEM commands, not their physics.
 pub const COARSE_BED: &str = "container: { shape: cylinder, radius: 0.05 }\n\
