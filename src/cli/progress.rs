@@ -124,6 +124,28 @@ impl loam::sim::dem::Backend for Stepped<'_> {
         self.inner.upload(grains, container, bodies, params)
     }
 
+    fn scenes(&self) -> usize {
+        self.inner.scenes()
+    }
+
+    fn upload_scenes(
+        &mut self,
+        beds: &[&GrainState],
+        container: &Container,
+        bodies: &[Body],
+        params: &StepParams,
+    ) -> Result<(), DemError> {
+        self.time_step = params.time_step;
+        self.inner.upload_scenes(beds, container, bodies, params)
+    }
+
+    fn set_external_forces(
+        &mut self,
+        forces: &[loam::sim::dem::sdf::Vec3],
+    ) -> Result<(), DemError> {
+        self.inner.set_external_forces(forces)
+    }
+
     fn set_params(&mut self, params: &StepParams) -> Result<(), DemError> {
         self.time_step = params.time_step;
         self.inner.set_params(params)

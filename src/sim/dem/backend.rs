@@ -496,6 +496,50 @@ pub trait Backend {
         params: &StepParams,
     ) -> Result<(), DemError>;
 
+    /// How many scenes (independent copies of a bed, each with its own bodies) the backend
+    /// steps together. Body index s × (bodies per scene) + k is body k of scene s.
+    fn scenes(&self) -> usize {
+        1
+    }
+
+    /// Uploads one bed per scene (`beds.len()` = [`Backend::scenes`]), or one bed into every
+    /// scene: realisations of one bed (copies nudged by an ulp) that step together. Container,
+    /// bodies and parameters are the same in every scene. A one-scene backend takes one bed.
+    fn upload_scenes(
+        &mut self,
+        beds: &[&GrainState],
+        container: &Container,
+        bodies: &[Body],
+        params: &StepParams,
+    ) -> Result<(), DemError> {
+        match beds {
+            [one] => self.upload(one, container, bodies, params),
+            _ => Err(DemError::Invalid(format!(
+                "the {} backend steps one scene; {} beds were given",
+                self.name(),
+                beds.len()
+            ))),
+        }
+    }
+
+    /// Sets every body's external force (one per body, in body index order), leaving the rest
+    /// of its state: what a robot coupling writes each step.
+    fn set_external_forces(&mut self, forces: &[Vec3]) -> Result<(), DemError> {
+        let bodies = self.bodies()?;
+        if bodies.len() != forces.len() {
+            return Err(DemError::Invalid(format!(
+                "{} external forces for {} bodies",
+                forces.len(),
+                bodies.len()
+            )));
+        }
+        for (index, (mut body, force)) in bodies.into_iter().zip(forces).enumerate() {
+            body.external_force = *force;
+            self.set_body(index, body)?;
+        }
+        Ok(())
+    }
+
     /// Changes the step parameters (e.g. Δt) of the bed in place.
     fn set_params(&mut self, params: &StepParams) -> Result<(), DemError>;
 

@@ -24,7 +24,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::backend::{Backend, Body, BodyGeometry, BodyState, GrainState, Motion, StepParams};
+use super::backend::{
+    Backend, Body, BodyForce, BodyGeometry, BodyState, GrainState, Motion, StepParams,
+};
 use super::bed::Checkpoint;
 use super::sdf::{Shape, Vec3};
 use super::DemError;
@@ -169,8 +171,52 @@ pub fn replay_hopper(
     initial_actuator_position: f64,
     settings: &HopperReplaySettings,
 ) -> Result<HopperReplay, DemError> {
-    use state::*;
+    let mut replays = replay_hopper_scenes(
+        backend,
+        std::slice::from_ref(bed),
+        robot,
+        foot_radius,
+        command,
+        initial_actuator_position,
+        settings,
+    )?;
+    replays.remove(0)
+}
+
+/// [`replay_hopper`] on several realisations of one bed at once: `beds[s]` in scene s of a
+/// backend that steps `beds.len()` scenes together (the CUDA backend: one launch per kernel
+/// for all of them), one robot per scene, each coupled to its own foot exactly as a single
+/// replay is (the same arithmetic in the same order: scene s of the batch is the single
+/// replay of `beds[s]`). Each scene's replay ends at its own apex (or `t_max`); a scene that
+/// has ended, or whose foot fell through its bed, rests under gravity alone while the others
+/// go on. Snapshots are taken only from a single scene.
+///
+/// The outer error is the batch's (bad settings, a backend that cannot hold the scenes, a bed
+/// that exploded); the inner ones are each scene's.
+pub fn replay_hopper_scenes(
+    backend: &mut dyn Backend,
+    beds: &[Checkpoint],
+    robot: &Hopper,
+    foot_radius: f64,
+    command: &(dyn Fn(f64) -> (f64, f64) + Sync),
+    initial_actuator_position: f64,
+    settings: &HopperReplaySettings,
+) -> Result<Vec<Result<HopperReplay, DemError>>, DemError> {
+    let Some(bed) = beds.first() else {
+        return Err(DemError::Invalid("no bed to replay on".into()));
+    };
     let scene = &bed.scene;
+    if let Some(s) = beds.iter().position(|b| b.scene != *scene) {
+        return Err(DemError::Invalid(format!(
+            "the realisations are not of one bed: bed {s}'s scene differs from bed 0's"
+        )));
+    }
+    let snapshots_wanted = settings.snapshot_every.is_some() || !settings.snapshot_at.is_empty();
+    if beds.len() > 1 && snapshots_wanted {
+        return Err(DemError::Invalid(
+            "snapshots are taken from a single replay; replay the realisations without them".into(),
+        ));
+    }
     let mut params = scene.replay_step_params(settings.time_step)?;
     if let Some(iterations) = settings.iterations {
         params.iterations = iterations;
@@ -203,20 +249,33 @@ pub fn replay_hopper(
             scene.grains.radius
         )));
     }
-    let dt = params.time_step;
-    let g = robot.gravity;
-    let surface = bed.info.surface_height;
-    let half_thickness = 0.5 * settings.foot_thickness;
-    // World height of the foot's centre for a sole height z_f (relative to the surface).
-    let centre_of = |z_f: f64| surface + z_f + half_thickness;
-
-    let mut x = robot.rest_state(&crate::terrain::Terrain::Rigid, initial_actuator_position);
-    let lift = scene.grains.radius;
-    for k in [Z_M, Z_R, Z_F] {
-        x[k] += lift;
+    if backend.scenes() != beds.len() {
+        return Err(DemError::Invalid(format!(
+            "{} realisations on a {} backend of {} scenes: one scene per realisation",
+            beds.len(),
+            backend.name(),
+            backend.scenes()
+        )));
     }
-    x[Z_D] = command(0.0).0;
-
+    let frame = Frame {
+        dt: params.time_step,
+        surface: bed.info.surface_height,
+        half_thickness: 0.5 * settings.foot_thickness,
+        grain_radius: scene.grains.radius,
+    };
+    let mut robots: Vec<Coupling> = beds
+        .iter()
+        .map(|_| {
+            Coupling::new(
+                robot,
+                foot_radius,
+                command,
+                initial_actuator_position,
+                settings,
+                frame,
+            )
+        })
+        .collect();
     let foot = Body {
         geometry: BodyGeometry::Shape(Shape::Disc {
             radius: foot_radius,
@@ -226,56 +285,30 @@ pub fn replay_hopper(
         mass: robot.params.foot_mass,
         friction: settings.foot_friction.unwrap_or(scene.grains.friction),
         state: BodyState {
-            position: [0.0, 0.0, centre_of(x[Z_F])],
+            position: [0.0, 0.0, frame.centre_of(robots[0].x[state::Z_F])],
             velocity: [0.0; 3],
             external_force: [0.0; 3],
             ..BodyState::default()
         },
     };
-    backend.upload(&bed.grains, &scene.container, &[foot], &params)?;
+    let grains: Vec<&GrainState> = beds.iter().map(|b| &b.grains).collect();
+    backend.upload_scenes(&grains, &scene.container, &[foot], &params)?;
 
-    let model = poppy_seed_model(foot_radius);
-    let static_load = (robot.params.motor_mass + robot.params.rod_mass) * g;
-    let rod_offset = x[Z_R] - x[Z_F];
-    let motor_offset = x[Z_M] - x[Z_F];
+    let dt = frame.dt;
     let settle_steps = (settings.settle_time.max(0.0) / dt).round() as usize;
     let max_steps = (settings.t_max / dt).ceil() as usize;
-    let substeps = settings.substeps;
-    let h = dt / substeps as f64;
-
-    let mut samples = Vec::with_capacity(max_steps + 1);
     let mut snapshots = Vec::new();
     let mut next_snapshot = 0.0;
-    let mut takeoff_time = None;
-    let mut apex_time = None;
-    let mut z_r0 = 0.0;
-    let mut initial_state = x;
-    let (mut rest_depth, mut rest_bed_force) = (0.0, 0.0);
-    let mut last_bed_force = 0.0;
-    let mut touched = false;
-    let mut previous_momentum = 0.0;
-    let (mut hops, mut takeoff_height) = (0, 0.0);
+    let mut forces = vec![[0.0; 3]; beds.len()];
 
     // Steps −settle_steps .. max_steps; step k ends at t = (k + 1) dt.
     let first = -(settle_steps as i64);
     for k in first..max_steps as i64 {
         let t_start = k as f64 * dt;
-        if k == 0 {
-            z_r0 = x[Z_R];
-            initial_state = x;
-            rest_depth = -x[Z_F];
-            rest_bed_force = last_bed_force;
-            samples.push(sample(
-                robot,
-                &model,
-                &x,
-                0.0,
-                command(0.0),
-                last_bed_force,
-                0.0,
-            ));
+        for r in robots.iter_mut().filter(|r| r.running()) {
+            r.start(k);
         }
-        if k >= 0 {
+        if k >= 0 && snapshots_wanted {
             let mut take = false;
             if let Some(every) = settings.snapshot_every {
                 if t_start >= next_snapshot - 1e-12 {
@@ -297,55 +330,218 @@ pub fn replay_hopper(
                     foot_centre: foot.position,
                     foot_radius,
                     foot_thickness: settings.foot_thickness,
-                    surface_height: surface,
+                    surface_height: frame.surface,
                 });
             }
         }
-        let command_at = |t: f64| {
-            if t < 0.0 {
-                (command(0.0).0, 0.0)
-            } else {
-                command(t)
-            }
-        };
-        // Settling (k < 0): the leg holds its static load on the foot and motor and rod ride
-        // with the foot at their rest offsets, so at t = 0 the robot is at rest in
-        // equilibrium on the bed, whatever the bed's stiffness (the lightly damped
-        // spring would otherwise ring for seconds).
-        if k < 0 {
-            let mut foot = backend.bodies()?[0];
-            foot.external_force = [0.0, 0.0, -static_load];
-            backend.set_body(0, foot)?;
-            backend.step(1)?;
-            let foot = backend.bodies()?[0];
-            above_floor(&foot, half_thickness, t_start + dt, scene.grains.radius)?;
-            last_bed_force = backend.body_forces()?[0].force[2];
-            x[Z_F] = foot.position[2] - surface - half_thickness;
-            x[Z_R] = x[Z_F] + rod_offset;
-            x[Z_M] = x[Z_F] + motor_offset;
-            continue;
+        // 1-2. The feet and the grains: the leg's force on each running foot; a foot whose
+        // replay has ended rests under gravity alone.
+        for (f, r) in forces.iter_mut().zip(&robots) {
+            *f = [0.0, 0.0, if r.running() { r.foot_force(k) } else { 0.0 }];
         }
-        // 1-2. The foot and the grains.
-        let spring = robot.spring_force(&x);
-        let mut foot = backend.bodies()?[0];
-        foot.external_force = [0.0, 0.0, -spring];
-        backend.set_body(0, foot)?;
+        backend.set_external_forces(&forces)?;
         backend.step(1)?;
-        let foot = backend.bodies()?[0];
-        above_floor(&foot, half_thickness, t_start + dt, scene.grains.radius)?;
-        let bed_force = backend.body_forces()?[0];
+        let feet = backend.bodies()?;
+        let bed_forces = backend.body_forces()?;
+        for (s, r) in robots.iter_mut().enumerate() {
+            if r.running() {
+                r.after_step(k, &feet[s], &bed_forces[s]);
+            }
+        }
+        if !robots.iter().any(Coupling::running) {
+            break;
+        }
+    }
+    let mut snapshots = Some(snapshots);
+    Ok(robots
+        .into_iter()
+        .map(|r| r.finish(snapshots.take().unwrap_or_default(), params))
+        .collect())
+}
+
+/// Where the bed is and how long a step lasts: what turns a foot body into the robot's z_f.
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    dt: f64,
+    /// The bed's free surface in the bed's frame.
+    surface: f64,
+    half_thickness: f64,
+    grain_radius: f64,
+}
+
+impl Frame {
+    /// World height of the foot's centre for a sole height z_f (relative to the surface).
+    fn centre_of(&self, z_f: f64) -> f64 {
+        self.surface + z_f + self.half_thickness
+    }
+
+    /// The sole's height relative to the surface for a foot body.
+    fn sole_of(&self, foot: &BodyState) -> f64 {
+        foot.position[2] - self.surface - self.half_thickness
+    }
+}
+
+/// One robot on one scene's foot between grain steps: its state, its samples and the events
+/// of its replay so far.
+struct Coupling<'a> {
+    robot: &'a Hopper,
+    command: &'a (dyn Fn(f64) -> (f64, f64) + Sync),
+    settings: &'a HopperReplaySettings,
+    frame: Frame,
+    model: AddedMass,
+    x: [f64; state::COUNT],
+    /// The leg's load on the foot while settling, and motor and rod's offsets above it.
+    static_load: f64,
+    rod_offset: f64,
+    motor_offset: f64,
+    samples: Vec<HopperSample>,
+    takeoff_time: Option<f64>,
+    apex_time: Option<f64>,
+    z_r0: f64,
+    initial_state: [f64; state::COUNT],
+    rest_depth: f64,
+    rest_bed_force: f64,
+    last_bed_force: f64,
+    touched: bool,
+    previous_momentum: f64,
+    hops: usize,
+    takeoff_height: f64,
+    /// The replay has reached its apex, or failed.
+    ended: bool,
+    error: Option<DemError>,
+}
+
+impl<'a> Coupling<'a> {
+    fn new(
+        robot: &'a Hopper,
+        foot_radius: f64,
+        command: &'a (dyn Fn(f64) -> (f64, f64) + Sync),
+        initial_actuator_position: f64,
+        settings: &'a HopperReplaySettings,
+        frame: Frame,
+    ) -> Self {
+        use state::*;
+        let mut x = robot.rest_state(&crate::terrain::Terrain::Rigid, initial_actuator_position);
+        for k in [Z_M, Z_R, Z_F] {
+            x[k] += frame.grain_radius;
+        }
+        x[Z_D] = command(0.0).0;
+        let max_steps = (settings.t_max / frame.dt).ceil() as usize;
+        Coupling {
+            robot,
+            command,
+            settings,
+            frame,
+            model: poppy_seed_model(foot_radius),
+            static_load: (robot.params.motor_mass + robot.params.rod_mass) * robot.gravity,
+            rod_offset: x[Z_R] - x[Z_F],
+            motor_offset: x[Z_M] - x[Z_F],
+            x,
+            samples: Vec::with_capacity(max_steps + 1),
+            takeoff_time: None,
+            apex_time: None,
+            z_r0: 0.0,
+            initial_state: x,
+            rest_depth: 0.0,
+            rest_bed_force: 0.0,
+            last_bed_force: 0.0,
+            touched: false,
+            previous_momentum: 0.0,
+            hops: 0,
+            takeoff_height: 0.0,
+            ended: false,
+            error: None,
+        }
+    }
+
+    fn running(&self) -> bool {
+        !self.ended
+    }
+
+    /// The command, held at its t = 0 value while settling.
+    fn command_at(&self, t: f64) -> (f64, f64) {
+        if t < 0.0 {
+            ((self.command)(0.0).0, 0.0)
+        } else {
+            (self.command)(t)
+        }
+    }
+
+    /// Before step k: at k = 0 the settled state becomes the replay's start.
+    fn start(&mut self, k: i64) {
+        if k != 0 {
+            return;
+        }
+        use state::*;
+        self.z_r0 = self.x[Z_R];
+        self.initial_state = self.x;
+        self.rest_depth = -self.x[Z_F];
+        self.rest_bed_force = self.last_bed_force;
+        self.samples.push(sample(
+            self.robot,
+            &self.model,
+            &self.x,
+            0.0,
+            (self.command)(0.0),
+            self.last_bed_force,
+            0.0,
+        ));
+    }
+
+    /// The leg's vertical force on the foot over step k (+ = up). Settling (k < 0): the leg
+    /// holds its static load on the foot and motor and rod ride with the foot at their rest
+    /// offsets, so at t = 0 the robot is at rest in equilibrium on the bed, whatever the bed's
+    /// stiffness (the lightly damped spring would otherwise ring for seconds). Then the spring
+    /// force on the rod, evaluated with the state at the start of the step.
+    fn foot_force(&self, k: i64) -> f64 {
+        if k < 0 {
+            -self.static_load
+        } else {
+            -self.robot.spring_force(&self.x)
+        }
+    }
+
+    /// After step k, with the scene's foot and the grains' force on it over the step.
+    fn after_step(&mut self, k: i64, foot: &BodyState, bed_force: &BodyForce) {
+        let t_start = k as f64 * self.frame.dt;
+        if let Err(e) = above_floor(
+            foot,
+            self.frame.half_thickness,
+            t_start + self.frame.dt,
+            self.frame.grain_radius,
+        ) {
+            self.error = Some(e);
+            self.ended = true;
+            return;
+        }
+        use state::*;
+        let x = &mut self.x;
+        if k < 0 {
+            self.last_bed_force = bed_force.force[2];
+            x[Z_F] = self.frame.sole_of(foot);
+            x[Z_R] = x[Z_F] + self.rod_offset;
+            x[Z_M] = x[Z_F] + self.motor_offset;
+            return;
+        }
+        let dt = self.frame.dt;
+        let substeps = self.settings.substeps;
+        let h = dt / substeps as f64;
         let z_f0 = x[Z_F];
         let v_f0 = x[V_F];
-        let z_f1 = foot.position[2] - surface - half_thickness;
+        let z_f1 = self.frame.sole_of(foot);
         let v_f1 = foot.velocity[2];
         // 3. Motor, rod, integrator and command, sub-stepped.
         for s in 0..substeps {
             let tau = t_start + (s + 1) as f64 * h;
-            let (z_d, u) = command_at(tau);
+            let (z_d, u) = if tau < 0.0 {
+                ((self.command)(0.0).0, 0.0)
+            } else {
+                (self.command)(tau)
+            };
             x[Z_F] = z_f0 + (s + 1) as f64 / substeps as f64 * (z_f1 - z_f0);
             x[V_F] = v_f1;
             x[Z_D] = z_d;
-            let leg = robot.leg(&x, &u);
+            let leg = self.robot.leg(x, &u);
             x[V_M] += h * leg.motor_acceleration;
             x[V_R] += h * leg.rod_acceleration;
             x[Z_M] += h * x[V_M];
@@ -354,66 +550,76 @@ pub fn replay_hopper(
         }
         x[Z_F] = z_f1;
         x[V_F] = v_f1;
-        last_bed_force = bed_force.force[2];
-        if k < 0 {
-            continue;
-        }
+        self.last_bed_force = bed_force.force[2];
         let t = t_start + dt;
         let accel = (v_f1 - v_f0) / dt;
-        samples.push(sample(
-            robot,
-            &model,
+        let x = self.x;
+        self.samples.push(sample(
+            self.robot,
+            &self.model,
             &x,
             t,
-            command_at(t),
+            self.command_at(t),
             bed_force.force[2],
             accel,
         ));
         // Takeoff: the foot, having been pushed by the bed since t = 0, is free and rising.
         if bed_force.contacts > 0 {
-            touched = true;
+            self.touched = true;
         }
-        if takeoff_time.is_none() && touched && bed_force.contacts == 0 && v_f1 > 0.0 {
-            takeoff_time = Some(t);
-            previous_momentum = robot.momentum(&x);
-            takeoff_height = robot.centre_of_mass(&x);
+        if self.takeoff_time.is_none() && self.touched && bed_force.contacts == 0 && v_f1 > 0.0 {
+            self.takeoff_time = Some(t);
+            self.previous_momentum = self.robot.momentum(&x);
+            self.takeoff_height = self.robot.centre_of_mass(&x);
         }
-        if takeoff_time.is_some() {
-            let momentum = robot.momentum(&x);
-            if previous_momentum > 0.0 && momentum <= 0.0 {
-                hops += usize::from(robot.centre_of_mass(&x) - takeoff_height >= 1e-3);
-                if hops >= settings.hops {
-                    apex_time = Some(t);
-                    break;
+        if self.takeoff_time.is_some() {
+            let momentum = self.robot.momentum(&x);
+            if self.previous_momentum > 0.0 && momentum <= 0.0 {
+                let rise = self.robot.centre_of_mass(&x) - self.takeoff_height;
+                self.hops += usize::from(rise >= 1e-3);
+                if self.hops >= self.settings.hops {
+                    self.apex_time = Some(t);
+                    self.ended = true;
+                    return;
                 }
                 // Not the last hop: wait for the foot to land and take off again.
-                (takeoff_time, touched) = (None, false);
+                (self.takeoff_time, self.touched) = (None, false);
             }
-            previous_momentum = momentum;
+            self.previous_momentum = momentum;
         }
     }
-    let apex_rise = match apex_time {
-        Some(_) => x[Z_R] - z_r0,
-        None => {
-            samples
-                .iter()
-                .map(|s| s.z_r)
-                .fold(f64::NEG_INFINITY, f64::max)
-                - z_r0
+
+    fn finish(
+        self,
+        snapshots: Vec<ParticleSnapshot>,
+        params: StepParams,
+    ) -> Result<HopperReplay, DemError> {
+        if let Some(e) = self.error {
+            return Err(e);
         }
-    };
-    Ok(HopperReplay {
-        samples,
-        apex_rise,
-        reached_apex: apex_time.is_some(),
-        takeoff_time,
-        apex_time,
-        rest_depth,
-        rest_bed_force,
-        initial_state,
-        snapshots,
-        params,
-    })
+        let apex_rise = match self.apex_time {
+            Some(_) => self.x[state::Z_R] - self.z_r0,
+            None => {
+                self.samples
+                    .iter()
+                    .map(|s| s.z_r)
+                    .fold(f64::NEG_INFINITY, f64::max)
+                    - self.z_r0
+            }
+        };
+        Ok(HopperReplay {
+            samples: self.samples,
+            apex_rise,
+            reached_apex: self.apex_time.is_some(),
+            takeoff_time: self.takeoff_time,
+            apex_time: self.apex_time,
+            rest_depth: self.rest_depth,
+            rest_bed_force: self.rest_bed_force,
+            initial_state: self.initial_state,
+            snapshots,
+            params,
+        })
+    }
 }
 
 /// The foot must stay in the container: its sole below the floor (z = 0, by more than a

@@ -7,7 +7,7 @@ use crate::sim::dem::backend::{
     Backend, Body, BodyForce, BodyGeometry, BodyState, ContactLaw, Container, GrainState, Motion,
     StepParams, Timings,
 };
-use crate::sim::dem::sdf::Shape;
+use crate::sim::dem::sdf::{Shape, Vec3};
 use crate::sim::dem::DemError;
 
 /// The bed on the device: the step of its contact law.
@@ -167,28 +167,73 @@ impl Backend for CudaBackend {
         bodies: &[Body],
         params: &StepParams,
     ) -> Result<(), DemError> {
-        grains.check()?;
+        self.upload_scenes(&[grains], container, bodies, params)
+    }
+
+    fn scenes(&self) -> usize {
+        self.scenes
+    }
+
+    /// One bed copied into every scene, or (Hertz-Mindlin) one bed per scene.
+    fn upload_scenes(
+        &mut self,
+        beds: &[&GrainState],
+        container: &Container,
+        bodies: &[Body],
+        params: &StepParams,
+    ) -> Result<(), DemError> {
+        for grains in beds {
+            grains.check()?;
+        }
         params.check()?;
         self.bed = None;
-        let bed = match params.law {
-            ContactLaw::HertzMindlin(_) => {
+        let bed = match (params.law, beds) {
+            (ContactLaw::HertzMindlin(_), _) => {
                 crate::sim::dem::hertz::check_bodies(bodies)?;
-                Bed::Hertz(Box::new(HertzDeviceBed::new(
-                    grains,
+                Bed::Hertz(Box::new(HertzDeviceBed::with_scenes(
+                    beds,
                     container,
                     bodies,
                     params,
                     self.scenes,
                 )?))
             }
-            ContactLaw::ProjectedJacobi => {
+            (ContactLaw::ProjectedJacobi, [grains]) => {
                 let bed = jacobi_bed(grains, container, bodies, params, self.scenes)?;
                 Bed::Jacobi(Box::new(bed))
+            }
+            (ContactLaw::ProjectedJacobi, _) => {
+                return Err(DemError::Invalid(format!(
+                    "the projected-Jacobi law copies one bed into every scene; {} beds were given \
+                     (one bed per scene is Hertz-Mindlin only)",
+                    beds.len()
+                )))
             }
         };
         self.contacts_at_reset = 0;
         self.bed = Some(bed);
         Ok(())
+    }
+
+    fn set_external_forces(&mut self, forces: &[Vec3]) -> Result<(), DemError> {
+        match self.bed_mut()? {
+            Bed::Hertz(bed) => bed.set_external_forces(forces).map_err(dem_error),
+            Bed::Jacobi(_) => {
+                let bodies = self.bodies()?;
+                if bodies.len() != forces.len() {
+                    return Err(DemError::Invalid(format!(
+                        "{} external forces for {} bodies",
+                        forces.len(),
+                        bodies.len()
+                    )));
+                }
+                for (index, (mut body, force)) in bodies.into_iter().zip(forces).enumerate() {
+                    body.external_force = *force;
+                    self.set_body(index, body)?;
+                }
+                Ok(())
+            }
+        }
     }
 
     fn set_params(&mut self, params: &StepParams) -> Result<(), DemError> {

@@ -63,6 +63,47 @@ fn device_shape(
     })
 }
 
+/// One bed's per-grain columns as the kernels' fields hold them. The CPU's upload: m = 1/w
+/// (0 for a pinned grain), 1/I = w / (0.4 r²); the predicted velocities start as the
+/// velocities.
+fn grain_columns(grains: &GrainState) -> Vec<(&'static str, Vec<f64>)> {
+    let n = grains.len();
+    let spin = if grains.angular_velocity.is_empty() {
+        vec![[0.0; 3]; n]
+    } else {
+        grains.angular_velocity.clone()
+    };
+    let mass: Vec<f64> = grains
+        .inverse_mass
+        .iter()
+        .map(|w| if *w > 0.0 { 1.0 / w } else { 0.0 })
+        .collect();
+    let inverse_inertia: Vec<f64> = grains
+        .inverse_mass
+        .iter()
+        .zip(&grains.radius)
+        .map(|(w, r)| w / (0.4 * r * r))
+        .collect();
+    let column = |v: &[Vec3], i: usize| v.iter().map(|x| x[i]).collect::<Vec<f64>>();
+    let mut columns = Vec::new();
+    for (names, values) in [
+        (["x", "y", "z"], &grains.position),
+        (["vx", "vy", "vz"], &grains.velocity),
+        (["pvx", "pvy", "pvz"], &grains.velocity),
+        (["wx", "wy", "wz"], &spin),
+        (["pwx", "pwy", "pwz"], &spin),
+    ] {
+        for (i, name) in names.into_iter().enumerate() {
+            columns.push((name, column(values, i)));
+        }
+    }
+    columns.push(("radius", grains.radius.clone()));
+    columns.push(("inv_mass", grains.inverse_mass.clone()));
+    columns.push(("mass", mass));
+    columns.push(("inv_inertia", inverse_inertia));
+    columns
+}
+
 impl HertzDeviceBed {
     /// Probes the machine, compiles (or reuses) the kernels for its GPU and uploads `scenes`
     /// copies of the bed; then, as the CPU's upload, builds the neighbour list and computes
@@ -74,8 +115,37 @@ impl HertzDeviceBed {
         params: &StepParams,
         scenes: usize,
     ) -> Result<Self, DemError> {
-        let n = grains.len();
+        Self::with_scenes(&[grains], container, bodies, params, scenes)
+    }
+
+    /// As [`HertzDeviceBed::new`], with scene s's grains `beds[s]` (one bed per scene) or
+    /// `beds[0]` in every scene (one bed given): realisations of one bed (nudged copies) step
+    /// together. Every bed has the same number of grains.
+    pub fn with_scenes(
+        beds: &[&GrainState],
+        container: &Container,
+        bodies: &[Body],
+        params: &StepParams,
+        scenes: usize,
+    ) -> Result<Self, DemError> {
         let scenes = scenes.max(1);
+        let Some(grains) = beds.first().copied() else {
+            return Err(DemError::Invalid("no bed to upload".into()));
+        };
+        if beds.len() != 1 && beds.len() != scenes {
+            return Err(DemError::Invalid(format!(
+                "{} beds for {scenes} scenes: give one bed (copied into every scene) or one per scene",
+                beds.len()
+            )));
+        }
+        if let Some(other) = beds.iter().find(|b| b.len() != grains.len()) {
+            return Err(DemError::Invalid(format!(
+                "the scenes' beds differ in size ({} and {} grains); scenes step one grain count",
+                grains.len(),
+                other.len()
+            )));
+        }
+        let n = grains.len();
         let Some(total) = n.checked_mul(scenes).filter(|t| *t < i32::MAX as usize / 2) else {
             return Err(CudaError::Setup(format!(
                 "{n} grains × {scenes} scenes exceeds the 2^30 grains the kernels index"
@@ -134,7 +204,10 @@ impl HertzDeviceBed {
             builds: 0,
         };
         // The CPU's choice: an empty bed still has a cell size.
-        let mut max_radius = grains.radius.iter().cloned().fold(0.0, f64::max);
+        let mut max_radius = beds
+            .iter()
+            .flat_map(|g| g.radius.iter().copied())
+            .fold(0.0, f64::max);
         if max_radius == 0.0 {
             max_radius = 1.0;
         }
@@ -157,7 +230,7 @@ impl HertzDeviceBed {
             ..HmParams::default()
         };
         bed.set_params(params)?;
-        bed.upload_grains(grains)?;
+        bed.upload_grains(beds)?;
         bed.upload_bodies(bodies, &shapes)?;
         bed.build()?;
         bed.forces(false)?;
@@ -186,55 +259,49 @@ impl HertzDeviceBed {
         Arenas::index(HM_BODY_FIELDS, name)
     }
 
-    /// Writes per-grain columns, each replicated into every scene.
-    fn write_grain_columns(&mut self, columns: &[(&str, Vec<f64>)]) -> Result<(), CudaError> {
-        for (name, column) in columns {
-            let all: Vec<f64> = (0..self.scenes)
-                .flat_map(|_| column.iter().copied())
-                .collect();
+    /// Writes the grains of every scene: scene s gets `beds[s]`, or `beds[0]` when one bed
+    /// is given (the columns are scene-major: scene s's grain i at s × N + i).
+    fn upload_grains(&mut self, beds: &[&GrainState]) -> Result<(), CudaError> {
+        let mut columns: Vec<(&str, Vec<f64>)> = Vec::new();
+        for scene in 0..self.scenes {
+            let scene_columns = grain_columns(beds[scene % beds.len()]);
+            if columns.is_empty() {
+                columns = scene_columns
+                    .into_iter()
+                    .map(|(name, mut c)| {
+                        c.reserve(c.len() * (self.scenes - 1));
+                        (name, c)
+                    })
+                    .collect();
+            } else {
+                for ((_, all), (_, c)) in columns.iter_mut().zip(scene_columns) {
+                    all.extend(c);
+                }
+            }
+        }
+        for (name, column) in &columns {
             self.grains
-                .write_real(&self.stream, Self::grain_field(name), &all)?;
+                .write_real(&self.stream, Self::grain_field(name), column)?;
         }
         Ok(())
     }
 
-    fn upload_grains(&mut self, grains: &GrainState) -> Result<(), CudaError> {
-        let n = grains.len();
-        let spin = if grains.angular_velocity.is_empty() {
-            vec![[0.0; 3]; n]
-        } else {
-            grains.angular_velocity.clone()
-        };
-        // The CPU's upload: m = 1/w (0 for a pinned grain), 1/I = w / (0.4 r²).
-        let mass: Vec<f64> = grains
-            .inverse_mass
-            .iter()
-            .map(|w| if *w > 0.0 { 1.0 / w } else { 0.0 })
-            .collect();
-        let inverse_inertia: Vec<f64> = grains
-            .inverse_mass
-            .iter()
-            .zip(&grains.radius)
-            .map(|(w, r)| w / (0.4 * r * r))
-            .collect();
-        let column = |v: &[Vec3], i: usize| v.iter().map(|x| x[i]).collect::<Vec<f64>>();
-        let mut columns = Vec::new();
-        for (names, values) in [
-            (["x", "y", "z"], &grains.position),
-            (["vx", "vy", "vz"], &grains.velocity),
-            (["pvx", "pvy", "pvz"], &grains.velocity),
-            (["wx", "wy", "wz"], &spin),
-            (["pwx", "pwy", "pwz"], &spin),
-        ] {
-            for (i, name) in names.into_iter().enumerate() {
-                columns.push((name, column(values, i)));
-            }
+    /// Sets every body's external force (body index order, as [`Self::set_body`]), one copy
+    /// per field: a robot coupling that drives one foot per scene writes all scenes at once.
+    pub fn set_external_forces(&mut self, forces: &[Vec3]) -> Result<(), CudaError> {
+        let count = self.bodies_per_scene * self.scenes;
+        if forces.len() != count {
+            return Err(CudaError::Setup(format!(
+                "{} external forces for {count} bodies (bodies per scene × scenes)",
+                forces.len()
+            )));
         }
-        columns.push(("radius", grains.radius.clone()));
-        columns.push(("inv_mass", grains.inverse_mass.clone()));
-        columns.push(("mass", mass));
-        columns.push(("inv_inertia", inverse_inertia));
-        self.write_grain_columns(&columns)
+        for (axis, name) in ["efx", "efy", "efz"].into_iter().enumerate() {
+            let column: Vec<f64> = forces.iter().map(|f| f[axis]).collect();
+            self.bodies
+                .write_real(&self.stream, Self::body_field(name), &column)?;
+        }
+        Ok(())
     }
 
     fn upload_bodies(
