@@ -12,10 +12,12 @@ use loam::output::dem::snapshot::{Grains, Series};
 use loam::output::{self, run::SavedPlan};
 use loam::problem;
 use loam::sim::dem::cuda::CudaBackend;
-use loam::sim::dem::hopper::{bodies_csv, replay_hopper, HopperReplay, HopperReplaySettings};
+use loam::sim::dem::hopper::{
+    bodies_csv, replay_hopper_scenes, HopperReplay, HopperReplaySettings,
+};
 use loam::sim::dem::sdf::{Sdf, Shape};
 use loam::sim::dem::surface::{Surface, IDENTITY};
-use loam::sim::dem::{Backend, Checkpoint, Container, CpuBackend, DemError};
+use loam::sim::dem::{Backend, Checkpoint, Container, CpuBackend, CpuScenes, DemError};
 use loam::sim::replay;
 use serde::Serialize;
 
@@ -102,7 +104,10 @@ struct DemSummary {
     added_mass_rest_depth_m: f64,
     rest_bed_force_n: f64,
     robot_weight_n: f64,
+    /// Wall time of the replay; with several realisations side by side, of all of them.
     wall_time_s: f64,
+    /// Realisations replayed together in one backend (1 for a single replay).
+    replays_side_by_side: usize,
     simulated_time_s: f64,
 }
 
@@ -112,6 +117,23 @@ pub fn run(
     args: &DemArgs,
     quiet: bool,
 ) -> anyhow::Result<u8> {
+    let codes = run_realisations(plan, backend, std::slice::from_ref(args), quiet)?;
+    Ok(codes[0])
+}
+
+/// Replays the plan on several realisations of one bed at once (`loam validate`): `realisations`
+/// differ only in `out_dir` and `nudge_grain`; they run as the scenes of one backend (the GPU's
+/// one launch, or the CPU's scenes side by side) and each writes its own folder, as a single
+/// replay does. The exit code of each, in order.
+pub fn run_realisations(
+    plan: &SavedPlan,
+    backend: BackendChoice,
+    realisations: &[DemArgs],
+    quiet: bool,
+) -> anyhow::Result<Vec<u8>> {
+    let Some(args) = realisations.first() else {
+        return Ok(Vec::new());
+    };
     let bed_path = bed_path(args)?;
     if !(args.t_max > 0.0) || args.snapshot_every < 0.0 {
         return Err(BadInput(format!(
@@ -123,8 +145,12 @@ pub fn run(
     let render_at = render_times(args)?;
     let defaults = HopperReplaySettings::default();
     let settle_time = settle_time(args, defaults.settle_time)?;
-    let bed = load_bed(bed_path, args)?;
-    let (mut engine, name) = engine(backend)?;
+    let beds = realisations
+        .iter()
+        .map(|a| load_bed(bed_path, a))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let bed = &beds[0];
+    let (mut engine, name) = engine(backend, beds.len())?;
 
     let robot = Hopper::from_problem(&plan.problem);
     let foot_radius = plan.problem.robot.foot_radius;
@@ -148,14 +174,19 @@ pub fn run(
     let z_d0 = plan.nodes[0].x[loam::model::hopper::state::Z_D];
     let started = Instant::now();
     super::interrupt::install();
+    let what = if beds.len() == 1 {
+        "DEM replay".to_string()
+    } else {
+        format!("{} DEM replays side by side", beds.len())
+    };
     let spinner = super::progress::spinner(
-        quiet,
-        &format!("DEM replay (settling, then t ≤ {} s)", args.t_max),
+        quiet && beds.len() == 1,
+        &format!("{what} (settling, then t ≤ {} s)", args.t_max),
     );
     let mut engine = super::progress::Stepped::new(engine.as_mut(), spinner, bed.scene.time_step());
-    let dem = replay_hopper(
+    let replays = replay_hopper_scenes(
         &mut engine,
-        &bed,
+        &beds,
         &robot,
         foot_radius,
         &|t| command.at(t),
@@ -181,58 +212,64 @@ pub fn run(
     let terrain = loam::terrain::Terrain::from_problem(&seeds, foot_radius);
     let added_mass_rest_depth = -terrain.rest_height(robot.total_mass() * robot.gravity);
 
-    let out = args.out_dir.clone().unwrap_or_else(|| plan.dir.join(name));
     let scene = &bed.scene;
-    let params = dem.params;
-    let written = write_snapshots(&out, &dem, &scene.container, &render_at, params.time_step)?;
-    let summary = DemSummary {
-        backend: name,
-        bed: bed_label(bed_path, args),
-        grains: bed.grains.len(),
-        grain_radius_m: scene.grains.radius,
-        time_step_s: params.time_step,
-        contact: params.law,
-        settle_time_s: settings.settle_time,
-        solver_iterations: matches!(params.law, loam::sim::dem::ContactLaw::ProjectedJacobi)
-            .then_some(params.iterations),
-        plan_terrain: replay::terrain_label(&plan.problem.terrain),
-        planned_apex_rise_m: plan.apex_rise,
-        apex_rise_m: dem.apex_rise,
-        reached_apex: dem.reached_apex,
-        reduced_order_terrain: replay::terrain_label(&seeds),
-        reduced_order_error: reduced_error,
-        reduced_order_apex_rise_m: reduced.as_ref().and_then(|(_, s)| s.apex_rise_m),
-        takeoff_s: dem.takeoff_time,
-        reduced_order_takeoff_s: reduced.as_ref().and_then(|(_, s)| s.takeoff_s),
-        planned_takeoff_s: reduced
-            .as_ref()
-            .map_or(f64::NAN, |(_, s)| s.planned_takeoff_s),
-        apex_time_s: dem.apex_time,
-        rest_depth_m: dem.rest_depth,
-        added_mass_rest_depth_m: added_mass_rest_depth,
-        rest_bed_force_n: dem.rest_bed_force,
-        robot_weight_n: robot.total_mass() * robot.gravity,
-        wall_time_s: wall_time,
-        simulated_time_s: dem.samples.last().map_or(0.0, |s| s.t),
-    };
-    // dem.json records the plan and the hash of dem_bodies.csv; both written together.
-    output::identity::write_derived(
-        &plan.plan_id,
-        Some((&out.join("dem_bodies.csv"), bodies_csv(&dem).as_bytes())),
-        &out.join("dem.json"),
-        &summary,
-    )?;
-    if !quiet {
-        print_summary(&summary, &out, &written);
+    let mut codes = Vec::with_capacity(beds.len());
+    for (args, dem) in realisations.iter().zip(replays) {
+        let dem = dem.map_err(dem_error)?;
+        let out = args.out_dir.clone().unwrap_or_else(|| plan.dir.join(name));
+        let params = dem.params;
+        let written = write_snapshots(&out, &dem, &scene.container, &render_at, params.time_step)?;
+        let summary = DemSummary {
+            backend: name,
+            bed: bed_label(bed_path, args),
+            grains: bed.grains.len(),
+            grain_radius_m: scene.grains.radius,
+            time_step_s: params.time_step,
+            contact: params.law,
+            settle_time_s: settings.settle_time,
+            solver_iterations: matches!(params.law, loam::sim::dem::ContactLaw::ProjectedJacobi)
+                .then_some(params.iterations),
+            plan_terrain: replay::terrain_label(&plan.problem.terrain),
+            planned_apex_rise_m: plan.apex_rise,
+            apex_rise_m: dem.apex_rise,
+            reached_apex: dem.reached_apex,
+            reduced_order_terrain: replay::terrain_label(&seeds),
+            reduced_order_error: reduced_error.clone(),
+            reduced_order_apex_rise_m: reduced.as_ref().and_then(|(_, s)| s.apex_rise_m),
+            takeoff_s: dem.takeoff_time,
+            reduced_order_takeoff_s: reduced.as_ref().and_then(|(_, s)| s.takeoff_s),
+            planned_takeoff_s: reduced
+                .as_ref()
+                .map_or(f64::NAN, |(_, s)| s.planned_takeoff_s),
+            apex_time_s: dem.apex_time,
+            rest_depth_m: dem.rest_depth,
+            added_mass_rest_depth_m: added_mass_rest_depth,
+            rest_bed_force_n: dem.rest_bed_force,
+            robot_weight_n: robot.total_mass() * robot.gravity,
+            wall_time_s: wall_time,
+            replays_side_by_side: beds.len(),
+            simulated_time_s: dem.samples.last().map_or(0.0, |s| s.t),
+        };
+        // dem.json records the plan and the hash of dem_bodies.csv; both written together.
+        output::identity::write_derived(
+            &plan.plan_id,
+            Some((&out.join("dem_bodies.csv"), bodies_csv(&dem).as_bytes())),
+            &out.join("dem.json"),
+            &summary,
+        )?;
+        if !quiet {
+            print_summary(&summary, &out, &written);
+        }
+        for t in &written.not_rendered {
+            eprintln!(
+                "warning: --render-at {t} s not rendered: the replay ended at {:.4} s{}",
+                summary.simulated_time_s,
+                if summary.reached_apex { " (apex)" } else { "" }
+            );
+        }
+        codes.push(if dem.reached_apex { 0 } else { 1 });
     }
-    for t in &written.not_rendered {
-        eprintln!(
-            "warning: --render-at {t} s not rendered: the replay ended at {:.4} s{}",
-            summary.simulated_time_s,
-            if summary.reached_apex { " (apex)" } else { "" }
-        );
-    }
-    Ok(if dem.reached_apex { 0 } else { 1 })
+    Ok(codes)
 }
 
 /// `--settle-time`, or the robot's default: a number of seconds, 0 or more.
@@ -275,14 +312,18 @@ fn bed_label(path: &Path, args: &DemArgs) -> String {
 }
 
 /// The DEM engine `backend` names, and its name.
-fn engine(backend: BackendChoice) -> anyhow::Result<(Box<dyn Backend>, &'static str)> {
+fn engine(
+    backend: BackendChoice,
+    scenes: usize,
+) -> anyhow::Result<(Box<dyn Backend>, &'static str)> {
     Ok(match backend {
-        BackendChoice::DemCpu => (Box::new(CpuBackend::new()), "dem-cpu"),
+        BackendChoice::DemCpu if scenes == 1 => (Box::new(CpuBackend::new()), "dem-cpu"),
+        BackendChoice::DemCpu => (Box::new(CpuScenes::new(scenes)), "dem-cpu"),
         BackendChoice::DemCuda => {
             // Probe first: without a driver, a device or NVRTC this is a clear error.
             loam::sim::dem::cuda::probe()
                 .map_err(|e| anyhow::Error::new(e).context("--backend dem-cuda"))?;
-            (Box::new(CudaBackend::new(1)), "dem-cuda")
+            (Box::new(CudaBackend::new(scenes)), "dem-cuda")
         }
         BackendChoice::Reduced => unreachable!("the reduced backend does not come here"),
     })
@@ -346,7 +387,7 @@ pub fn run_planar(
             ground.foot_radius, args.foot_depth
         );
     }
-    let (mut engine, name) = engine(backend)?;
+    let (mut engine, name) = engine(backend, 1)?;
     let settings = PlanarDemSettings {
         depth: args.foot_depth,
         settle_time,

@@ -50,6 +50,12 @@ pub struct Args {
     /// one ulp): the spread of the outcome over realisations. At least 1.
     #[arg(long, default_value_t = 16, value_name = "N")]
     pub realisations: usize,
+    /// The hopper's DEM realisations replayed side by side, this many at a time: scenes of one
+    /// launch on the GPU, scenes stepped in parallel on the CPU (each writes its own folder;
+    /// scene s is bit for bit the single replay of its bed). Default: all of them on dem-cuda,
+    /// 2 on dem-cpu. A planar robot's realisations run one by one.
+    #[arg(long, value_name = "K")]
+    pub side_by_side: Option<usize>,
     /// A planar robot's feet on the grains: their extent across the plane [m].
     #[arg(long, default_value_t = 0.05)]
     pub foot_depth: f64,
@@ -268,6 +274,13 @@ fn check(args: &Args) -> anyhow::Result<()> {
         )
         .into());
     }
+    if args.side_by_side == Some(0) {
+        return Err(BadInput(
+            "--side-by-side 0: at least 1 realisation at a time (accepted: 1 to --realisations)"
+                .into(),
+        )
+        .into());
+    }
     if args.backend == Backend::Reduced {
         return Err(BadInput(
             "--backend reduced: the DEM engine is dem-cpu or dem-cuda (the reduced-order rows \
@@ -436,11 +449,16 @@ fn dem_rows(
     };
     let mut records = Vec::new();
     let started = Instant::now();
-    for k in 0..args.realisations {
+    let side_by_side = match (&plan, args.side_by_side, args.backend) {
+        (None, _, _) => 1,
+        (Some(_), Some(k), _) => k,
+        (Some(_), None, Backend::DemCuda) => args.realisations,
+        (Some(_), None, _) => 2,
+    };
+    let realisation = |k: usize| {
         // Realisation 0 is the bed itself; the others move grains spread over the bed.
         let nudge = (k > 0).then(|| (k * grains / args.realisations).min(grains - 1));
-        let dir = out.join(format!("{name}-r{k:02}"));
-        let dem = DemArgs {
+        DemArgs {
             bed: Some(bed.to_path_buf()),
             snapshot_every: 0.0,
             render_at: None,
@@ -449,29 +467,47 @@ fn dem_rows(
             foot_depth: args.foot_depth,
             time_step: args.time_step,
             settle_time: args.settle_time,
-            out_dir: Some(dir.clone()),
+            out_dir: Some(out.join(format!("{name}-r{k:02}"))),
             nudge_grain: nudge,
-        };
-        let code = match &plan {
-            None => super::simulate_dem::run_planar(&args.run_dir, args.backend, &dem, true)?,
-            Some(plan) => super::simulate_dem::run(plan, args.backend, &dem, true)?,
-        };
-        let record = read_json(&dir.join("dem.json"))?;
-        let elapsed = started.elapsed().as_secs_f64();
-        let left = elapsed / (k + 1) as f64 * (args.realisations - k - 1) as f64;
-        let shown: Vec<String> = outcomes(&record)
-            .iter()
-            .map(|(n, _, v, _)| format!("{n} {}", v.map_or("-".into(), |v| format!("{v:.4}"))))
+        }
+    };
+    let mut k = 0;
+    while k < args.realisations {
+        let batch: Vec<DemArgs> = (k..(k + side_by_side).min(args.realisations))
+            .map(realisation)
             .collect();
-        say(format!(
-            "  {name} realisation {}/{}{}: {}{} ({elapsed:.0} s, about {left:.0} s left)",
-            k + 1,
-            args.realisations,
-            nudge.map_or(String::new(), |g| format!(" (grain {g} nudged)")),
-            shown.join(", "),
-            if code == 0 { "" } else { ", incomplete" },
-        ));
-        records.push((record, relative(&args.run_dir, &dir.join("dem.json"))));
+        let codes = match &plan {
+            None => vec![super::simulate_dem::run_planar(
+                &args.run_dir,
+                args.backend,
+                &batch[0],
+                true,
+            )?],
+            Some(plan) => super::simulate_dem::run_realisations(plan, args.backend, &batch, true)?,
+        };
+        for (dem, code) in batch.iter().zip(codes) {
+            let dir = dem.out_dir.clone().expect("a realisation's folder");
+            let record = read_json(&dir.join("dem.json"))?;
+            k += 1;
+            let elapsed = started.elapsed().as_secs_f64();
+            let left = elapsed / k as f64 * (args.realisations - k) as f64;
+            let shown: Vec<String> = outcomes(&record)
+                .iter()
+                .map(|(n, _, v, _)| {
+                    format!("{n} {}", v.map_or("-".into(), |v| format!("{v:.4}")))
+                })
+                .collect();
+            say(format!(
+                "  {name} realisation {}/{}{}: {}{} ({elapsed:.0} s, about {left:.0} s left)",
+                k,
+                args.realisations,
+                dem.nudge_grain
+                    .map_or(String::new(), |g| format!(" (grain {g} nudged)")),
+                shown.join(", "),
+                if code == 0 { "" } else { ", incomplete" },
+            ));
+            records.push((record, relative(&args.run_dir, &dir.join("dem.json"))));
+        }
     }
     Ok(rows_of(name, &bed.display().to_string(), false, &records))
 }

@@ -12,6 +12,7 @@ mod dem_bulk;
 mod dem_cli;
 mod dem_coupling;
 mod dem_cuda;
+mod dem_cuda_realisations;
 mod dem_geometry;
 mod dem_hertz;
 mod dem_output;

@@ -69,7 +69,7 @@ pub use backend::{
     StepParams, Timings,
 };
 pub use bed::Checkpoint;
-pub use cpu::CpuBackend;
+pub use cpu::{CpuBackend, CpuScenes};
 pub use law::HertzMindlin;
 pub use scene::Scene;
 

@@ -100,10 +100,12 @@ pub struct JacobiCpu {
 }
 
 mod backend;
+mod scenes;
 mod solve;
 mod step;
 
 pub use backend::CpuBackend;
+pub use scenes::CpuScenes;
 
 /// The own cell and the 13 neighbour cells that follow it in (z, y, x) order.
 const HALF_SHELL: [(i64, i64, i64); 14] = [
