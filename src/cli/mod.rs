@@ -5,6 +5,7 @@ mod bench;
 mod check;
 mod dem;
 mod interrupt;
+mod material;
 mod mdp;
 mod plot;
 mod progress;
@@ -51,6 +52,9 @@ enum Command {
     /// Discrete-element beds: prepare one, drive a body through one.
     #[command(subcommand)]
     Dem(dem::DemCommand),
+    /// Granular materials: calibrate a material's DEM parameters against its targets.
+    #[command(subcommand)]
+    Material(material::MaterialCommand),
     /// Wrench-space terrain: run a scenario in the maximum-dissipation simulator.
     #[command(subcommand)]
     Mdp(mdp::MdpCommand),
@@ -84,6 +88,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Bench(args) => bench::run(args),
         Command::Plot(args) => plot::run(args),
         Command::Dem(command) => dem::run(command),
+        Command::Material(command) => material::run(command),
         Command::Mdp(command) => mdp::run(command),
         Command::WrenchSpace(command) => wrench_space::run(command),
         Command::Validate(args) => validate::run(args),

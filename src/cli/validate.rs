@@ -493,9 +493,7 @@ fn dem_rows(
             let left = elapsed / k as f64 * (args.realisations - k) as f64;
             let shown: Vec<String> = outcomes(&record)
                 .iter()
-                .map(|(n, _, v, _)| {
-                    format!("{n} {}", v.map_or("-".into(), |v| format!("{v:.4}")))
-                })
+                .map(|(n, _, v, _)| format!("{n} {}", v.map_or("-".into(), |v| format!("{v:.4}"))))
                 .collect();
             say(format!(
                 "  {name} realisation {}/{}{}: {}{} ({elapsed:.0} s, about {left:.0} s left)",

@@ -22,6 +22,7 @@
 mod animation;
 mod data;
 mod dem;
+pub mod calibration;
 pub mod dem_scene;
 mod planar;
 mod planar_sweep;

@@ -66,16 +66,21 @@ fn alone_and_together(
     let (robot, settings) = (robot(), settings());
     let alone = beds
         .iter()
-        .map(|bed| {
-            replay_hopper(&mut *make(1), bed, &robot, 0.03, &push, 0.0, &settings).unwrap()
-        })
+        .map(|bed| replay_hopper(&mut *make(1), bed, &robot, 0.03, &push, 0.0, &settings).unwrap())
         .collect();
-    let together =
-        replay_hopper_scenes(&mut *make(beds.len()), beds, &robot, 0.03, &push, 0.0, &settings)
-            .unwrap()
-            .into_iter()
-            .map(Result::unwrap)
-            .collect();
+    let together = replay_hopper_scenes(
+        &mut *make(beds.len()),
+        beds,
+        &robot,
+        0.03,
+        &push,
+        0.0,
+        &settings,
+    )
+    .unwrap()
+    .into_iter()
+    .map(Result::unwrap)
+    .collect();
     (alone, together)
 }
 
@@ -84,9 +89,17 @@ fn alone_and_together(
 fn assert_scenes_are_single_replays(alone: &[HopperReplay], together: &[HopperReplay]) {
     assert_eq!(alone.len(), together.len());
     for (s, (a, t)) in alone.iter().zip(together).enumerate() {
-        assert!(a.reached_apex, "realisation {s} did not hop: {}", a.apex_rise);
+        assert!(
+            a.reached_apex,
+            "realisation {s} did not hop: {}",
+            a.apex_rise
+        );
         assert_eq!(bodies_csv(a), bodies_csv(t), "realisation {s}");
-        assert_eq!(a.apex_rise.to_bits(), t.apex_rise.to_bits(), "realisation {s}");
+        assert_eq!(
+            a.apex_rise.to_bits(),
+            t.apex_rise.to_bits(),
+            "realisation {s}"
+        );
     }
     let rises: Vec<f64> = alone.iter().map(|r| r.apex_rise).collect();
     assert!(
@@ -130,7 +143,10 @@ fn realisations_side_by_side_refuse_snapshots_and_a_backend_of_another_size() {
     )
     .unwrap_err()
     .to_string();
-    assert!(err.contains("snapshots are taken from a single replay"), "{err}");
+    assert!(
+        err.contains("snapshots are taken from a single replay"),
+        "{err}"
+    );
     let err = replay_hopper_scenes(
         &mut CpuScenes::new(2),
         beds,
@@ -142,7 +158,10 @@ fn realisations_side_by_side_refuse_snapshots_and_a_backend_of_another_size() {
     )
     .unwrap_err()
     .to_string();
-    assert!(err.contains("3 realisations on a cpu backend of 2 scenes"), "{err}");
+    assert!(
+        err.contains("3 realisations on a cpu backend of 2 scenes"),
+        "{err}"
+    );
     let err = replay_hopper_scenes(
         &mut CpuBackend::new(),
         beds,
@@ -160,8 +179,7 @@ fn realisations_side_by_side_refuse_snapshots_and_a_backend_of_another_size() {
 #[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --release --test suite -- dem_cuda --include-ignored"]
 fn gpu_realisations_in_one_launch_are_the_single_gpu_replays() {
-    loam::sim::dem::cuda::probe()
-        .unwrap_or_else(|e| panic!("this test needs an NVIDIA GPU: {e}"));
+    loam::sim::dem::cuda::probe().unwrap_or_else(|e| panic!("this test needs an NVIDIA GPU: {e}"));
     let (alone, together) =
         alone_and_together(&|scenes| -> Box<dyn Backend> { Box::new(CudaBackend::new(scenes)) });
     for (a, t) in alone.iter().zip(&together) {

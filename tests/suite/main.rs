@@ -26,6 +26,7 @@ mod hopper_hops;
 mod hopper_plans;
 mod hull;
 mod linear_solver;
+mod material_calibrate;
 mod mdp;
 mod mdp_scenarios;
 mod mesh_refinement;

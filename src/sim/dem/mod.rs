@@ -43,6 +43,7 @@
 pub mod backend;
 pub mod bed;
 pub mod bench;
+pub mod calibrate;
 pub mod cpu;
 pub mod cuda;
 pub mod cuda_hertz;

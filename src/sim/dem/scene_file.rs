@@ -81,6 +81,21 @@ struct ContactText {
 /// Reads scene `text` (from `origin`), resolves its material and checks it; every error
 /// names the file, and the line and field where the text writes them.
 pub fn parse(text: &str, origin: &Path) -> Result<Scene, DemError> {
+    parse_with(text, origin, None)
+}
+
+/// As [`parse`], with `material` standing for the scene's own `material` reference (which is
+/// not read): the scene's written values still win over the material's. `loam material
+/// calibrate` runs its experiments' scenes on each candidate material this way.
+pub fn parse_with_material(
+    text: &str,
+    origin: &Path,
+    material: &Material,
+) -> Result<Scene, DemError> {
+    parse_with(text, origin, Some(material))
+}
+
+fn parse_with(text: &str, origin: &Path, given: Option<&Material>) -> Result<Scene, DemError> {
     let at = |field: &str, message: String| DemError::Scene {
         file: origin.to_path_buf(),
         line: line_of(text, field).or_else(|| {
@@ -97,9 +112,10 @@ pub fn parse(text: &str, origin: &Path) -> Result<Scene, DemError> {
         field: e.field,
         message: e.message,
     })?;
-    let material: Option<Material> = match &raw.material {
-        None => None,
-        Some(reference) => Some(
+    let material: Option<Material> = match (&raw.material, given) {
+        (_, Some(given)) => Some(given.clone()),
+        (None, None) => None,
+        (Some(reference), None) => Some(
             material::resolve(reference, origin)
                 .map_err(|message| at("material", message))?
                 .0,
@@ -128,7 +144,7 @@ pub fn parse(text: &str, origin: &Path) -> Result<Scene, DemError> {
     let contact = resolve_contact(raw.contact.unwrap_or_default(), material.as_ref())
         .map_err(|(field, message)| at(&field, message))?;
     let scene = Scene {
-        material: raw.material.as_ref().map(|_| {
+        material: (raw.material.is_some() || given.is_some()).then(|| {
             material
                 .as_ref()
                 .and_then(|m| m.name.clone())

@@ -78,7 +78,9 @@ impl Backend for CpuScenes {
     }
 
     fn set_params(&mut self, params: &StepParams) -> Result<(), DemError> {
-        self.scenes.iter_mut().try_for_each(|s| s.set_params(params))
+        self.scenes
+            .iter_mut()
+            .try_for_each(|s| s.set_params(params))
     }
 
     fn set_body(&mut self, index: usize, state: BodyState) -> Result<(), DemError> {
