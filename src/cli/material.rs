@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use loam::plot::calibration::{CalibrationFigure, Series};
+use loam::plot::calibration::CalibrationFigure;
 use loam::sim::dem::calibrate::{self, Experiments, Measurement, PARAMETERS};
 use loam::sim::dem::material::{Material, Quantity};
 use loam::sim::dem::{scene_file, DemError};
@@ -73,6 +73,8 @@ struct Candidate {
 
 #[derive(Serialize)]
 struct Record {
+    /// The material's name.
+    name: String,
     material: String,
     bed: String,
     column: String,
@@ -263,6 +265,7 @@ fn calibrate_cmd(args: CalibrateArgs) -> anyhow::Result<u8> {
         .unwrap_or(0);
     let met = measured[best].score <= 1.0;
     let record = Record {
+        name: name.clone(),
         material: args.material.display().to_string(),
         bed: args.bed.display().to_string(),
         column: args.column.display().to_string(),
@@ -296,17 +299,8 @@ fn values_label(set: &[(String, f64)]) -> String {
         .join(", ")
 }
 
-/// `packing_fraction`, `intrusion_force@0.01`, `collapse_runout@a=1`.
 fn item_label(m: &Measurement) -> String {
-    let q = serde_json::to_value(m.quantity)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default();
-    match (m.quantity, m.at) {
-        (Quantity::IntrusionForce, Some(d)) => format!("{q} at {:.0} mm", 1e3 * d),
-        (Quantity::CollapseRunout, Some(a)) => format!("{q} at a = {a}"),
-        _ => q,
-    }
+    loam::plot::calibration::item_label(&serde_json::to_value(m).unwrap_or_default())
 }
 
 fn number(v: Option<f64>) -> String {
@@ -362,52 +356,8 @@ fn write(
         (&out.join("calibration.csv"), csv.as_bytes()),
         (&material_file, yaml.as_bytes()),
     ])?;
-    figure(record, name).save(&out.join("calibration"))?;
+    CalibrationFigure::of(&serde_json::to_value(record)?).save(&out.join("calibration"))?;
     Ok(())
-}
-
-fn figure(record: &Record, name: &str) -> CalibrationFigure {
-    let one = record.parameters.len() == 1;
-    let x_of = |k: usize| {
-        if one {
-            record.candidates[k].values[0].1
-        } else {
-            (k + 1) as f64
-        }
-    };
-    let mut series: Vec<Series> = Vec::new();
-    for (k, c) in record.candidates.iter().enumerate() {
-        for m in &c.measurements {
-            let label = item_label(m);
-            let i = match series.iter().position(|s| s.label == label) {
-                Some(i) => i,
-                None => {
-                    series.push(Series {
-                        label,
-                        points: Vec::new(),
-                    });
-                    series.len() - 1
-                }
-            };
-            if let (Some(v), tol) = (m.value, m.tolerance) {
-                series[i].points.push((x_of(k), (v - m.target) / tol));
-            }
-        }
-    }
-    CalibrationFigure {
-        title: format!(
-            "Calibration of {name}: best {} (worst {:.2} tolerances)",
-            values_label(&record.candidates[record.best].values),
-            record.candidates[record.best].score
-        ),
-        x_label: if one {
-            record.parameters[0].clone()
-        } else {
-            "candidate (calibration.csv)".into()
-        },
-        best_x: x_of(record.best),
-        series,
-    }
 }
 
 fn print_table(record: &Record) {

@@ -10,8 +10,8 @@ use plotters::prelude::*;
 
 use super::style::{
     draw_error, draw_grid, draw_legend, draw_line, draw_markers, font, range_of, trim_number,
-    Chart, Figure, LegendEntry, Marker, Stroke, BLUE, DARK, GREEN, ORANGE, PURPLE, TITLE_SIZE,
-    VERMILION,
+    Chart, Figure, LegendEntry, Marker, Stroke, BLUE, DARK, GREEN, GREY, ORANGE, PURPLE,
+    TITLE_SIZE, VERMILION,
 };
 use super::PlotError;
 
@@ -30,6 +30,103 @@ pub struct CalibrationFigure {
 }
 
 impl CalibrationFigure {
+    /// The figure of a `calibration.json` (`loam material calibrate`): x is the varied
+    /// parameter when one varies, else the candidate's number (1, 2, ...).
+    pub fn load(path: &std::path::Path) -> Result<CalibrationFigure, PlotError> {
+        let text = std::fs::read_to_string(path).map_err(|source| PlotError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let record: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| PlotError::Json {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?;
+        Ok(Self::of(&record))
+    }
+
+    /// The figure of a calibration record (the JSON `calibration.json` holds).
+    pub fn of(record: &serde_json::Value) -> CalibrationFigure {
+        let parameters = record["parameters"].as_array().cloned().unwrap_or_default();
+        let candidates = record["candidates"].as_array().cloned().unwrap_or_default();
+        let one = parameters.len() == 1;
+        let x_of = |k: usize| {
+            if one {
+                candidates[k]["values"][0][1].as_f64().unwrap_or(f64::NAN)
+            } else {
+                (k + 1) as f64
+            }
+        };
+        let label_of = |values: &serde_json::Value| {
+            values
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|v| {
+                    let path = v[0].as_str().unwrap_or("?");
+                    let name = path.rsplit('.').next().unwrap_or(path);
+                    format!("{name}={}", v[1])
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut series: Vec<Series> = Vec::new();
+        for (k, c) in candidates.iter().enumerate() {
+            for m in c["measurements"].as_array().into_iter().flatten() {
+                let label = item_label(m);
+                let i = match series.iter().position(|s| s.label == label) {
+                    Some(i) => i,
+                    None => {
+                        series.push(Series {
+                            label,
+                            points: Vec::new(),
+                        });
+                        series.len() - 1
+                    }
+                };
+                if let (Some(v), Some(t), Some(tol)) = (
+                    m["value"].as_f64(),
+                    m["target"].as_f64(),
+                    m["tolerance"].as_f64(),
+                ) {
+                    series[i].points.push((x_of(k), (v - t) / tol));
+                }
+            }
+        }
+        let best = record["best"].as_u64().unwrap_or(0) as usize;
+        // The record's name, else its material file's stem.
+        let name = record["name"]
+            .as_str()
+            .or_else(|| {
+                let file = record["material"].as_str()?;
+                std::path::Path::new(file).file_stem()?.to_str()
+            })
+            .unwrap_or("the material");
+        CalibrationFigure {
+            title: format!(
+                "Calibration of {name}: best {} (worst {:.2} tolerances)",
+                candidates
+                    .get(best)
+                    .map_or(String::new(), |c| label_of(&c["values"])),
+                candidates
+                    .get(best)
+                    .and_then(|c| c["score"].as_f64())
+                    .unwrap_or(f64::NAN)
+            ),
+            x_label: if one {
+                parameters[0].as_str().unwrap_or("?").to_string()
+            } else {
+                "candidate (calibration.csv)".into()
+            },
+            best_x: if candidates.is_empty() {
+                0.0
+            } else {
+                x_of(best)
+            },
+            series,
+        }
+    }
+
     /// Writes `<stem>.png` and `<stem>.svg`; returns the files.
     pub fn save(&self, stem: &std::path::Path) -> Result<Vec<std::path::PathBuf>, PlotError> {
         super::style::save(self, stem, Default::default())
@@ -40,7 +137,16 @@ const WIDTH: u32 = 1200;
 const HEIGHT: u32 = 620;
 const LEGEND: u32 = 300;
 const TITLE: u32 = 50;
-const COLORS: [RGBColor; 6] = [BLUE, VERMILION, GREEN, ORANGE, PURPLE, DARK];
+const COLORS: [RGBColor; 8] = [
+    BLUE,
+    VERMILION,
+    GREEN,
+    ORANGE,
+    PURPLE,
+    DARK,
+    RGBColor(86, 180, 233),
+    GREY,
+];
 const MARKERS: [Marker; 4] = [
     Marker::Circle,
     Marker::Triangle,
@@ -125,4 +231,14 @@ impl Figure for CalibrationFigure {
 /// sign(r) log10(1 + |r|): linear near 0, logarithmic far from it.
 fn symlog(r: f64) -> f64 {
     r.signum() * (1.0 + r.abs()).log10()
+}
+
+/// `packing_fraction`, `intrusion_force at 10 mm`, `collapse_runout at a = 1`.
+pub fn item_label(m: &serde_json::Value) -> String {
+    let q = m["quantity"].as_str().unwrap_or("?");
+    match (q, m["at"].as_f64()) {
+        ("intrusion_force", Some(d)) => format!("{q} at {:.0} mm", 1e3 * d),
+        ("collapse_runout", Some(a)) => format!("{q} at a = {a}"),
+        _ => q.to_string(),
+    }
 }

@@ -20,9 +20,9 @@
 //! live apart. Nothing here prints.
 
 mod animation;
+pub mod calibration;
 mod data;
 mod dem;
-pub mod calibration;
 pub mod dem_scene;
 mod planar;
 mod planar_sweep;
@@ -114,6 +114,8 @@ pub struct Contents {
     pub dem: bool,
     /// `scenario.json` and `trajectory.csv`: a run of `loam mdp run`.
     pub mdp: bool,
+    /// `calibration.json`: the output of `loam material calibrate`.
+    pub calibration: bool,
 }
 
 /// The figures [`plot_dir`] wrote.
@@ -161,8 +163,9 @@ pub fn detect(dir: &Path) -> Result<Contents, PlotError> {
         sweep: has("sweep.csv"),
         dem: has("dem_bodies.csv"),
         mdp: has("scenario.json") && has("trajectory.csv"),
+        calibration: has("calibration.json"),
     };
-    if contents.run || contents.sweep || contents.dem || contents.mdp {
+    if contents.run || contents.sweep || contents.dem || contents.mdp || contents.calibration {
         return Ok(contents);
     }
     let missing = match (has("solution.json"), has("trajectory.csv")) {
@@ -172,10 +175,9 @@ pub fn detect(dir: &Path) -> Result<Contents, PlotError> {
             "replay files are there but the plan (solution.json, trajectory.csv) is missing"
                 .to_string()
         }
-        _ => {
-            "none of solution.json, scenario.json, trajectory.csv, sweep.csv, dem_bodies.csv is there"
-                .to_string()
-        }
+        _ => "none of solution.json, scenario.json, trajectory.csv, sweep.csv, dem_bodies.csv, \
+             calibration.json is there"
+            .to_string(),
     };
     Err(PlotError::NotALoamResult {
         path: dir.to_path_buf(),
@@ -205,6 +207,17 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
         }
         Ok(files)
     };
+    if contents.calibration {
+        // Beside its record, as `loam material calibrate` draws it (or in --out).
+        let stem = match &settings.out_dir {
+            Some(o) => o.join("calibration"),
+            None => dir.join("calibration"),
+        };
+        let figure = calibration::CalibrationFigure::load(&dir.join("calibration.json"))?;
+        report
+            .files
+            .extend(style::save(&figure, &stem, settings.formats)?);
+    }
     if contents.mdp {
         let run = planar::PlanarRun::load_mdp(dir)?;
         report.files.extend(planar_figures(&run, "mdp_run")?);

@@ -284,7 +284,14 @@ fn the_shipped_beds_take_the_poppy_seed_material_unchanged() {
         }
         let scene = Scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
         let name = path.display();
-        assert_eq!(scene.material.as_deref(), Some("poppy_seeds"), "{name}");
+        // The bed of the calibration's rolling choice: the same grains, μ_r = 0.3.
+        let rolling = name.to_string().contains("rolling");
+        let material = if rolling {
+            "poppy_seeds_rolling"
+        } else {
+            "poppy_seeds"
+        };
+        assert_eq!(scene.material.as_deref(), Some(material), "{name}");
         let g = &scene.grains;
         assert_eq!(
             (
@@ -304,7 +311,7 @@ fn the_shipped_beds_take_the_poppy_seed_material_unchanged() {
                     youngs_modulus: 1e7,
                     poisson_ratio: 0.3,
                     restitution: 0.5,
-                    rolling_friction: 0.0,
+                    rolling_friction: if rolling { 0.3 } else { 0.0 },
                 }),
                 "{name}"
             );

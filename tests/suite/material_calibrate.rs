@@ -230,6 +230,11 @@ fn calibration_measures_each_candidate_as_the_dem_commands_do_and_keeps_the_best
     for name in ["calibration.csv", "calibration.png", "calibration.svg"] {
         assert!(dir.path().join("out").join(name).is_file(), "{name}");
     }
+    // `loam plot` redraws the figure from the record.
+    std::fs::remove_file(dir.path().join("out/calibration.png")).unwrap();
+    let plotted = loam(dir.path(), &["plot", "out"]);
+    assert_exit(&plotted, 0, &[]);
+    assert!(dir.path().join("out/calibration.png").is_file());
     // One CSV line per measurement.
     let lines = std::fs::read_to_string(dir.path().join("out/calibration.csv"))
         .unwrap()

@@ -13,9 +13,9 @@
 //!       source: "docs/MODEL.md section 2" }
 //! ```
 //!
-//! Targets are documented data: nothing in loam fits to them yet (`loam material calibrate`,
-//! issue 31 item 2, is not built). They are read and checked (units, an intruder for an
-//! intrusion force) so that a calibration can rely on them.
+//! Targets are documented data, read and checked here (units, an intruder for an intrusion
+//! force); `loam material calibrate` (`super::calibrate`) measures them in the DEM for
+//! candidate parameter values and writes the best candidate as a material file.
 
 use std::path::{Path, PathBuf};
 
@@ -334,10 +334,16 @@ impl Target {
 
 /// The materials shipped with loam, by name: a scene naming one finds it even where no
 /// `materials/` folder is near (a scene in a temporary folder, an installed binary).
-const SHIPPED: &[(&str, &str)] = &[(
-    "poppy_seeds",
-    include_str!("../../../materials/poppy_seeds.yaml"),
-)];
+const SHIPPED: &[(&str, &str)] = &[
+    (
+        "poppy_seeds",
+        include_str!("../../../materials/poppy_seeds.yaml"),
+    ),
+    (
+        "poppy_seeds_rolling",
+        include_str!("../../../materials/poppy_seeds_rolling.yaml"),
+    ),
+];
 
 /// Finds and reads the material a scene names. `reference` is a path (it contains `/` or
 /// ends in `.yaml`: relative to the scene's folder, else to the current folder) or a name
