@@ -18,7 +18,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 loam::problem::planar::PlanarTerrainConfig::WrenchSpace(_)
             ) =>
         {
-            let hop = super::solve::wrench_hop(&args.problem.file, &problem)?;
+            let hop = loam::api::wrench_hop(&args.problem.file, &problem)?;
             let nlp = loam::transcription::Nlp::build(
                 &hop.ocp()?,
                 loam::transcription::Scheme::Trapezoidal,
@@ -52,7 +52,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         }
     };
     if problem.terrain.model == loam::problem::TerrainModel::WrenchSpace {
-        let jump = super::solve::rail_jump(&args.problem.file, &problem)?;
+        let jump = loam::api::rail_jump(&args.problem.file, &problem)?;
         let nlp = loam::planner::rail::transcribe(&jump)?;
         println!(
             "{}: ok ({} on a rail at {} rad over a wrench space, apex rise {:.1} mm; {} variables, {} constraints)",
