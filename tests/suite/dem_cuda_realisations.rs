@@ -132,47 +132,22 @@ fn realisations_side_by_side_refuse_snapshots_and_a_backend_of_another_size() {
         snapshot_every: Some(0.05),
         ..settings()
     };
-    let err = replay_hopper_scenes(
-        &mut CpuScenes::new(3),
-        beds,
-        &robot,
-        0.03,
-        &push,
-        0.0,
-        &with_snapshots,
-    )
-    .unwrap_err()
-    .to_string();
+    let refusal = |backend: &mut dyn Backend, settings: &HopperReplaySettings| {
+        replay_hopper_scenes(backend, beds, &robot, 0.03, &push, 0.0, settings)
+            .unwrap_err()
+            .to_string()
+    };
+    let err = refusal(&mut CpuScenes::new(3), &with_snapshots);
     assert!(
         err.contains("snapshots are taken from a single replay"),
         "{err}"
     );
-    let err = replay_hopper_scenes(
-        &mut CpuScenes::new(2),
-        beds,
-        &robot,
-        0.03,
-        &push,
-        0.0,
-        &settings(),
-    )
-    .unwrap_err()
-    .to_string();
+    let err = refusal(&mut CpuScenes::new(2), &settings());
     assert!(
         err.contains("3 realisations on a cpu backend of 2 scenes"),
         "{err}"
     );
-    let err = replay_hopper_scenes(
-        &mut CpuBackend::new(),
-        beds,
-        &robot,
-        0.03,
-        &push,
-        0.0,
-        &settings(),
-    )
-    .unwrap_err()
-    .to_string();
+    let err = refusal(&mut CpuBackend::new(), &settings());
     assert!(err.contains("of 1 scenes"), "{err}");
 }
 

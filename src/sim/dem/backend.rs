@@ -525,19 +525,7 @@ pub trait Backend {
     /// Sets every body's external force (one per body, in body index order), leaving the rest
     /// of its state: what a robot coupling writes each step.
     fn set_external_forces(&mut self, forces: &[Vec3]) -> Result<(), DemError> {
-        let bodies = self.bodies()?;
-        if bodies.len() != forces.len() {
-            return Err(DemError::Invalid(format!(
-                "{} external forces for {} bodies",
-                forces.len(),
-                bodies.len()
-            )));
-        }
-        for (index, (mut body, force)) in bodies.into_iter().zip(forces).enumerate() {
-            body.external_force = *force;
-            self.set_body(index, body)?;
-        }
-        Ok(())
+        set_external_forces_by_body(self, forces)
     }
 
     /// Changes the step parameters (e.g. Δt) of the bed in place.
@@ -566,4 +554,25 @@ pub trait Backend {
 
     /// A short name for reports ("cpu", "cuda").
     fn name(&self) -> &'static str;
+}
+
+/// [`Backend::set_external_forces`] through `bodies` and `set_body`, one body at a time: the
+/// default, and what a backend without a bulk write falls back on.
+pub fn set_external_forces_by_body<B: Backend + ?Sized>(
+    backend: &mut B,
+    forces: &[Vec3],
+) -> Result<(), DemError> {
+    let bodies = backend.bodies()?;
+    if bodies.len() != forces.len() {
+        return Err(DemError::Invalid(format!(
+            "{} external forces for {} bodies",
+            forces.len(),
+            bodies.len()
+        )));
+    }
+    for (index, (mut body, force)) in bodies.into_iter().zip(forces).enumerate() {
+        body.external_force = *force;
+        backend.set_body(index, body)?;
+    }
+    Ok(())
 }

@@ -218,21 +218,7 @@ impl Backend for CudaBackend {
     fn set_external_forces(&mut self, forces: &[Vec3]) -> Result<(), DemError> {
         match self.bed_mut()? {
             Bed::Hertz(bed) => bed.set_external_forces(forces).map_err(dem_error),
-            Bed::Jacobi(_) => {
-                let bodies = self.bodies()?;
-                if bodies.len() != forces.len() {
-                    return Err(DemError::Invalid(format!(
-                        "{} external forces for {} bodies",
-                        forces.len(),
-                        bodies.len()
-                    )));
-                }
-                for (index, (mut body, force)) in bodies.into_iter().zip(forces).enumerate() {
-                    body.external_force = *force;
-                    self.set_body(index, body)?;
-                }
-                Ok(())
-            }
+            Bed::Jacobi(_) => crate::sim::dem::backend::set_external_forces_by_body(self, forces),
         }
     }
 
