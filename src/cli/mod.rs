@@ -24,9 +24,39 @@ mod wrench_space;
 
 use clap::{Parser, Subcommand};
 
+/// The first lines of `loam --version`: the version and the commit the binary was built from
+/// (and whether its sources differed from it).
+macro_rules! version_and_commit {
+    () => {
+        concat!(
+            env!("CARGO_PKG_VERSION"),
+            "\ncommit ",
+            env!("LOAM_GIT_COMMIT"),
+            " (sources differ from it: ",
+            env!("LOAM_GIT_DIRTY"),
+            ")\n"
+        )
+    };
+}
+
+/// `loam --version`: the version, the commit, and where its CasADi and IPOPT libraries are
+/// loaded from.
+#[cfg(feature = "planner")]
+const LONG_VERSION: &str = concat!(
+    version_and_commit!(),
+    "CasADi 3.8.2 and IPOPT 3.14 from ",
+    env!("LOAM_CASADI_DIR"),
+    " (set LOAM_CASADI_DIR when building to use another folder)"
+);
+#[cfg(not(feature = "planner"))]
+const LONG_VERSION: &str = concat!(
+    version_and_commit!(),
+    "replay-only build: no planner, no CasADi or IPOPT"
+);
+
 /// Plan robot jumps on soft and granular ground, and check the plans.
 #[derive(Parser)]
-#[command(name = "loam", version, about)]
+#[command(name = "loam", version, long_version = LONG_VERSION, about)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,

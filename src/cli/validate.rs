@@ -310,8 +310,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let own = own_label(&solution);
     let wrench_plan = solution["problem"]["terrain"]["model"] == "wrench_space";
     let out = run.join("validation");
-    // Before any replay: a folder that cannot be written is found now (exit 3).
+    // Before any replay: a folder that cannot be written, or a GPU that is not there, is
+    // found now (exit 3), not after the reduced-order rows are written.
     loam::output::ensure_writable(run)?;
+    if args.bed.is_some() && args.backend == Backend::DemCuda {
+        loam::sim::dem::cuda::probe()
+            .map_err(|e| anyhow::Error::new(e).context("--backend dem-cuda"))?;
+    }
     std::fs::create_dir_all(&out)
         .map_err(|e| anyhow::Error::new(e).context(format!("cannot create {}", out.display())))?;
     let say = |text: String| {

@@ -31,8 +31,8 @@ pub enum WrenchSpaceCommand {
 pub struct PlotArgs {
     /// The data file.
     pub file: PathBuf,
-    /// Where the figures go (default: plots/ next to the file's name, e.g.
-    /// rft_sand_like-plots/).
+    /// Where the figures go (default: runs/wrench-space/<file stem>/, e.g.
+    /// runs/wrench-space/rft_sand_like/).
     #[arg(long)]
     pub out: Option<PathBuf>,
 }
@@ -181,7 +181,7 @@ fn plot(args: PlotArgs) -> anyhow::Result<u8> {
         loam::plot::wrench::WrenchSlices::load(&args.file).map_err(|e| BadInput(e.to_string()))?;
     let out = args.out.unwrap_or_else(|| {
         let stem = args.file.file_stem().unwrap_or_default().to_string_lossy();
-        args.file.with_file_name(format!("{stem}-plots"))
+        std::path::Path::new("runs/wrench-space").join(&*stem)
     });
     for file in loam::plot::save(&figure, &out.join("wrench_slices"), Default::default())? {
         println!("{}", file.display());

@@ -48,6 +48,9 @@ pub struct Provenance {
     pub casadi_version: String,
     /// The IPOPT library's own version (`GetIpoptVersion`).
     pub ipopt_version: String,
+    /// The folder both libraries were linked from and are loaded from (the binary's rpath;
+    /// `LOAM_CASADI_DIR` at build time, else loam's cache).
+    pub casadi_dir: &'static str,
     /// When the plan was written, UTC, RFC 3339.
     pub written_at: String,
     /// The data files the problem read (a wrench space's `terrain.data`): where, and their
@@ -83,6 +86,7 @@ impl Provenance {
             warm_start,
             casadi_version: crate::symbolic::casadi_version(),
             ipopt_version: crate::symbolic::ipopt_version(),
+            casadi_dir: env!("LOAM_CASADI_DIR"),
             written_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
             data_files: Vec::new(),
         }

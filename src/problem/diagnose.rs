@@ -9,10 +9,21 @@ pub(crate) fn explain(path: &FieldPath, message: &str) -> String {
     if let Some(rest) = message.strip_prefix("unknown field `") {
         let (name, tail) = rest.split_once('`').unwrap_or((rest, ""));
         let names = backticked(tail);
-        let place = if path.parent().is_root() {
+        // serde names the unknown field itself in the path of a struct's field, but stops at
+        // the section for an enum chosen by its `model` (the section is read whole first).
+        let names_the_field = matches!(
+            path.segments().last(),
+            Some(super::field_path::Segment::Key(last)) if last == name
+        );
+        let section = if names_the_field {
+            path.parent()
+        } else {
+            path.clone()
+        };
+        let place = if section.is_root() {
             "at the top level".to_owned()
         } else {
-            format!("in `{}`", path.parent())
+            format!("in `{section}`")
         };
         return format!("unknown field `{name}` {place}{}", offer(name, &names));
     }

@@ -40,7 +40,7 @@ pub use validate::Violation;
 pub use yaml::{load_yaml, YamlError};
 
 use diagnose::explain;
-use field_path::FieldPath;
+use field_path::{FieldPath, Segment};
 use locate::locate;
 use overrides::{apply, parse_override, Override};
 use yaml::{from_tree, to_tree, Tree};
@@ -410,8 +410,23 @@ impl Report<'_> {
 
     /// An error from reading the tree into the schema.
     fn read_error<T: Schema>(&self, field: FieldPath, message: &str) -> ProblemError {
-        let message = explain(&field, message);
+        let mut message = explain(&field, message);
         if let Some(change) = self.override_of(&field) {
+            let sets_a_model = matches!(
+                change.path.segments().last(),
+                Some(Segment::Key(last)) if last == "model"
+            );
+            if sets_a_model && message.starts_with("unknown field") {
+                let section = change.path.parent();
+                message.push_str(&format!(
+                    " (the fields `{section}` accepts depend on its `model`: to change the \
+                     model, replace the section whole, e.g. --set '{section}={{model: {}}}')",
+                    change
+                        .text
+                        .split_once('=')
+                        .map_or("", |(_, value)| value.trim())
+                ));
+            }
             return self.override_error(&change.text, Some(field), message);
         }
         // serde_yaml reading the text itself knows the exact position of the same complaint;

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::run::{loam, read_json, shipped, Output};
+use common::run::{assert_exit, loam, read_json, shipped, Output};
 use common::temp_dir::TempDir;
 use std::path::{Path, PathBuf};
 
@@ -228,6 +228,33 @@ fn bad_set_names_the_override() {
         }
     }
     assert!(!dir.path().join("runs").exists());
+}
+
+/// A planar problem's `terrain` accepts the fields of its `model`: switching the model with
+/// `--set terrain.model=...` leaves the old model's fields behind, and the refusal says to
+/// replace the section whole (which then solves).
+#[test]
+fn switching_a_sections_model_by_set_says_how() {
+    let dir = TempDir::new("set-model");
+    let problem = shipped("hopper_jump.yaml");
+    let output = loam(
+        dir.path(),
+        &["check", &problem, "--set", "terrain.model=rigid"],
+    );
+    assert_exit(
+        &output,
+        2,
+        &[
+            "--set terrain.model=rigid",
+            "unknown field `medium` in `terrain`",
+            "--set 'terrain={model: rigid}'",
+        ],
+    );
+    let output = loam(
+        dir.path(),
+        &["check", &problem, "--set", "terrain={model: rigid}"],
+    );
+    assert_eq!(output.code(), 0, "{}", output.dump());
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! input (2). The unwritable output is a path under a regular file, which fails for every
 //! user (a read-only folder does not stop root, who runs CI).
 
-use crate::common::run::{assert_exit, loam, prepare_coarse_bed, solve_to};
+use crate::common::run::{assert_exit, loam, loam_with_env, prepare_coarse_bed, solve_to};
 use crate::common::temp_dir::TempDir;
 
 fn manifest(path: &str) -> String {
@@ -98,4 +98,94 @@ fn an_empty_or_comment_only_problem_is_bad_input() {
         }
         assert!(!dir.path().join("run").exists());
     }
+}
+
+/// A GPU or its libraries missing, as the environment says (`CUDA_VISIBLE_DEVICES` empty hides
+/// every device where a driver is installed; where none is, the driver library is missing):
+/// every command that can step the DEM on CUDA exits 3 naming the backend, before it computes
+/// or writes anything (`validate` used to write its reduced-order replays first).
+#[test]
+fn a_missing_gpu_is_the_environment_for_every_command_that_uses_one() {
+    let dir = TempDir::new("exit-codes-gpu");
+    prepare_coarse_bed(dir.path());
+    solve_to(
+        std::path::Path::new(&manifest("problems/hopper_rigid.yaml")),
+        &dir.path().join("run"),
+    );
+    solve_to(
+        std::path::Path::new(&manifest("problems/planar_foot_step.yaml")),
+        &dir.path().join("planar"),
+    );
+    let before = |run: &str| {
+        let mut names: Vec<_> = std::fs::read_dir(dir.path().join(run))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        names.sort();
+        names
+    };
+    let (hopper_files, planar_files) = (before("run"), before("planar"));
+    let cases: Vec<Vec<&str>> = vec![
+        vec![
+            "simulate",
+            "run",
+            "--backend",
+            "dem-cuda",
+            "--bed",
+            "coarse.bed",
+        ],
+        vec![
+            "simulate",
+            "planar",
+            "--backend",
+            "dem-cuda",
+            "--bed",
+            "coarse.bed",
+        ],
+        vec![
+            "validate",
+            "run",
+            "--bed",
+            "coarse.bed",
+            "--backend",
+            "dem-cuda",
+        ],
+        vec![
+            "validate",
+            "planar",
+            "--bed",
+            "coarse.bed",
+            "--backend",
+            "dem-cuda",
+        ],
+        vec![
+            "dem",
+            "intrude",
+            "coarse.bed",
+            "--velocity",
+            "0.1",
+            "--depth",
+            "0.01",
+            "--backend",
+            "cuda",
+            "--output",
+            "intrude.csv",
+        ],
+        vec!["bench", "dem", "--backend", "cuda"],
+    ];
+    for args in &cases {
+        let output = loam_with_env(dir.path(), args, &[("CUDA_VISIBLE_DEVICES", "")]);
+        assert_exit(&output, 3, &["--backend", "cuda"]);
+    }
+    assert_eq!(
+        before("run"),
+        hopper_files,
+        "a refused command wrote into the run"
+    );
+    assert_eq!(
+        before("planar"),
+        planar_files,
+        "a refused command wrote into the run"
+    );
+    assert!(!dir.path().join("intrude.csv").exists());
 }

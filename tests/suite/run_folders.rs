@@ -498,6 +498,20 @@ fn solution_json_records_what_reproduces_the_run() {
         provenance["ipopt_version"],
         header_define("coin-or/IpoptConfig.h", "IPOPT_VERSION").as_str()
     );
+    // The folder the libraries come from, as `loam --version` names it.
+    let library_dir = provenance["casadi_dir"].as_str().unwrap();
+    assert!(
+        std::path::Path::new(library_dir)
+            .join("libcasadi.so")
+            .exists(),
+        "{library_dir}"
+    );
+    let version = loam(dir.path(), &["--version"]);
+    assert!(
+        version.stdout.contains(library_dir) && version.stdout.contains(commit),
+        "{}",
+        version.dump()
+    );
 
     // RFC 3339, UTC, to the second, within the run.
     let stamp = provenance["written_at"].as_str().unwrap();

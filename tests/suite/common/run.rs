@@ -29,8 +29,14 @@ impl Output {
 
 /// Runs `loam ARGS` in `dir`.
 pub fn loam(dir: &Path, args: &[&str]) -> Output {
+    loam_with_env(dir, args, &[])
+}
+
+/// Runs `loam ARGS` in `dir` with the environment variables `env` set.
+pub fn loam_with_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let output = Command::new(env!("CARGO_BIN_EXE_loam"))
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .output()
         .expect("run loam");
