@@ -30,6 +30,7 @@ use loam::output::{self, Provenance};
 use loam::planner::{self, warm_start};
 use loam::problem::{self, Problem};
 use loam::sim::replay::terrain_label;
+use loam::solver::SolveSettings;
 use loam::sweep::chain::{settings, usable_start};
 use loam::sweep::{combinations, other_terrain, parse_axis, point_dir, Axis};
 
@@ -516,20 +517,35 @@ fn solve_warm(
         point::begin(&point.dir)?;
         bar.set_message(point.label.clone());
         let mut on_iteration = progress::ipopt(bar, &point.label);
-        let (plan, warm) = warm_start::plan_from_with(
+        // IPOPT's log, as `loam solve` writes it: a temporary moved in with the plan (the warm
+        // start and its cold retry, if any, in turn).
+        let log = point
+            .dir
+            .join(format!(".ipopt.log.tmp{}", std::process::id()));
+        std::fs::remove_file(&log).ok();
+        let logged = SolveSettings {
+            log_file: Some(log.clone()),
+            ..settings(&point.problem)
+        };
+        let solved = warm_start::plan_from_with(
             &point.problem,
-            &settings(&point.problem),
+            &logged,
             start.as_ref().map(|s| &s.0),
             Some(&mut on_iteration),
             &mut kept,
-        )?;
-        if interrupt::requested() {
-            return Ok(());
-        }
+        );
+        let (plan, warm) = match solved {
+            Ok(solved) if !interrupt::requested() => solved,
+            other => {
+                std::fs::remove_file(&log).ok();
+                other?;
+                return Ok(());
+            }
+        };
         let source = start.map(|(_, source)| source);
         let provenance =
             Provenance::new(super::warm_start::provenance(&point.problem, source, warm));
-        output::write_run_with(&point.dir, &point.problem, &plan, provenance, None)?;
+        output::write_run_with(&point.dir, &point.problem, &plan, provenance, Some(&log))?;
         done[i] = Some(replay_and_finish(point, out)?);
         bar.inc(1);
     }

@@ -130,6 +130,21 @@ fn a_warm_sweep_in_three_shards_merges_into_the_unsharded_table() {
     for chain in expected[1..].chunks(4) {
         assert!(iterations(&chain[2]) < iterations(&chain[0]), "{chain:#?}");
     }
+    // Every plan has IPOPT's log, the warm-started ones too, and no temporary is left.
+    for sweep_dir in ["whole", "sharded"] {
+        for entry in std::fs::read_dir(dir.path().join(sweep_dir)).unwrap() {
+            let point = entry.unwrap().path();
+            if !point.join("solution.json").is_file() {
+                continue;
+            }
+            let log = std::fs::read_to_string(point.join("ipopt.log")).unwrap_or_default();
+            assert!(log.contains("EXIT:"), "{}: no ipopt.log", point.display());
+            for file in std::fs::read_dir(&point).unwrap() {
+                let name = file.unwrap().file_name().to_string_lossy().into_owned();
+                assert!(!name.contains(".tmp"), "{}: {name} left", point.display());
+            }
+        }
+    }
 }
 
 /// `loam sweep merge sw` must refuse (exit 2, nothing written) with `message`.
