@@ -189,18 +189,22 @@ impl Figure for ApexFigure {
             ))
             .map_err(draw_error)?;
         let (chart_area, legend_area) = rest.split_horizontally(APEX_CHART);
-        let all = self
-            .groups
-            .iter()
-            .flat_map(|(_, _, _, g)| g.points.iter().flat_map(|p| [p.0, p.1]));
-        let (lo, hi) = range_of(all, 0.0);
-        let hi = (hi * 1.06 / 10.0).ceil() * 10.0;
-        let lo = ((lo - 8.0) / 10.0).floor().max(0.0) * 10.0;
+        // Each axis fitted to its own data: the commanded heights span the sweep, the
+        // achieved ones may reach far above it (a plan replayed on the other ground).
+        let points = || self.groups.iter().flat_map(|(_, _, _, g)| g.points.iter());
+        let (x_lo, x_hi) = range_of(points().map(|p| p.0), 0.0);
+        let (y_lo, y_hi) = range_of(points().flat_map(|p| [p.0, p.1]), 0.0);
+        let pad = 0.06 * (x_hi - x_lo).max(10.0);
+        let x_range = ((x_lo - pad).max(0.0), x_hi + pad);
+        let y_range = (
+            ((y_lo - 8.0) / 10.0).floor().max(0.0) * 10.0,
+            (y_hi * 1.06 / 10.0).ceil() * 10.0,
+        );
         let mut chart: Chart<DB> = ChartBuilder::on(&chart_area)
             .margin(16)
             .x_label_area_size(60)
             .y_label_area_size(80)
-            .build_cartesian_2d(lo..hi, lo..hi)
+            .build_cartesian_2d(x_range.0..x_range.1, y_range.0..y_range.1)
             .map_err(draw_error)?;
         draw_grid(
             &mut chart,
@@ -211,7 +215,7 @@ impl Figure for ApexFigure {
         )?;
         draw_line(
             &mut chart,
-            &[(0.0, 0.0), (hi, hi)],
+            &[(x_range.0, x_range.0), (x_range.1, x_range.1)],
             GREY,
             Stroke::Dashed(8, 5),
             2,
