@@ -338,6 +338,29 @@ fn data_path(file: &Path, data: Option<&String>) -> PathBuf {
         .join(data.cloned().unwrap_or_default())
 }
 
+/// The SHA-256 of the data file at `path`, checked against the one the problem states
+/// (`terrain.data_sha256`); a file that cannot be read is left to the loader's error.
+fn data_sha256(file: &Path, path: &Path, stated: Option<&String>) -> Result<String, ApiError> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        ApiError::BadInput(format!(
+            "{}: terrain.data: cannot read {}: {e}",
+            file.display(),
+            path.display()
+        ))
+    })?;
+    let hash = crate::problem::sha256_hex(&bytes);
+    match stated {
+        Some(stated) if !stated.eq_ignore_ascii_case(&hash) => Err(ApiError::BadInput(format!(
+            "{}: terrain.data_sha256: {} hashes to {hash}, not the stated {stated}: the data \
+             changed since the problem was written (remove the field to accept the file as it \
+             is now)",
+            file.display(),
+            path.display()
+        ))),
+        _ => Ok(hash),
+    }
+}
+
 /// The rail hopper of a problem whose terrain is a wrench space: its data loaded and its
 /// rail angle checked against the data's tilts (bad input names the field).
 pub fn rail_jump(file: &Path, problem: &Problem) -> Result<RailJump, ApiError> {
@@ -347,6 +370,7 @@ pub fn rail_jump(file: &Path, problem: &Problem) -> Result<RailJump, ApiError> {
         ApiError::BadInput(format!("{}: {field}: {message}", file.display()))
     };
     let path = data_path(file, problem.terrain.data.as_ref());
+    data_sha256(file, &path, problem.terrain.data_sha256.as_ref())?;
     let space = WrenchSpace::load(&path).map_err(|e| bad("terrain.data", e.to_string()))?;
     let angle = problem.terrain.rail_angle.unwrap_or(0.0);
     let (_, tilt_max) = space.tilt_range();
@@ -387,12 +411,17 @@ fn solve_rail(
     )?;
     let replay = mdp_rail::replay(&jump.rail, &plan.trajectory, SUBSTEPS, QpSolver::ActiveSet)
         .map_err(|e| ApiError::Failed(format!("replaying the rail plan: {e}")))?;
+    let start = started_from(problem, start.map(|s| s.1), warm);
+    // The resolved problem records the data's hash, so that the plan's identity covers it.
+    let data = data_path(file, problem.terrain.data.as_ref());
+    let mut problem = problem.clone();
+    problem.terrain.data_sha256 = Some(data_sha256(file, &data, None)?);
     Ok(Solved::Rail {
-        problem: problem.clone(),
+        problem,
         plan,
         replay,
-        data: data_path(file, problem.terrain.data.as_ref()),
-        start: started_from(problem, start.map(|s| s.1), warm),
+        data,
+        start,
     })
 }
 
@@ -407,6 +436,7 @@ pub fn wrench_hop(file: &Path, problem: &PlanarProblem) -> Result<Arc<WrenchHop>
         )));
     };
     let path = data_path(file, ground.data.as_ref());
+    data_sha256(file, &path, ground.data_sha256.as_ref())?;
     let space = WrenchSpace::load(&path)
         .map_err(|e| ApiError::BadInput(format!("{}: terrain.data: {e}", file.display())))?;
     Ok(Arc::new(WrenchHop::from_problem(problem, space.into())))
@@ -423,12 +453,16 @@ fn solve_wrench_hop(
     let samples = hop_run::replay(&hop, &plan.trajectory, SUBSTEPS)
         .map_err(|e| ApiError::Failed(format!("replaying the plan in the MDP simulator: {e}")))?;
     let replay = HopReplayRecord::of(&hop, &plan, &samples, SUBSTEPS);
-    let PlanarTerrainConfig::WrenchSpace(ground) = &problem.terrain else {
+    // The resolved problem records the data's hash, so that the plan's identity covers it.
+    let mut problem = problem.clone();
+    let PlanarTerrainConfig::WrenchSpace(ground) = &mut problem.terrain else {
         unreachable!("wrench_hop refused any other terrain");
     };
+    let data = data_path(file, ground.data.as_ref());
+    ground.data_sha256 = Some(data_sha256(file, &data, None)?);
     Ok(Solved::WrenchHop {
-        problem: problem.clone(),
-        data: data_path(file, ground.data.as_ref()),
+        problem,
+        data,
         hop,
         plan,
         samples,

@@ -114,6 +114,11 @@ pub struct Terrain {
     /// relative to the problem file's folder. Absent from the resolved problem of other models.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<String>,
+    /// `wrench_space` only: the SHA-256 of the data file's bytes (64 hex digits). Filled in when the problem is solved, so
+    /// `solution.json` records it and the plan's `plan_id` covers the data; a problem that
+    /// states it is refused when the file's bytes hash otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_sha256: Option<String>,
     /// `wrench_space` only: the rail's angle from the vertical, α \[rad\]; the foot is
     /// tilted by it. Default 0 (filled in when resolved); absent for other models.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -104,6 +104,7 @@ impl Problem {
         if terrain.model != TerrainModel::WrenchSpace {
             for (field, set) in [
                 ("terrain.data", terrain.data.is_some()),
+                ("terrain.data_sha256", terrain.data_sha256.is_some()),
                 ("terrain.rail_angle", terrain.rail_angle.is_some()),
             ] {
                 if set {

@@ -71,6 +71,21 @@ fn the_monopod_hops_forward_on_sand_and_its_plan_replays_in_the_mdp_simulator() 
     let distance = solution["problem"]["task"]["distance"].as_f64().unwrap();
     let planned = solution["key_figures"]["distance_m"].as_f64().unwrap();
     assert!((planned - distance).abs() < 1e-6, "planned {planned}");
+    // The resolved problem records the data's hash, so the plan's identity covers the data.
+    let bytes = std::fs::read(manifest().join("problems/data/wrench_space/rft_sand_monopod.yaml"));
+    let hash = loam::problem::sha256_hex(&bytes.unwrap());
+    assert_eq!(solution["problem"]["terrain"]["data_sha256"], hash.as_str());
+    let trajectory = std::fs::read(out.join("trajectory.csv")).unwrap();
+    let mut other_data = solution["problem"].clone();
+    other_data["terrain"]["data_sha256"] = "0".repeat(64).into();
+    assert_eq!(
+        solution["plan_id"],
+        loam::output::identity::plan_id(&solution["problem"], &trajectory).as_str()
+    );
+    assert_ne!(
+        solution["plan_id"],
+        loam::output::identity::plan_id(&other_data, &trajectory).as_str()
+    );
 
     // Every planned ground wrench lies in W(θ) (the H-form of the hull at that node's θ).
     let space = sand();
@@ -153,7 +168,12 @@ fn a_schedule_of_two_ground_phases_in_a_row_is_refused_by_the_planner_too() {
 fn bad_wrench_space_problems_exit_2_with_their_field_and_write_nothing() {
     let dir = TempDir::new("wrench-hop-bad");
     let file = shipped("monopod_sand_hop.yaml");
-    let cases: [(&[&str], &str, &str); 5] = [
+    let cases: [(&[&str], &str, &str); 6] = [
+        (
+            &["--set", "terrain.data_sha256=0123abcd"],
+            "terrain.data_sha256",
+            "not the stated 0123abcd: the data changed",
+        ),
         (
             &["--set", "terrain.data=data/wrench_space/none.yaml"],
             "terrain.data",

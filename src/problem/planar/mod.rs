@@ -227,6 +227,11 @@ pub struct WrenchSpaceGroundConfig {
     /// The wrench-space data file (docs/WRENCH_SPACE.md section 3.1), relative to the problem
     /// file's folder. Required.
     pub data: Option<String>,
+    /// The SHA-256 of the data file's bytes (64 hex digits). Filled in when the problem is solved, so
+    /// `solution.json` records it and the plan's `plan_id` covers the data; a problem that
+    /// states it is refused when the file's bytes hash otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_sha256: Option<String>,
     /// M_g: the grains' inertia moving with each sole, as a multiple of diag(m, m, I) of the
     /// foot's body \[-\]. Default 2 (the wrench-space paper's value, as in `loam mdp run`).
     pub grain_inertia: f64,
@@ -236,6 +241,7 @@ impl Default for WrenchSpaceGroundConfig {
     fn default() -> Self {
         WrenchSpaceGroundConfig {
             data: None,
+            data_sha256: None,
             grain_inertia: 2.0,
         }
     }
@@ -326,6 +332,7 @@ impl AddedMassGroundConfig {
             resistive_stress: self.resistive_stress,
             drag_scaling: self.drag_scaling,
             data: None,
+            data_sha256: None,
             rail_angle: None,
         }
         .medium_parameters()
