@@ -469,7 +469,7 @@ fn print_summary(space: &WrenchSpace) {
         data.provenance
             .parameters
             .iter()
-            .map(|(k, v)| format!("{k}: {v}"))
+            .map(|(k, v)| format!("{k}: {}", without_float_noise(v)))
             .collect::<Vec<_>>()
             .join("; ")
     );
@@ -583,4 +583,49 @@ fn concavity(
     };
     let average = values.iter().map(|v| v.0).sum::<f64>() / values.len() as f64;
     Ok(Some((average, worst, at, values.len())))
+}
+
+/// `text` with every number written with more than 12 significant digits (a generator's
+/// provenance records `0.06760000000000001`, the product 0.4 x 0.169) rounded to 12.
+fn without_float_noise(text: &str) -> String {
+    let shorten = |token: &str| -> String {
+        let digits = token.chars().filter(char::is_ascii_digit).count();
+        match token.parse::<f64>() {
+            Ok(x) if digits > 12 && x.is_finite() && x != 0.0 => {
+                let decimals = (11 - x.abs().log10().floor() as i32).max(0) as usize;
+                let rounded = format!("{x:.decimals$}");
+                let rounded = rounded.trim_end_matches('0').trim_end_matches('.');
+                rounded.to_owned()
+            }
+            _ => token.to_owned(),
+        }
+    };
+    let mut out = String::new();
+    let mut token = String::new();
+    for c in text.chars() {
+        if c.is_ascii_digit() || matches!(c, '.' | '-' | 'e' | 'E' | '+') {
+            token.push(c);
+        } else {
+            out.push_str(&shorten(&token));
+            token.clear();
+            out.push(c);
+        }
+    }
+    out.push_str(&shorten(&token));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn float_noise_is_rounded_and_other_text_kept() {
+        assert_eq!(
+            super::without_float_noise(
+                "A10 0.06760000000000001, B-11 0.022000000000000002, C11 -0.049600000000000005, \
+                 D10 0.0352, medium: generic_zeta_0.4; segments 40, 1e-7"
+            ),
+            "A10 0.0676, B-11 0.022, C11 -0.0496, D10 0.0352, medium: generic_zeta_0.4; \
+             segments 40, 1e-7"
+        );
+    }
 }
