@@ -159,6 +159,11 @@ pub struct ImportArgs {
     /// foot are refused without it.
     #[arg(long)]
     pub flip_x: bool,
+    /// Replace the wrenches at tilt 0 by their mirror average 1/2 (w_i + S w_pi(i)) (what
+    /// loam's generated data use). Off by default for measured data, unless the header's
+    /// `interpolation.mirror_average` says true: the data are taken as measured.
+    #[arg(long)]
+    pub mirror_average: bool,
 }
 
 #[derive(clap::Args)]
@@ -387,7 +392,8 @@ fn build_dem(
 }
 
 fn run_import(args: ImportArgs) -> anyhow::Result<u8> {
-    let header = read_header(&args.header)?;
+    let mut header = read_header(&args.header)?;
+    header.interpolation.mirror_average |= args.mirror_average;
     let csv = std::fs::read_to_string(&args.csv)
         .map_err(|e| BadInput(format!("could not read {}: {e}", args.csv.display())))?;
     let options = import::ImportOptions {
@@ -421,6 +427,15 @@ fn read_header(path: &std::path::Path) -> anyhow::Result<WrenchSpaceData> {
     // A data file may leave its directions to the default (the paper's 26); measured data
     // must say which directions their CSV's indices mean.
     let tree: serde_yaml::Value = serde_yaml::from_str(&text).unwrap_or_default();
+    let mut header = header;
+    // Measured data are not averaged unless the header (or --mirror-average) asks for it.
+    if tree
+        .get("interpolation")
+        .and_then(|i| i.get("mirror_average"))
+        .is_none()
+    {
+        header.interpolation.mirror_average = false;
+    }
     if tree.get("directions").is_none() {
         return Err(BadInput(format!(
             "{}: directions: missing; a header must list the unit velocity directions (x, z, \
@@ -536,11 +551,33 @@ fn print_summary(space: &WrenchSpace) {
         largest(1),
         largest(2)
     );
-    println!(
-        "  interpolation   {}; mirror asymmetry at tilt 0 averaged away: {:.3e}",
-        data.interpolation.kernel.name(),
-        space.untilted_asymmetry()
-    );
+    println!("  interpolation   {}", data.interpolation.kernel.name());
+    let asymmetries = space.untilted_asymmetries();
+    let per_node = asymmetries
+        .iter()
+        .filter(|(_, a)| *a > 0.0)
+        .map(|(d, a)| match 0.5 * a {
+            change if change >= 1e-3 => format!("d {d}: {change:.4}"),
+            change => format!("d {d}: {change:.1e}"),
+        })
+        .collect::<Vec<_>>();
+    let moved = match per_node.len() {
+        0 => "no node moved (the data are mirror-symmetric at tilt 0)".to_owned(),
+        _ => format!(
+            "largest change per node [N or N m]: {}",
+            per_node.join(", ")
+        ),
+    };
+    match data.interpolation.mirror_average {
+        true => println!(
+            "  mirror average  on: tilt-0 wrenches replaced by 1/2 (w_i + S w_pi(i)); {moved}"
+        ),
+        false => println!(
+            "  mirror average  off: tilt-0 wrenches as measured (asymmetry {:.4}, half of it \
+             is what averaging would move); the interpolant passes through every node",
+            space.untilted_asymmetry()
+        ),
+    }
     let holes = import::grid_holes(data.nodes.iter());
     println!(
         "  missing nodes   {}",

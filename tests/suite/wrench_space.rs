@@ -792,3 +792,61 @@ fn info_prints_the_concavity_that_a_brute_force_hull_gives() {
         "{line}"
     );
 }
+
+/// Measured data are taken as measured: an import fits the tilt-0 wrenches as given (the
+/// interpolant passes through every measured wrench), and only `--mirror-average` replaces
+/// them by their mirror average, which `info` then reports per node.
+#[test]
+fn an_import_keeps_asymmetric_tilt_zero_wrenches_unless_asked_to_average_them() {
+    let dir = TempDir::new("mirror_average");
+    let mut data = small_data();
+    // One measured wrench at the deepest untilted node, 6 N off its mirror image.
+    let node = data
+        .nodes
+        .iter()
+        .position(|n| n.tilt == 0.0 && n.depth == -0.04)
+        .unwrap();
+    data.nodes[node].wrenches[2][0] += 6.0; // direction 2, whose mirror is 6
+    let header = header_of(&data);
+    let measured = data.nodes[node].wrenches.clone();
+    let at_node = |file: &str| {
+        let space = WrenchSpace::load(&dir.path().join(file)).unwrap();
+        space.vertices(&-0.04, &0.0)
+    };
+
+    let output = import_with(dir.path(), &header, &import::to_csv(&data), "");
+    assert_eq!(output.code(), 0, "{}", output.dump());
+    assert!(
+        output.stdout.contains("mirror average  off"),
+        "{}",
+        output.stdout
+    );
+    let scale = measured
+        .iter()
+        .flatten()
+        .fold(0.0_f64, |m, c| m.max(c.abs()));
+    let kept = largest_difference(&at_node("out.yaml"), &measured);
+    assert!(
+        kept <= 1e-9 * scale,
+        "the fit moved a measured wrench by {kept:.3e}"
+    );
+    let text = std::fs::read_to_string(dir.path().join("out.yaml")).unwrap();
+    assert!(text.contains("mirror_average: false"), "{text}");
+
+    std::fs::remove_file(dir.path().join("out.yaml")).unwrap();
+    let output = import_with(
+        dir.path(),
+        &header,
+        &import::to_csv(&data),
+        "--mirror-average",
+    );
+    assert_eq!(output.code(), 0, "{}", output.dump());
+    // The pair of the perturbed direction moves by half of the 6 N asymmetry.
+    assert!(
+        output.stdout.contains("mirror average  on") && output.stdout.contains("d -0.04: 3"),
+        "{}",
+        output.stdout
+    );
+    let moved = largest_difference(&at_node("out.yaml"), &measured);
+    assert!((moved - 3.0).abs() < 1e-6, "moved by {moved}");
+}

@@ -67,13 +67,31 @@ pub struct Node {
 }
 
 /// The interpolation of each vertex over θ (docs/WRENCH_SPACE.md section 3.3).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Interpolation {
     /// Default `cubic`: r³ on spacing-scaled θ with an affine tail.
     pub kernel: Kernel,
     /// What a query outside the data's box gets. Default `extrapolate`.
     pub beyond_data: BeyondData,
+    /// Whether the wrenches at tilt 0 are replaced by their mirror average ½(w_i + S w_π(i)),
+    /// so that w_i(d, −φ) = S w_π(i)(d, φ) holds for the interpolant everywhere, φ → 0
+    /// included. Default true: data loam generates (RFT, DEM) are symmetric up to rounding,
+    /// and the average removes only that. `wrench-space import` writes false unless asked:
+    /// measured data are taken as measured, the interpolant passes through every measured
+    /// wrench, and the symmetry holds at the mirrored nodes (φ ≠ 0) but not at φ = 0 where
+    /// the measurement is not symmetric (`wrench-space info` reports by how much, per node).
+    pub mirror_average: bool,
+}
+
+impl Default for Interpolation {
+    fn default() -> Self {
+        Interpolation {
+            kernel: Kernel::default(),
+            beyond_data: BeyondData::default(),
+            mirror_average: true,
+        }
+    }
 }
 
 /// What the wrench set answers at a configuration θ = (d, φ) below the surface but outside
@@ -426,10 +444,13 @@ impl WrenchSpaceData {
         let _ = writeln!(text, "velocity_scale: {}", list(&self.velocity_scale));
         // `beyond_data` only when it is not the default, so files written before it existed
         // are written the same.
-        let beyond = match self.interpolation.beyond_data {
+        let mut beyond = match self.interpolation.beyond_data {
             BeyondData::Extrapolate => String::new(),
             other => format!(", beyond_data: {}", other.name()),
         };
+        if !self.interpolation.mirror_average {
+            beyond.push_str(", mirror_average: false");
+        }
         let _ = writeln!(
             text,
             "interpolation: {{kernel: {}{beyond}}}",

@@ -46,8 +46,10 @@ pub struct WrenchSpace {
 
 impl WrenchSpace {
     /// Validates and fits: every node (d, φ > 0) is mirrored to (d, −φ) with wrenches
-    /// S·w_π(i), and at φ = 0 the wrenches are replaced by the mirror average
-    /// ½(w_i + S·w_π(i)), so that w_i(d, −φ) = S·w_π(i)(d, φ) holds for the interpolant.
+    /// S·w_π(i), and at φ = 0, when the data's `interpolation.mirror_average` says so, the
+    /// wrenches are replaced by the mirror average ½(w_i + S·w_π(i)), so that
+    /// w_i(d, −φ) = S·w_π(i)(d, φ) holds for the interpolant; without it the φ = 0 wrenches
+    /// are fitted as given.
     pub fn from_data(data: WrenchSpaceData) -> Result<WrenchSpace, WrenchSpaceError> {
         let mirror = data.validate()?;
         let m = data.directions.len();
@@ -58,7 +60,10 @@ impl WrenchSpace {
                 .iter()
                 .map(|&p| data::mirror(&node.wrenches[p]))
                 .collect();
-            if node.tilt == 0.0 {
+            if node.tilt == 0.0 && !data.interpolation.mirror_average {
+                thetas.push([node.depth, 0.0]);
+                rows.push(node.wrenches.iter().flatten().copied().collect());
+            } else if node.tilt == 0.0 {
                 thetas.push([node.depth, 0.0]);
                 rows.push(
                     node.wrenches
@@ -158,14 +163,24 @@ impl WrenchSpace {
         &self.mirror
     }
 
-    /// The largest |w_i − S·w_π(i)| of the data at tilt 0, which the fit averaged away.
+    /// The largest |w_i − S·w_π(i)| of the data at tilt 0 (what the mirror average, when on,
+    /// averages away).
     pub fn untilted_asymmetry(&self) -> f64 {
+        self.untilted_asymmetries()
+            .into_iter()
+            .map(|(_, a)| a)
+            .fold(0.0, f64::max)
+    }
+
+    /// Per node at tilt 0, its depth and the largest |w_i − S·w_π(i)| component there; the
+    /// mirror average moves that node's wrenches by half of it at most.
+    pub fn untilted_asymmetries(&self) -> Vec<(f64, f64)> {
         self.data
             .nodes
             .iter()
             .filter(|n| n.tilt == 0.0)
-            .map(|n| data::asymmetry(&n.wrenches, &self.mirror))
-            .fold(0.0, f64::max)
+            .map(|n| (n.depth, data::asymmetry(&n.wrenches, &self.mirror)))
+            .collect()
     }
 
     pub fn data(&self) -> &WrenchSpaceData {
