@@ -850,3 +850,64 @@ fn an_import_keeps_asymmetric_tilt_zero_wrenches_unless_asked_to_average_them() 
     let moved = largest_difference(&at_node("out.yaml"), &measured);
     assert!((moved - 3.0).abs() < 1e-6, "moved by {moved}");
 }
+
+/// The paper kernels are the RBF model of the data as the authors fit it: over the data's own
+/// nodes (φ ≥ 0), negative tilts answered by the mirror. Checked against an independent fit
+/// here (the linear kernel √(r² + δ²) on raw (d, φ), no tail, over the data's nodes only,
+/// solved by nalgebra), between nodes, and the mirror identity at negative tilts.
+#[test]
+fn the_paper_kernels_fit_the_datas_own_nodes() {
+    let mut data = sand_like_model().generate(
+        &[0.0, -0.02, -0.04, -0.06],
+        &[0.0, 0.3, 0.6],
+        Kernel::PaperLinear,
+    );
+    data.interpolation.mirror_average = false;
+    let space = WrenchSpace::from_data(data.clone()).unwrap();
+    let nodes: Vec<[f64; 2]> = data.nodes.iter().map(|n| [n.depth, n.tilt]).collect();
+    let kernel =
+        |a: [f64; 2], b: [f64; 2]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + 1e-12).sqrt();
+    let n = nodes.len();
+    let system = nalgebra::DMatrix::from_fn(n, n, |i, j| kernel(nodes[i], nodes[j]));
+    let m = data.directions.len();
+    let values = nalgebra::DMatrix::from_fn(n, 3 * m, |j, k| data.nodes[j].wrenches[k / 3][k % 3]);
+    let weights = system.lu().solve(&values).unwrap();
+    let independent = |depth: f64, tilt: f64| -> Vec<[f64; 3]> {
+        let basis: Vec<f64> = nodes.iter().map(|c| kernel([depth, tilt], *c)).collect();
+        (0..m)
+            .map(|i| [0, 1, 2].map(|c| (0..n).map(|j| basis[j] * weights[(j, 3 * i + c)]).sum()))
+            .collect()
+    };
+    let scale = data
+        .nodes
+        .iter()
+        .map(|n| largest(&n.wrenches))
+        .fold(0.0, f64::max);
+    let mut rng = Rng::new(11);
+    let (mut worst, mut worst_mirror) = (0.0_f64, 0.0_f64);
+    for _ in 0..100 {
+        let (depth, tilt) = (rng.uniform(-0.06, -0.001), rng.uniform(0.0, 0.6));
+        let ours = space.vertices(&depth, &tilt);
+        worst = worst.max(largest_difference(&ours, &independent(depth, tilt)));
+        let images: Vec<[f64; 3]> = space.mirror().iter().map(|&p| mirror(&ours[p])).collect();
+        worst_mirror =
+            worst_mirror.max(largest_difference(&space.vertices(&depth, &-tilt), &images));
+        // The projected vertices are the same numbers, at negative tilts too.
+        let direction = [0.3, -0.9, 0.2];
+        let left = space.projected_vertices(&depth, &-tilt, direction);
+        for (i, w) in space.vertices(&depth, &-tilt).iter().enumerate() {
+            let dot: f64 = (0..3).map(|c| w[c] * direction[c]).sum();
+            worst_mirror = worst_mirror.max((dot - left[i]).abs());
+        }
+    }
+    eprintln!(
+        "paper_linear: within {:.2e} of the independent fit, mirror within {:.2e} (relative)",
+        worst / scale,
+        worst_mirror / scale
+    );
+    assert!(
+        worst <= 1e-9 * scale,
+        "{worst:.3e} N from the independent fit"
+    );
+    assert!(worst_mirror <= 1e-10 * scale, "{worst_mirror:.3e} N");
+}

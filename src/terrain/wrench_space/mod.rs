@@ -34,6 +34,12 @@ pub struct WrenchSpace {
     mirror: Vec<usize>,
     /// Outputs 3i + c: component c of vertex i.
     rbf: rbf::Rbf,
+    /// Whether `rbf` is fitted over the data's own nodes only (φ ≥ 0) and a query at φ < 0
+    /// is answered by the mirror, w_i(d, φ) = S·w_π(i)(d, −φ): the paper kernels, so that the
+    /// interpolant is the RBF model of the data as the authors fit it (over their nodes), not
+    /// one fitted over the mirrored nodes as well, which differs between nodes. `cubic` is
+    /// fitted over both, one smooth interpolant across φ = 0.
+    mirror_at_query: bool,
     depth_range: (f64, f64),
     tilt_max: f64,
     layers: Layers,
@@ -53,6 +59,7 @@ impl WrenchSpace {
     pub fn from_data(data: WrenchSpaceData) -> Result<WrenchSpace, WrenchSpaceError> {
         let mirror = data.validate()?;
         let m = data.directions.len();
+        let mirror_at_query = data.interpolation.kernel != Kernel::Cubic;
         let mut thetas = Vec::new();
         let mut rows: Vec<Vec<f64>> = Vec::new();
         for node in &data.nodes {
@@ -75,8 +82,10 @@ impl WrenchSpace {
             } else {
                 thetas.push([node.depth, node.tilt]);
                 rows.push(node.wrenches.iter().flatten().copied().collect());
-                thetas.push([node.depth, -node.tilt]);
-                rows.push(mirrored.iter().flatten().copied().collect());
+                if !mirror_at_query {
+                    thetas.push([node.depth, -node.tilt]);
+                    rows.push(mirrored.iter().flatten().copied().collect());
+                }
             }
         }
         let values = DMatrix::from_fn(rows.len(), 3 * m, |j, k| rows[j][k]);
@@ -103,6 +112,7 @@ impl WrenchSpace {
             data,
             mirror,
             rbf,
+            mirror_at_query,
             depth_range,
             tilt_max,
             layers,
@@ -117,6 +127,25 @@ impl WrenchSpace {
     pub fn vertices<S: Scalar>(&self, depth: &S, tilt: &S) -> Vec<[S; 3]> {
         let below = depth.lt(&S::zero());
         let zero = S::zero();
+        if self.mirror_at_query {
+            // w_i(d, φ) = S·w_π(i)(d, |φ|) where φ < 0.
+            let negative = tilt.lt(&zero);
+            let values = self.rbf.eval(depth, &tilt.abs());
+            let sign = [-1.0, 1.0, -1.0];
+            return (0..self.n_directions())
+                .map(|i| {
+                    let p = self.mirror[i];
+                    [0, 1, 2].map(|c| {
+                        let w = S::if_else(
+                            &negative,
+                            &(values[3 * p + c].clone() * sign[c]),
+                            &values[3 * i + c],
+                        );
+                        S::if_else(&below, &w, &zero)
+                    })
+                })
+                .collect();
+        }
         let values = self.rbf.eval(depth, tilt);
         values
             .chunks_exact(3)
@@ -137,6 +166,28 @@ impl WrenchSpace {
         let combinations: Vec<Vec<(usize, f64)>> = (0..self.n_directions())
             .map(|i| (0..3).map(|c| (3 * i + c, direction[c])).collect())
             .collect();
+        if self.mirror_at_query {
+            // Where φ < 0, vertex i is S·w_π(i)(d, |φ|): its projection combines π(i)'s
+            // outputs with the direction mirrored.
+            let sign = [-1.0, 1.0, -1.0];
+            let mirrored: Vec<Vec<(usize, f64)>> = (0..self.n_directions())
+                .map(|i| {
+                    let p = self.mirror[i];
+                    (0..3)
+                        .map(|c| (3 * p + c, direction[c] * sign[c]))
+                        .collect()
+                })
+                .collect();
+            let up = tilt.abs();
+            let negative = tilt.lt(&S::zero());
+            let plain = self.rbf.eval_combined(depth, &up, &combinations);
+            let image = self.rbf.eval_combined(depth, &up, &mirrored);
+            return plain
+                .into_iter()
+                .zip(image)
+                .map(|(g, m)| S::if_else(&below, &S::if_else(&negative, &m, &g), &S::zero()))
+                .collect();
+        }
         self.rbf
             .eval_combined(depth, tilt, &combinations)
             .into_iter()
