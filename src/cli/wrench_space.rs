@@ -101,8 +101,13 @@ pub struct BuildArgs {
     #[arg(long, default_value_t = 0.15)]
     pub tilt_step: f64,
     /// Rings of 8 directions between the poles: 3 gives m = 26, 7 gives m = 58.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, conflicts_with = "directions")]
     pub rings: usize,
+    /// The unit velocity directions (x, z, omega) to use instead of --rings: a YAML file
+    /// holding a list of [x, z, omega] triples, or a data file or import header whose
+    /// `directions` it takes (they must be unit vectors, distinct and mirror-closed).
+    #[arg(long)]
+    pub directions: Option<PathBuf>,
     /// Segments per side of the foot's outline.
     #[arg(long, default_value_t = 40)]
     pub segments: usize,
@@ -210,10 +215,40 @@ fn grid(flag: &str, max: f64, step: f64, sign: f64) -> Result<Vec<f64>, BadInput
         .collect())
 }
 
+/// The directions of `--directions FILE` (a list of triples, or a file's `directions`), or
+/// the sphere of `--rings`.
+fn build_directions(args: &BuildArgs) -> anyhow::Result<Vec<[f64; 3]>> {
+    let Some(path) = &args.directions else {
+        if args.rings == 0 {
+            return Err(BadInput("--rings must be >= 1".into()).into());
+        }
+        return Ok(sphere_directions(args.rings));
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| BadInput(format!("--directions {}: cannot read: {e}", path.display())))?;
+    let refuse = |message: String| BadInput(format!("--directions {}: {message}", path.display()));
+    let tree: serde_yaml::Value =
+        serde_yaml::from_str(&text).map_err(|e| refuse(format!("not YAML ({e})")))?;
+    let list = match tree.get("directions") {
+        Some(list) => list.clone(),
+        None if tree.is_sequence() => tree,
+        None => {
+            return Err(refuse(
+                "expected a list of [x, z, omega] triples, or a file with `directions:`".into(),
+            )
+            .into())
+        }
+    };
+    let directions: Vec<[f64; 3]> = serde_yaml::from_value(list)
+        .map_err(|e| refuse(format!("each direction is [x, z, omega] ({e})")))?;
+    // Checked now, not after minutes of DEM runs.
+    loam::terrain::wrench_space::data::check_directions(&directions)
+        .map_err(|e| refuse(e.to_string()))?;
+    Ok(directions)
+}
+
 fn build(args: BuildArgs) -> anyhow::Result<u8> {
-    if args.rings == 0 {
-        return Err(BadInput("--rings must be >= 1".into()).into());
-    }
+    let directions = build_directions(&args)?;
     let depths = grid("depth", args.depth_max, args.depth_step, -1.0)?;
     let tilts = grid("tilt", args.tilt_max, args.tilt_step, 1.0)?;
     let kernel = match args.kernel {
@@ -232,8 +267,24 @@ fn build(args: BuildArgs) -> anyhow::Result<u8> {
         args.velocity_scale[2],
     ];
     let data = match args.generator {
-        Generator::Rft => build_rft(&args, foot, velocity_scale, &depths, &tilts, kernel)?,
-        Generator::Dem => build_dem(&args, foot, velocity_scale, &depths, &tilts, kernel)?,
+        Generator::Rft => build_rft(
+            &args,
+            foot,
+            velocity_scale,
+            directions,
+            &depths,
+            &tilts,
+            kernel,
+        )?,
+        Generator::Dem => build_dem(
+            &args,
+            foot,
+            velocity_scale,
+            directions,
+            &depths,
+            &tilts,
+            kernel,
+        )?,
     };
     // Validate and fit before writing: nothing is written for data the model refuses.
     let space = WrenchSpace::from_data(data).map_err(|e| BadInput(e.to_string()))?;
@@ -247,6 +298,7 @@ fn build_rft(
     args: &BuildArgs,
     foot: Foot,
     velocity_scale: [f64; 3],
+    directions: Vec<[f64; 3]>,
     depths: &[f64],
     tilts: &[f64],
     kernel: Kernel,
@@ -278,7 +330,7 @@ fn build_rft(
         foot,
         torque_point: args.torque_point,
         velocity_scale,
-        directions: sphere_directions(args.rings),
+        directions,
         segments: args.segments,
     };
     let mut data = model.generate(depths, tilts, kernel);
@@ -294,6 +346,7 @@ fn build_dem(
     args: &BuildArgs,
     foot: Foot,
     velocity_scale: [f64; 3],
+    directions: Vec<[f64; 3]>,
     depths: &[f64],
     tilts: &[f64],
     kernel: Kernel,
@@ -324,7 +377,7 @@ fn build_dem(
         foot,
         torque_point: args.torque_point,
         velocity_scale,
-        directions: sphere_directions(args.rings),
+        directions,
         duration: args.t_total,
         window: args
             .filter_window

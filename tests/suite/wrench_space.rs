@@ -911,3 +911,57 @@ fn the_paper_kernels_fit_the_datas_own_nodes() {
     );
     assert!(worst_mirror <= 1e-10 * scale, "{worst_mirror:.3e} N");
 }
+
+/// `build --directions FILE`: the data set is built on the file's directions (a list, or a
+/// file's `directions`), the same wrenches as the model gives for them; directions that are
+/// not mirror-closed are refused before anything is computed.
+#[test]
+fn build_takes_its_directions_from_a_file() {
+    let dir = TempDir::new("build_directions");
+    let directions = sphere_directions(7);
+    let list: String = directions
+        .iter()
+        .map(|u| format!("- [{:?}, {:?}, {:?}]\n", u[0], u[1], u[2]))
+        .collect();
+    dir.write("dirs.yaml", &list);
+    let args = "wrench-space build --medium generic --zeta 0.4 --depth-max 0.04 \
+                --depth-step 0.02 --tilt-max 0.5 --tilt-step 0.5";
+    let built = loam_words(
+        dir.path(),
+        &format!("{args} --directions dirs.yaml --out listed.yaml"),
+    );
+    assert_eq!(built.code(), 0, "{}", built.dump());
+    let listed = WrenchSpaceData::load(&dir.path().join("listed.yaml")).unwrap();
+    assert_eq!(listed.directions, directions);
+    let by_rings = loam_words(dir.path(), &format!("{args} --rings 7 --out rings.yaml"));
+    assert_eq!(by_rings.code(), 0, "{}", by_rings.dump());
+    let rings = WrenchSpaceData::load(&dir.path().join("rings.yaml")).unwrap();
+    assert_eq!(listed.nodes, rings.nodes);
+    // A data file's directions serve too.
+    let from_file = loam_words(
+        dir.path(),
+        &format!("{args} --directions rings.yaml --out again.yaml"),
+    );
+    assert_eq!(from_file.code(), 0, "{}", from_file.dump());
+
+    // One direction whose mirror image is missing: refused, naming it, nothing written.
+    // (Direction 2 is one of a mirror pair; the poles 0 and 1 are their own mirrors.)
+    let broken: String = list
+        .lines()
+        .enumerate()
+        .filter(|(i, _)| *i != 2)
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    dir.write("broken.yaml", &broken);
+    let refused = loam_words(
+        dir.path(),
+        &format!("{args} --directions broken.yaml --out broken_out.yaml"),
+    );
+    assert_eq!(refused.code(), 2, "{}", refused.dump());
+    assert!(
+        refused.stderr.contains("--directions broken.yaml") && refused.stderr.contains("mirror"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!dir.path().join("broken_out.yaml").exists());
+}

@@ -287,41 +287,7 @@ impl WrenchSpaceData {
     }
 
     fn validate_directions(&self) -> Result<Vec<usize>, WrenchSpaceError> {
-        let m = self.directions.len();
-        if m < 4 {
-            return Err(WrenchSpaceError::invalid(
-                "directions",
-                format!("needs at least 4 directions to span a volume, got {m}"),
-            ));
-        }
-        for (i, u) in self.directions.iter().enumerate() {
-            let norm = norm(u);
-            if !norm.is_finite() || (norm - 1.0).abs() > DIRECTION_TOLERANCE {
-                return Err(WrenchSpaceError::invalid(
-                    format!("directions[{i}]"),
-                    format!("must be a unit vector (x, z, omega), got length {norm}"),
-                ));
-            }
-            if let Some(j) =
-                (0..i).find(|&j| distance(u, &self.directions[j]) < DIRECTION_TOLERANCE)
-            {
-                return Err(WrenchSpaceError::invalid(
-                    format!("directions[{i}]"),
-                    format!("repeats directions[{j}]"),
-                ));
-            }
-        }
-        mirror_permutation(&self.directions).map_err(|i| {
-            let u = self.directions[i];
-            WrenchSpaceError::invalid(
-                format!("directions[{i}]"),
-                format!(
-                    "the directions must be mirror-closed: the mirror S_v = diag(-1, 1, -1) of \
-                     ({}, {}, {}) is ({}, {}, {}), which is not in the list",
-                    u[0], u[1], u[2], -u[0], u[1], -u[2]
-                ),
-            )
-        })
+        check_directions(&self.directions)
     }
 
     fn validate_nodes(&self) -> Result<(), WrenchSpaceError> {
@@ -492,6 +458,44 @@ fn number(x: f64) -> String {
 /// A YAML double-quoted string (JSON's escaping is valid YAML).
 fn quoted(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_default()
+}
+
+/// Checks a data set's directions alone (unit, distinct, mirror-closed, at least 4); returns
+/// the mirror permutation π.
+pub fn check_directions(directions: &[[f64; 3]]) -> Result<Vec<usize>, WrenchSpaceError> {
+    let m = directions.len();
+    if m < 4 {
+        return Err(WrenchSpaceError::invalid(
+            "directions",
+            format!("needs at least 4 directions to span a volume, got {m}"),
+        ));
+    }
+    for (i, u) in directions.iter().enumerate() {
+        let norm = norm(u);
+        if !norm.is_finite() || (norm - 1.0).abs() > DIRECTION_TOLERANCE {
+            return Err(WrenchSpaceError::invalid(
+                format!("directions[{i}]"),
+                format!("must be a unit vector (x, z, omega), got length {norm}"),
+            ));
+        }
+        if let Some(j) = (0..i).find(|&j| distance(u, &directions[j]) < DIRECTION_TOLERANCE) {
+            return Err(WrenchSpaceError::invalid(
+                format!("directions[{i}]"),
+                format!("repeats directions[{j}]"),
+            ));
+        }
+    }
+    mirror_permutation(&directions).map_err(|i| {
+        let u = directions[i];
+        WrenchSpaceError::invalid(
+            format!("directions[{i}]"),
+            format!(
+                "the directions must be mirror-closed: the mirror S_v = diag(-1, 1, -1) of \
+                 ({}, {}, {}) is ({}, {}, {}), which is not in the list",
+                u[0], u[1], u[2], -u[0], u[1], -u[2]
+            ),
+        )
+    })
 }
 
 /// π with S_v u_i = u_π(i), or the first direction without a mirror partner.
