@@ -266,26 +266,19 @@ fn build(args: BuildArgs) -> anyhow::Result<u8> {
         args.velocity_scale[1],
         args.velocity_scale[2],
     ];
-    let data = match args.generator {
-        Generator::Rft => build_rft(
-            &args,
-            foot,
-            velocity_scale,
-            directions,
-            &depths,
-            &tilts,
-            kernel,
-        )?,
-        Generator::Dem => build_dem(
-            &args,
-            foot,
-            velocity_scale,
-            directions,
-            &depths,
-            &tilts,
-            kernel,
-        )?,
+    let generate = match args.generator {
+        Generator::Rft => build_rft,
+        Generator::Dem => build_dem,
     };
+    let data = generate(
+        &args,
+        foot,
+        velocity_scale,
+        directions,
+        &depths,
+        &tilts,
+        kernel,
+    )?;
     // Validate and fit before writing: nothing is written for data the model refuses.
     let space = WrenchSpace::from_data(data).map_err(|e| BadInput(e.to_string()))?;
     loam::output::write_atomic(&args.out, space.data().to_yaml().as_bytes())?;
