@@ -492,3 +492,113 @@ fn the_quadruped_on_data_cut_above_its_rest_depth_stands_and_stops_as_on_the_ful
         assert!(number(&clamped, "final_base", 1) < number(&reference, "final_base", 1) - 0.3);
     }
 }
+
+/// The paper's quadruped experiments on loam's RFT Sand-like medium and a pebble-like medium
+/// ten times stiffer (ζ = 0.4 and 4 N/cm³), each with data to 0.05 m deep and 0.9 rad: the
+/// standing quadruped (PD servos, `quadruped_stand`) comes to rest, its joints slower than
+/// 0.01 rad/s over the last 0.2 s (an ankle oscillation on stiff media was reported; on these
+/// media the joints end below 1e-4 rad/s); on the 0.2 rad slope (`quadruped_slope`, joints
+/// locked) it slides downhill and stops, higher on the stiffer medium.
+#[test]
+fn the_quadruped_stands_still_and_stops_on_a_slope_on_sand_and_on_a_stiffer_medium() {
+    let dir = TempDir::new("quadruped_media");
+    let mut stopped_height = Vec::new();
+    for zeta in ["0.4", "4"] {
+        let data = format!("zeta{zeta}.yaml");
+        let built = loam(
+            dir.path(),
+            &[
+                "wrench-space",
+                "build",
+                "--generator",
+                "rft",
+                "--medium",
+                "generic",
+                "--zeta",
+                zeta,
+                "--foot-width",
+                "0.15",
+                "--foot-height",
+                "0.10",
+                "--foot-thickness",
+                "0.15",
+                "--torque-point",
+                "0.05",
+                "--depth-max",
+                "0.05",
+                "--depth-step",
+                "0.005",
+                "--tilt-max",
+                "0.9",
+                "--tilt-step",
+                "0.15",
+                "--out",
+                &data,
+            ],
+        );
+        assert_eq!(built.status, Some(0), "{}", built.dump());
+        for scenario in ["quadruped_stand", "quadruped_slope"] {
+            let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("problems/mdp")
+                .join(format!("{scenario}.yaml"));
+            let out = format!("{scenario}-{zeta}");
+            let set = format!("terrain.data={}", dir.path().join(&data).display());
+            let run = loam(
+                dir.path(),
+                &[
+                    "mdp",
+                    "run",
+                    file.to_str().unwrap(),
+                    "--set",
+                    &set,
+                    "--out",
+                    &out,
+                    "--no-plots",
+                ],
+            );
+            assert_eq!(run.status, Some(0), "{}", run.dump());
+            let text = std::fs::read_to_string(dir.path().join(&out).join("trajectory.csv"));
+            let text = text.unwrap();
+            let mut lines = text.lines();
+            let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+            let rows: Vec<Vec<f64>> = lines
+                .map(|l| {
+                    l.split(',')
+                        .map(|v| v.parse().unwrap_or(f64::NAN))
+                        .collect()
+                })
+                .collect();
+            let joint_rates: Vec<usize> = (0..header.len())
+                .filter(|&k| {
+                    header[k].starts_with("d_") && !["d_x", "d_z", "d_pitch"].contains(&header[k])
+                })
+                .collect();
+            assert_eq!(joint_rates.len(), 12);
+            let late = &rows[rows.len() - 200..];
+            let fastest = late
+                .iter()
+                .flat_map(|r| joint_rates.iter().map(move |&k| r[k].abs()))
+                .fold(0.0, f64::max);
+            let summary =
+                read_json(&dir.path().join(&out).join("scenario.json"))["summary"].clone();
+            let base = |i: usize| summary["final_base"][i].as_f64().unwrap();
+            println!("{scenario} on zeta {zeta}: fastest joint {fastest:.2e} rad/s in the last 0.2 s, base ({:.4}, {:.4}) m", base(0), base(1));
+            assert!(
+                fastest < 0.01,
+                "{scenario} on zeta {zeta}: a joint at {fastest} rad/s"
+            );
+            assert!(summary["final_speed"].as_f64().unwrap() < 1e-3, "{summary}");
+            if scenario == "quadruped_slope" {
+                assert!(
+                    base(0) < -0.01,
+                    "zeta {zeta}: did not slide downhill: {summary}"
+                );
+                stopped_height.push(base(1));
+            }
+        }
+    }
+    assert!(
+        stopped_height[1] > stopped_height[0] + 0.01,
+        "stopped at z {stopped_height:?} (sand, stiffer)"
+    );
+}
