@@ -41,7 +41,9 @@ pub struct RailReplayRecord {
     pub takeoff_time_s: Option<f64>,
     /// The largest difference of z_m, z_r or z_f from the plan at the stance's nodes [m].
     pub stance_difference_m: f64,
-    pub clamped_steps: usize,
+    /// Steps with the foot below the data's deepest node (extrapolated, or clamped as the
+    /// data say).
+    pub outside_data_steps: usize,
 }
 
 #[derive(Serialize)]
@@ -176,7 +178,7 @@ impl RailReplayRecord {
             apex_time_s: replay.apex_time,
             takeoff_time_s: replay.takeoff_time,
             stance_difference_m: difference,
-            clamped_steps: replay.clamped_steps,
+            outside_data_steps: replay.outside_steps,
         }
     }
 }

@@ -271,11 +271,11 @@ fn p2_p3_p5_plans_on_rft_data_at_three_rail_angles() {
         let apex = replay.apex_rise.expect("the replay reaches an apex");
         println!(
             "α = {}: wrench inside W by {worst:.2e} (relative); MDP replay: stance drift {drift:.2e} m, \
-             apex {:.3} mm (planned {:.3} mm), clamped steps {}",
+             apex {:.3} mm (planned {:.3} mm), steps outside the data {}",
             jump.rail.angle,
             apex * 1e3,
             plan.apex_rise * 1e3,
-            replay.clamped_steps
+            replay.outside_steps
         );
         assert!(
             drift < 1e-6,
@@ -288,7 +288,7 @@ fn p2_p3_p5_plans_on_rft_data_at_three_rail_angles() {
             jump.rail.angle,
             plan.apex_rise
         );
-        assert_eq!(replay.clamped_steps, 0);
+        assert_eq!(replay.outside_steps, 0);
     }
 }
 
@@ -590,4 +590,47 @@ fn a_rail_run_is_solved_again_on_the_data_it_recorded_and_only_on_that() {
         out.dump()
     );
     assert!(!dir.path().join("c").exists());
+}
+
+/// The rail's MDP step below the data: a foot pushed to twice the deepest node's depth, moving
+/// down, meets more resistance along the rail than at the deepest node (the set extrapolated
+/// as everywhere else, docs/WRENCH_SPACE.md "Beyond the data"), and the step says it was
+/// outside; with the data clamped it meets the deepest node's resistance and no more.
+#[test]
+fn the_rail_step_below_the_data_extrapolates_unless_the_data_clamp() {
+    use loam::terrain::wrench_space::BeyondData;
+    let mut jump = data_jump(0.2);
+    let lowest = jump.rail.lowest_foot();
+    let state_at = |z_f: f64| {
+        let mut x = vec![0.0; state::COUNT];
+        x[state::Z_F] = z_f;
+        x[state::V_F] = -50.0; // more than any wrench here can stop in one step
+        x[state::Z_R] = z_f + 0.06;
+        x[state::Z_M] = z_f + 0.06;
+        x
+    };
+    let force = |jump: &RailJump, z_f: f64| {
+        let step = mdp_rail::step(&jump.rail, &state_at(z_f), 0.0, 1e-3, QpSolver::ActiveSet);
+        let step = step.unwrap();
+        (step.force, step.outside, step.clamped)
+    };
+    let (at_deepest, outside, _) = force(&jump, lowest * 0.999);
+    assert!(!outside);
+    let (deeper, outside, clamped) = force(&jump, 2.0 * lowest);
+    println!("force along the rail: {at_deepest:.2} N at the deepest node, {deeper:.2} N at twice its depth");
+    assert!(outside && clamped.is_none());
+    assert!(deeper > 1.2 * at_deepest, "{deeper} N vs {at_deepest} N");
+
+    let RailWrenches::Data(space) = &jump.rail.wrenches else {
+        unreachable!()
+    };
+    let mut clamping = (**space).clone();
+    clamping.set_beyond_data(BeyondData::Clamp);
+    jump.rail.wrenches = RailWrenches::Data(Arc::new(clamping));
+    let (held, outside, clamped) = force(&jump, 2.0 * lowest);
+    assert!(outside && clamped.is_some());
+    assert!(
+        (held - at_deepest).abs() < 0.05 * at_deepest,
+        "{held} N vs {at_deepest} N"
+    );
 }

@@ -22,8 +22,12 @@ pub struct RailStep {
     pub wrench: [f64; 3],
     /// Its generalized force along the rail [N].
     pub force: f64,
-    /// Set when the foot was below the data's deepest node: the depth used instead [m].
+    /// Set when the foot was below the data's deepest node and the data clamp
+    /// (`interpolation.beyond_data: clamp`): the depth used instead [m].
     pub clamped: Option<f64>,
+    /// Whether the foot was below the data's deepest node (extrapolated there by default, as
+    /// every wrench-space simulator does: docs/WRENCH_SPACE.md, "Beyond the data").
+    pub outside: bool,
 }
 
 /// One maximum-dissipation step of length `h` from `x` under command rate `u`.
@@ -37,18 +41,23 @@ pub fn step(
 ) -> Result<RailStep, MdpError> {
     let free = rail.step(x, &u, &0.0, &h);
     let depth = rail.depth(&x[state::Z_F]);
-    let lowest = rail.lowest_foot();
-    let (z_query, clamped) = if x[state::Z_F] < lowest {
-        (lowest, Some(rail.depth(&lowest)))
-    } else {
-        (x[state::Z_F], None)
+    let outside = x[state::Z_F] < rail.lowest_foot();
+    // The wrench set's own query: inside the data the interpolant; below the deepest node
+    // extrapolated (or clamped, as the data say), like the planar robots' step.
+    let (vertices, clamped) = match &rail.wrenches {
+        crate::model::rail::RailWrenches::Data(space) if outside => {
+            use crate::terrain::wrench_set::WrenchSet;
+            let query = space.query(depth, rail.angle);
+            (query.vertices, query.clamped.map(|(d, _)| d))
+        }
+        _ => (rail.vertices(&x[state::Z_F]), None),
     };
-    let vertices = rail.vertices(&z_query);
     let none = RailStep {
         state: free.clone(),
         wrench: [0.0; 3],
         force: 0.0,
         clamped,
+        outside,
     };
     if depth >= 0.0 || vertices.iter().all(|w| w.iter().all(|c| *c == 0.0)) {
         return Ok(none);
@@ -71,6 +80,7 @@ pub fn step(
         wrench,
         force,
         clamped,
+        outside,
     })
 }
 
@@ -87,8 +97,9 @@ pub struct RailReplay {
     /// Vertical rise of the rod from the start to the apex [m], and when [s].
     pub apex_rise: Option<f64>,
     pub apex_time: Option<f64>,
-    /// Steps whose foot lay below the data (clamped, never extrapolated).
-    pub clamped_steps: usize,
+    /// Steps whose foot lay below the data (extrapolated there, or clamped when the data say
+    /// `beyond_data: clamp`).
+    pub outside_steps: usize,
 }
 
 /// The command z_d(t) of a rail plan: straight lines between its nodes. That is the stance's
@@ -133,7 +144,7 @@ pub fn replay(
         takeoff_time: None,
         apex_rise: None,
         apex_time: None,
-        clamped_steps: 0,
+        outside_steps: 0,
     };
     let z_r0 = x[state::Z_R];
     let mut t = 0.0;
@@ -148,7 +159,7 @@ pub fn replay(
         let u = command.at(t + 0.5 * h).1;
         let before = rail.hopper.momentum(&x);
         let out = step(rail, &x, u, h, solver)?;
-        replay.clamped_steps += usize::from(out.clamped.is_some());
+        replay.outside_steps += usize::from(out.outside);
         t += h;
         k += 1;
         let after = rail.hopper.momentum(&out.state);
