@@ -10,11 +10,12 @@ use plotters::prelude::*;
 
 use super::style::{
     draw_error, draw_grid, draw_heading, draw_line, draw_markers, font, range_of, trim_number,
-    Chart, Figure, LegendEntry, Marker, Stroke, BLUE, DARK, GREY, LEGEND_BAND, TITLE_BAND,
+    Chart, Figure, LegendEntry, Marker, Stroke, BLUE, DARK, GREEN, GREY, LEGEND_BAND, TITLE_BAND,
     VERMILION,
 };
 use super::table::Table;
 use super::PlotError;
+use crate::terrain::wrench_set::WrenchSet;
 use crate::terrain::wrench_space::WrenchSpace;
 
 /// The 2-D convex hull of `points` (Andrew's monotone chain), counter-clockwise, closed.
@@ -57,7 +58,8 @@ const SECTIONS: [(usize, usize, &str, &str); 2] =
 /// The `wrench_slices` figure of a wrench-space data file.
 pub struct WrenchSlices {
     title: String,
-    /// Rows: (node depth, the next deeper node's depth), columns: node tilts.
+    /// Rows: (node depth, the next deeper node's depth), columns: node tilts; the last row
+    /// is the deepest node and the set beyond it, at half as deep again.
     depths: Vec<(f64, f64)>,
     tilts: Vec<f64>,
     space: WrenchSpace,
@@ -87,6 +89,11 @@ impl WrenchSlices {
             .map(|k| (depths[k], depths[(k + 1).min(depths.len() - 1)]))
             .collect();
         rows.dedup();
+        // The set the simulator uses beyond the data: the deepest node, and the set at half
+        // as deep again, extended as the data's `beyond_data` says.
+        let deepest = depths[depths.len() - 1];
+        rows.retain(|&(depth, _)| depth != deepest);
+        rows.push((deepest, 1.5 * deepest));
         let tilted = tilts
             .iter()
             .copied()
@@ -140,37 +147,50 @@ impl Figure for WrenchSlices {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
         let mut legend = vec![
             LegendEntry::marker(
-                format!("data at the node ({} wrenches)", self.space.n_directions()),
+                format!("the node's {} wrenches", self.space.n_directions()),
                 BLUE,
                 Marker::Circle,
                 true,
             ),
-            LegendEntry::line("hull of W at the node", BLUE, Stroke::Solid, 2),
+            LegendEntry::line("W at the node", BLUE, Stroke::Solid, 2),
         ];
-        if self.depths.iter().any(|(depth, deeper)| deeper != depth) {
+        let (d_min, _) = self.space.depth_range();
+        if self
+            .depths
+            .iter()
+            .any(|&(depth, deeper)| deeper != depth && deeper >= d_min)
+        {
             legend.push(LegendEntry::line(
-                "interpolated W halfway to the next node down",
+                "W halfway to the next node",
                 VERMILION,
                 Stroke::Dashed(8, 5),
                 2,
             ));
         }
-        legend.push(LegendEntry::marker(
-            "origin (always in W)",
-            DARK,
-            Marker::Diamond,
-            true,
+        legend.push(LegendEntry::line(
+            format!(
+                "W below the data, as simulated ({})",
+                self.space.beyond_data().name()
+            ),
+            GREEN,
+            Stroke::Dashed(3, 4),
+            2,
         ));
+        legend.push(LegendEntry::marker("origin", DARK, Marker::Diamond, true));
         let rest = draw_heading(root, &self.title, &legend)?;
         let panels = rest.split_evenly((self.depths.len(), self.columns()));
         for (r, &(depth, deeper)) in self.depths.iter().enumerate() {
+            let beyond = deeper < d_min;
             let mid = 0.5 * (depth + deeper);
             for (t, &tilt) in self.tilts.iter().enumerate() {
                 let at_node = self
                     .node(depth, tilt)
                     .cloned()
                     .unwrap_or_else(|| self.space.vertices(&depth, &tilt));
-                let between = self.space.vertices(&mid, &tilt);
+                let between = match beyond {
+                    true => self.space.query(deeper, tilt).vertices,
+                    false => self.space.vertices(&mid, &tilt),
+                };
                 for (s, &(i, j, x_label, y_label)) in SECTIONS.iter().enumerate() {
                     let area = &panels[r * self.columns() + t * SECTIONS.len() + s];
                     let project = |w: &[[f64; 3]]| -> Vec<(f64, f64)> {
@@ -181,11 +201,19 @@ impl Figure for WrenchSlices {
                     let ys = a.iter().chain(&b).map(|p| p.1);
                     let (x0, x1) = range_of(xs, 0.08);
                     let (y0, y1) = range_of(ys, 0.08);
-                    let caption = format!(
-                        "d = {} m, φ = {} rad",
-                        trim_number(depth),
-                        trim_number(tilt)
-                    );
+                    let caption = match beyond {
+                        true => format!(
+                            "d = {} m and {} m (beyond), φ = {} rad",
+                            trim_number(depth),
+                            trim_number(deeper),
+                            trim_number(tilt)
+                        ),
+                        false => format!(
+                            "d = {} m, φ = {} rad",
+                            trim_number(depth),
+                            trim_number(tilt)
+                        ),
+                    };
                     let mut chart: Chart<DB> = ChartBuilder::on(area)
                         .caption(caption, font(15.0))
                         .margin(6)
@@ -200,8 +228,9 @@ impl Figure for WrenchSlices {
                         &|v| trim_number(*v),
                         &|v| trim_number(*v),
                     )?;
-                    // No node below the deepest: nothing to interpolate towards.
-                    if deeper != depth {
+                    if beyond {
+                        draw_line(&mut chart, &hull_2d(&b), GREEN, Stroke::Dashed(3, 4), 2)?;
+                    } else if deeper != depth {
                         draw_line(&mut chart, &hull_2d(&b), VERMILION, Stroke::Dashed(8, 5), 2)?;
                     }
                     draw_line(&mut chart, &hull_2d(&a), BLUE, Stroke::Solid, 2)?;
