@@ -169,6 +169,11 @@ pub struct ImportArgs {
     /// `interpolation.mirror_average` says true: the data are taken as measured.
     #[arg(long)]
     pub mirror_average: bool,
+    /// The RBF weights that come with the data (the authors' model), as a CSV
+    /// depth,tilt,direction,weight_x,weight_z,weight_tau with a row per node and direction;
+    /// needs a paper kernel in the header, and must reproduce every node (checked).
+    #[arg(long)]
+    pub weights: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -446,8 +451,24 @@ fn run_import(args: ImportArgs) -> anyhow::Result<u8> {
         allow_missing_nodes: args.allow_missing_nodes,
         flip_x: args.flip_x,
     };
-    let data = import::import_with(header, &csv, &args.csv, options)?;
-    let space = WrenchSpace::from_data(data).map_err(|e| e.in_file(&args.csv))?;
+    let mut data = import::import_with(header, &csv, &args.csv, options)?;
+    if let Some(path) = &args.weights {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| BadInput(format!("could not read {}: {e}", path.display())))?;
+        import::attach_weights(&mut data, &text, path)?;
+    }
+    let space = WrenchSpace::from_data(data).map_err(|e| {
+        // A complaint about the given weights is about the weights' file.
+        let about_weights = matches!(
+            &e,
+            loam::terrain::wrench_space::WrenchSpaceError::Invalid { field: Some(f), .. }
+                if f.starts_with("rbf_weights")
+        );
+        match (&args.weights, about_weights) {
+            (Some(weights), true) => e.in_file(weights),
+            _ => e.in_file(&args.csv),
+        }
+    })?;
     loam::output::write_atomic(&args.out, space.data().to_yaml().as_bytes())?;
     println!("wrote {}", args.out.display());
     print_summary(&space);
@@ -597,7 +618,14 @@ fn print_summary(space: &WrenchSpace) {
         largest(1),
         largest(2)
     );
-    println!("  interpolation   {}", data.interpolation.kernel.name());
+    println!(
+        "  interpolation   {}{}",
+        data.interpolation.kernel.name(),
+        match data.rbf_weights.is_empty() {
+            true => ", fitted to the nodes",
+            false => ", the weights that came with the data (they reproduce every node)",
+        }
+    );
     let asymmetries = space.untilted_asymmetries();
     let per_node = asymmetries
         .iter()

@@ -202,6 +202,7 @@ fn w1_a_polytope_scaled_with_depth_is_reproduced_everywhere() {
         interpolation: Interpolation::default(),
         provenance: Provenance::default(),
         nodes,
+        rbf_weights: Vec::new(),
     };
     let space = WrenchSpace::from_data(data).unwrap();
     let unit = unit_directions(1000);
@@ -964,4 +965,112 @@ fn build_takes_its_directions_from_a_file() {
         refused.stderr
     );
     assert!(!dir.path().join("broken_out.yaml").exists());
+}
+
+/// The weights of the data's own RBF model import with the data (`--weights`): the model
+/// reproduces every node and equals a fit over the data's nodes between them; weights that
+/// do not reproduce a node are refused naming it; weights need a paper kernel.
+#[test]
+fn an_import_takes_the_rbf_weights_that_come_with_the_data() {
+    let dir = TempDir::new("rbf_weights");
+    let mut data =
+        sand_like_model().generate(&[0.0, -0.02, -0.04], &[0.0, 0.5], Kernel::PaperLinear);
+    data.interpolation.mirror_average = false;
+    let fitted = WrenchSpace::from_data(data.clone()).unwrap();
+    // The weights, solved here as the authors would: the kernel matrix over the data's nodes.
+    let nodes: Vec<[f64; 2]> = data.nodes.iter().map(|n| [n.depth, n.tilt]).collect();
+    let kernel =
+        |a: [f64; 2], b: [f64; 2]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + 1e-12).sqrt();
+    let n = nodes.len();
+    let m = data.directions.len();
+    let system = nalgebra::DMatrix::from_fn(n, n, |i, j| kernel(nodes[i], nodes[j]));
+    let values = nalgebra::DMatrix::from_fn(n, 3 * m, |j, k| data.nodes[j].wrenches[k / 3][k % 3]);
+    let weights = system.lu().solve(&values).unwrap();
+    let csv = |weights: &nalgebra::DMatrix<f64>| {
+        let mut text = "depth,tilt,direction,weight_x,weight_z,weight_tau\n".to_owned();
+        for (j, node) in data.nodes.iter().enumerate() {
+            for i in 0..m {
+                let w = [0, 1, 2].map(|c| weights[(j, 3 * i + c)]);
+                text += &format!(
+                    "{:?},{:?},{i},{:?},{:?},{:?}\n",
+                    node.depth, node.tilt, w[0], w[1], w[2]
+                );
+            }
+        }
+        text
+    };
+    std::fs::write(dir.path().join("weights.csv"), csv(&weights)).unwrap();
+    let output = import_with(
+        dir.path(),
+        &header_of(&data),
+        &import::to_csv(&data),
+        "--weights weights.csv",
+    );
+    assert_eq!(output.code(), 0, "{}", output.dump());
+    assert!(
+        output
+            .stdout
+            .contains("the weights that came with the data"),
+        "{}",
+        output.stdout
+    );
+    let given = WrenchSpace::load(&dir.path().join("out.yaml")).unwrap();
+    assert_eq!(given.data().rbf_weights.len(), n);
+    let scale = data
+        .nodes
+        .iter()
+        .map(|n| largest(&n.wrenches))
+        .fold(0.0, f64::max);
+    for node in &data.nodes {
+        let off = largest_difference(&given.vertices(&node.depth, &node.tilt), &node.wrenches);
+        assert!(off <= 1e-9 * scale, "{off:.3e} N off at a node");
+    }
+    let mut rng = Rng::new(5);
+    for _ in 0..50 {
+        let (depth, tilt) = (rng.uniform(-0.04, -0.001), rng.uniform(-0.5, 0.5));
+        let off = largest_difference(
+            &given.vertices(&depth, &tilt),
+            &fitted.vertices(&depth, &tilt),
+        );
+        assert!(
+            off <= 1e-9 * scale,
+            "{off:.3e} N from the fit at ({depth}, {tilt})"
+        );
+    }
+
+    // One weight changed: the model misses its node, refused naming it; nothing written.
+    std::fs::remove_file(dir.path().join("out.yaml")).unwrap();
+    let mut wrong = weights.clone();
+    wrong[(3, 5)] += 10.0;
+    std::fs::write(dir.path().join("weights.csv"), csv(&wrong)).unwrap();
+    let output = import_with(
+        dir.path(),
+        &header_of(&data),
+        &import::to_csv(&data),
+        "--weights weights.csv",
+    );
+    assert_eq!(output.code(), 2, "{}", output.dump());
+    assert!(
+        output.stderr.contains("weights.csv") && output.stderr.contains("do not reproduce node"),
+        "{}",
+        output.stderr
+    );
+    assert!(!dir.path().join("out.yaml").exists());
+
+    // Weights with the cubic kernel (fitted, with a tail): refused.
+    let mut cubic = data.clone();
+    cubic.interpolation.kernel = Kernel::Cubic;
+    std::fs::write(dir.path().join("weights.csv"), csv(&weights)).unwrap();
+    let output = import_with(
+        dir.path(),
+        &header_of(&cubic),
+        &import::to_csv(&cubic),
+        "--weights weights.csv",
+    );
+    assert_eq!(output.code(), 2, "{}", output.dump());
+    assert!(
+        output.stderr.contains("paper_linear or paper_gaussian"),
+        "{}",
+        output.stderr
+    );
 }

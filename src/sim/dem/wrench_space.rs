@@ -377,6 +377,7 @@ impl DemProtocol {
                 parameters: self.provenance(bed, bed_name),
             },
             nodes,
+            rbf_weights: Vec::new(),
         })
     }
 

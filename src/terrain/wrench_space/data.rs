@@ -38,6 +38,14 @@ pub struct WrenchSpaceData {
     pub provenance: Provenance,
     #[serde(default)]
     pub nodes: Vec<Node>,
+    /// The RBF weights that come with a data set (its authors' model), instead of a fit: one
+    /// list per node, in the order of `nodes`, of m triples (the weights of F_x, F_z and τ of
+    /// each direction at that node's centre). Only with a paper kernel (`paper_linear`,
+    /// `paper_gaussian`: raw (d, φ), no affine tail); negative tilts are answered by the
+    /// mirror. They must reproduce every node's wrenches (to 1e-6 of the largest). Empty: the
+    /// model is fitted to the nodes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rbf_weights: Vec<Vec<[f64; 3]>>,
 }
 
 /// The foot's planar section: a rectangle `width` wide (along the sole) and `height` tall
@@ -283,11 +291,58 @@ impl WrenchSpaceData {
         }
         let mirror = self.validate_directions()?;
         self.validate_nodes()?;
+        self.validate_weights()?;
         Ok(mirror)
     }
 
     fn validate_directions(&self) -> Result<Vec<usize>, WrenchSpaceError> {
         check_directions(&self.directions)
+    }
+
+    /// Weights that come with the data: a paper kernel, one list of m finite triples per node.
+    fn validate_weights(&self) -> Result<(), WrenchSpaceError> {
+        if self.rbf_weights.is_empty() {
+            return Ok(());
+        }
+        if self.interpolation.kernel == super::Kernel::Cubic {
+            return Err(WrenchSpaceError::invalid(
+                "rbf_weights",
+                "given weights need a kernel without an affine tail: interpolation.kernel \
+                 paper_linear or paper_gaussian (cubic is always fitted)",
+            ));
+        }
+        if self.rbf_weights.len() != self.nodes.len() {
+            return Err(WrenchSpaceError::invalid(
+                "rbf_weights",
+                format!(
+                    "one list per node: {} lists for {} nodes",
+                    self.rbf_weights.len(),
+                    self.nodes.len()
+                ),
+            ));
+        }
+        let m = self.directions.len();
+        for (j, weights) in self.rbf_weights.iter().enumerate() {
+            if weights.len() != m {
+                return Err(WrenchSpaceError::invalid(
+                    format!("rbf_weights[{j}]"),
+                    format!(
+                        "needs one weight triple per direction ({m}), got {}",
+                        weights.len()
+                    ),
+                ));
+            }
+            if let Some(i) = weights
+                .iter()
+                .position(|w| w.iter().any(|c| !c.is_finite()))
+            {
+                return Err(WrenchSpaceError::invalid(
+                    format!("rbf_weights[{j}][{i}]"),
+                    "must be finite numbers",
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn validate_nodes(&self) -> Result<(), WrenchSpaceError> {
@@ -439,6 +494,15 @@ impl WrenchSpaceData {
             let _ = writeln!(text, "    wrenches:");
             for w in &node.wrenches {
                 let _ = writeln!(text, "      - {}", list(w));
+            }
+        }
+        if !self.rbf_weights.is_empty() {
+            let _ = writeln!(text, "rbf_weights:");
+            for node in &self.rbf_weights {
+                let _ = writeln!(text, "  -");
+                for w in node {
+                    let _ = writeln!(text, "    - {}", list(w));
+                }
             }
         }
         text

@@ -52,136 +52,8 @@ pub fn import_with(
     csv_path: &Path,
     options: ImportOptions,
 ) -> Result<WrenchSpaceData, WrenchSpaceError> {
-    let at = |line: usize, field: &str, message: String| WrenchSpaceError::Invalid {
-        file: Some(csv_path.to_path_buf()),
-        line: Some(line),
-        column: None,
-        field: Some(field.to_owned()),
-        message,
-    };
     let m = header.directions.len();
-    let mut rows = csv
-        .lines()
-        .enumerate()
-        .map(|(i, text)| (i + 1, text.trim()))
-        .filter(|(_, text)| !text.is_empty() && !text.starts_with('#'));
-    let (line, first) = rows.next().ok_or_else(|| {
-        at(
-            1,
-            "header",
-            format!("is empty; expected the header row {}", COLUMNS.join(",")),
-        )
-    })?;
-    let names: Vec<&str> = first.split(',').map(str::trim).collect();
-    if names != COLUMNS {
-        return Err(at(
-            line,
-            "header",
-            format!("must be `{}`, got `{first}`", COLUMNS.join(",")),
-        ));
-    }
-    let mut nodes: Vec<(Node, Vec<Option<usize>>)> = Vec::new();
-    for (line, text) in rows {
-        let cells: Vec<&str> = text.split(',').map(str::trim).collect();
-        if cells.len() != COLUMNS.len() {
-            return Err(at(
-                line,
-                "row",
-                format!(
-                    "needs {} comma-separated values, got {}",
-                    COLUMNS.len(),
-                    cells.len()
-                ),
-            ));
-        }
-        let mut numbers = [0.0_f64; 6];
-        for (k, cell) in cells.iter().enumerate() {
-            numbers[k] = cell
-                .parse()
-                .map_err(|_| at(line, COLUMNS[k], format!("must be a number, got `{cell}`")))?;
-        }
-        if let Some(k) = numbers.iter().position(|x| !x.is_finite()) {
-            return Err(at(
-                line,
-                COLUMNS[k],
-                format!("must be a finite number, got `{}`", cells[k]),
-            ));
-        }
-        let [depth, tilt, direction, force_x, force_z, torque] = numbers;
-        if depth > 0.0 {
-            return Err(at(
-                line,
-                "depth",
-                format!(
-                    "must be <= 0 m (at or below the surface; depths are negative below it), \
-                     got {depth}"
-                ),
-            ));
-        }
-        if tilt < 0.0 {
-            return Err(at(
-                line,
-                "tilt",
-                format!(
-                    "must be >= 0 rad (negative tilts are the mirror images, made by the \
-                     model), got {tilt}"
-                ),
-            ));
-        }
-        if direction.fract() != 0.0 || !(0.0..m as f64).contains(&direction) {
-            return Err(at(
-                line,
-                "direction",
-                format!(
-                    "must be a direction index 0..{} of the header, got {direction}",
-                    m - 1
-                ),
-            ));
-        }
-        let i = direction as usize;
-        let index = match nodes
-            .iter()
-            .position(|(n, _)| n.depth == depth && n.tilt == tilt)
-        {
-            Some(index) => index,
-            None => {
-                let node = Node {
-                    depth,
-                    tilt,
-                    wrenches: vec![[0.0; 3]; m],
-                };
-                nodes.push((node, vec![None; m]));
-                nodes.len() - 1
-            }
-        };
-        let (node, seen) = &mut nodes[index];
-        if let Some(earlier) = seen[i] {
-            return Err(at(
-                line,
-                "direction",
-                format!(
-                    "direction {i} at (d = {depth}, tilt = {tilt}) was given on line {earlier}"
-                ),
-            ));
-        }
-        seen[i] = Some(line);
-        node.wrenches[i] = [force_x, force_z, torque];
-    }
-    for (node, seen) in &nodes {
-        if let Some(i) = seen.iter().position(Option::is_none) {
-            return Err(WrenchSpaceError::Invalid {
-                file: Some(csv_path.to_path_buf()),
-                line: None,
-                column: None,
-                field: Some("direction".to_owned()),
-                message: format!(
-                    "the node (d = {}, tilt = {}) has no row for direction {i} (every node \
-                     needs all {m})",
-                    node.depth, node.tilt
-                ),
-            });
-        }
-    }
+    let mut nodes = read_rows(csv, csv_path, m, COLUMNS)?;
     let missing = grid_holes(nodes.iter().map(|(n, _)| n));
     if let (Some(&(depth, tilt)), false) = (missing.first(), options.allow_missing_nodes) {
         let line = nodes
@@ -361,4 +233,202 @@ pub fn to_csv(data: &WrenchSpaceData) -> String {
         }
     }
     text
+}
+
+/// The header row of a weights CSV: the RBF weights that come with a data set, one row per
+/// node and direction, as the wrenches' CSV.
+pub const WEIGHT_COLUMNS: [&str; 6] = [
+    "depth",
+    "tilt",
+    "direction",
+    "weight_x",
+    "weight_z",
+    "weight_tau",
+];
+
+/// Sets `data.rbf_weights` from the CSV text `csv` (columns [`WEIGHT_COLUMNS`]) read from
+/// `csv_path`: one weight triple for every node of `data` and direction; a node the data do
+/// not have, or one without weights, is refused. Whether the weights reproduce the data is
+/// checked when the data are fitted (`WrenchSpace::from_data`).
+pub fn attach_weights(
+    data: &mut WrenchSpaceData,
+    csv: &str,
+    csv_path: &Path,
+) -> Result<(), WrenchSpaceError> {
+    let rows = read_rows(csv, csv_path, data.directions.len(), WEIGHT_COLUMNS)?;
+    let mut weights = vec![None; data.nodes.len()];
+    for (node, seen) in rows {
+        let line = seen.iter().flatten().min().copied();
+        let at = data
+            .nodes
+            .iter()
+            .position(|n| n.depth == node.depth && n.tilt == node.tilt)
+            .ok_or_else(|| WrenchSpaceError::Invalid {
+                file: Some(csv_path.to_path_buf()),
+                line,
+                column: None,
+                field: Some("depth".to_owned()),
+                message: format!(
+                    "weights for (d = {}, tilt = {}), which is not a node of the data",
+                    node.depth, node.tilt
+                ),
+            })?;
+        weights[at] = Some(node.wrenches);
+    }
+    if let Some(j) = weights.iter().position(Option::is_none) {
+        return Err(WrenchSpaceError::Invalid {
+            file: Some(csv_path.to_path_buf()),
+            line: None,
+            column: None,
+            field: Some("depth".to_owned()),
+            message: format!(
+                "no weights for the node (d = {}, tilt = {}): every node needs its weights",
+                data.nodes[j].depth, data.nodes[j].tilt
+            ),
+        });
+    }
+    data.rbf_weights = weights.into_iter().flatten().collect();
+    Ok(())
+}
+
+/// Rows `depth,tilt,direction,X,Z,TAU` (the names in `columns`) of the CSV text `csv` read
+/// from `csv_path`, grouped into nodes of `m` triples (every node needs every direction once),
+/// each with the line of each direction's row.
+#[allow(clippy::type_complexity)]
+fn read_rows(
+    csv: &str,
+    csv_path: &Path,
+    m: usize,
+    columns: [&str; 6],
+) -> Result<Vec<(Node, Vec<Option<usize>>)>, WrenchSpaceError> {
+    let at = |line: usize, field: &str, message: String| WrenchSpaceError::Invalid {
+        file: Some(csv_path.to_path_buf()),
+        line: Some(line),
+        column: None,
+        field: Some(field.to_owned()),
+        message,
+    };
+    let mut rows = csv
+        .lines()
+        .enumerate()
+        .map(|(i, text)| (i + 1, text.trim()))
+        .filter(|(_, text)| !text.is_empty() && !text.starts_with('#'));
+    let (line, first) = rows.next().ok_or_else(|| {
+        at(
+            1,
+            "header",
+            format!("is empty; expected the header row {}", columns.join(",")),
+        )
+    })?;
+    let names: Vec<&str> = first.split(',').map(str::trim).collect();
+    if names != columns {
+        return Err(at(
+            line,
+            "header",
+            format!("must be `{}`, got `{first}`", columns.join(",")),
+        ));
+    }
+    let mut nodes: Vec<(Node, Vec<Option<usize>>)> = Vec::new();
+    for (line, text) in rows {
+        let cells: Vec<&str> = text.split(',').map(str::trim).collect();
+        if cells.len() != columns.len() {
+            return Err(at(
+                line,
+                "row",
+                format!(
+                    "needs {} comma-separated values, got {}",
+                    columns.len(),
+                    cells.len()
+                ),
+            ));
+        }
+        let mut numbers = [0.0_f64; 6];
+        for (k, cell) in cells.iter().enumerate() {
+            numbers[k] = cell
+                .parse()
+                .map_err(|_| at(line, columns[k], format!("must be a number, got `{cell}`")))?;
+        }
+        if let Some(k) = numbers.iter().position(|x| !x.is_finite()) {
+            return Err(at(
+                line,
+                columns[k],
+                format!("must be a finite number, got `{}`", cells[k]),
+            ));
+        }
+        let [depth, tilt, direction, x, z, tau] = numbers;
+        if depth > 0.0 {
+            return Err(at(
+                line,
+                "depth",
+                format!(
+                    "must be <= 0 m (at or below the surface; depths are negative below it), \
+                     got {depth}"
+                ),
+            ));
+        }
+        if tilt < 0.0 {
+            return Err(at(
+                line,
+                "tilt",
+                format!(
+                    "must be >= 0 rad (negative tilts are the mirror images, made by the \
+                     model), got {tilt}"
+                ),
+            ));
+        }
+        if direction.fract() != 0.0 || !(0.0..m as f64).contains(&direction) {
+            return Err(at(
+                line,
+                "direction",
+                format!(
+                    "must be a direction index 0..{} of the header, got {direction}",
+                    m - 1
+                ),
+            ));
+        }
+        let i = direction as usize;
+        let index = match nodes
+            .iter()
+            .position(|(n, _)| n.depth == depth && n.tilt == tilt)
+        {
+            Some(index) => index,
+            None => {
+                let node = Node {
+                    depth,
+                    tilt,
+                    wrenches: vec![[0.0; 3]; m],
+                };
+                nodes.push((node, vec![None; m]));
+                nodes.len() - 1
+            }
+        };
+        let (node, seen) = &mut nodes[index];
+        if let Some(earlier) = seen[i] {
+            return Err(at(
+                line,
+                "direction",
+                format!(
+                    "direction {i} at (d = {depth}, tilt = {tilt}) was given on line {earlier}"
+                ),
+            ));
+        }
+        seen[i] = Some(line);
+        node.wrenches[i] = [x, z, tau];
+    }
+    for (node, seen) in &nodes {
+        if let Some(i) = seen.iter().position(Option::is_none) {
+            return Err(WrenchSpaceError::Invalid {
+                file: Some(csv_path.to_path_buf()),
+                line: None,
+                column: None,
+                field: Some("direction".to_owned()),
+                message: format!(
+                    "the node (d = {}, tilt = {}) has no row for direction {i} (every node \
+                     needs all {m})",
+                    node.depth, node.tilt
+                ),
+            });
+        }
+    }
+    Ok(nodes)
 }

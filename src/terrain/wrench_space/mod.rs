@@ -92,15 +92,18 @@ impl WrenchSpace {
         let depths: Vec<f64> = data.nodes.iter().map(|n| n.depth).collect();
         let tilts: Vec<f64> = data.nodes.iter().map(|n| n.tilt).collect();
         let spacing = [mean_spacing(&depths), mean_spacing(&tilts)];
-        let rbf = rbf::Rbf::fit(data.interpolation.kernel, &thetas, &values, spacing).map_err(
-            |rbf::Singular| {
-                WrenchSpaceError::invalid(
-                    "nodes",
-                    "the interpolation system is singular: the nodes must not all lie on one \
-                     line in (depth, tilt)",
-                )
-            },
-        )?;
+        let rbf = match data.rbf_weights.is_empty() {
+            true => rbf::Rbf::fit(data.interpolation.kernel, &thetas, &values, spacing).map_err(
+                |rbf::Singular| {
+                    WrenchSpaceError::invalid(
+                        "nodes",
+                        "the interpolation system is singular: the nodes must not all lie on \
+                         one line in (depth, tilt)",
+                    )
+                },
+            )?,
+            false => given_weights(&data)?,
+        };
         let depth_range = (
             depths.iter().copied().fold(f64::INFINITY, f64::min),
             depths.iter().copied().fold(f64::NEG_INFINITY, f64::max),
@@ -321,6 +324,52 @@ impl WrenchSpace {
         }
         vertices
     }
+}
+
+/// The interpolant of the weights that came with `data` (validated: a paper kernel, one
+/// triple per node and direction), checked to reproduce every node's wrenches.
+fn given_weights(data: &WrenchSpaceData) -> Result<rbf::Rbf, WrenchSpaceError> {
+    let m = data.directions.len();
+    let centres: Vec<[f64; 2]> = data.nodes.iter().map(|n| [n.depth, n.tilt]).collect();
+    let weights: Vec<Vec<f64>> = (0..3 * m)
+        .map(|k| {
+            data.rbf_weights
+                .iter()
+                .map(|node| node[k / 3][k % 3])
+                .collect()
+        })
+        .collect();
+    let rbf = rbf::Rbf::from_weights(data.interpolation.kernel, &centres, weights)
+        .expect("validated: a kernel without a tail");
+    let scale = data
+        .nodes
+        .iter()
+        .flat_map(|n| n.wrenches.iter().flatten())
+        .fold(0.0_f64, |m, c| m.max(c.abs()));
+    for (j, node) in data.nodes.iter().enumerate() {
+        let model = rbf.eval(&node.depth, &node.tilt);
+        let (k, off) = (0..3 * m)
+            .map(|k| (k, (model[k] - node.wrenches[k / 3][k % 3]).abs()))
+            .fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
+        if off > 1e-6 * scale.max(1e-12) {
+            return Err(WrenchSpaceError::invalid(
+                format!("rbf_weights[{j}]"),
+                format!(
+                    "the weights do not reproduce node {j} (d = {}, tilt = {}): direction {} \
+                     component {} is {} there against the data's {} ({off:.3e} off; accepted: \
+                     within 1e-6 of the largest wrench, {:.3e})",
+                    node.depth,
+                    node.tilt,
+                    k / 3,
+                    ["F_x", "F_z", "tau"][k % 3],
+                    model[k],
+                    node.wrenches[k / 3][k % 3],
+                    1e-6 * scale
+                ),
+            ));
+        }
+    }
+    Ok(rbf)
 }
 
 impl WrenchSet for WrenchSpace {

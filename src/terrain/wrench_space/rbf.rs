@@ -129,6 +129,23 @@ impl Rbf {
         })
     }
 
+    /// An interpolant given by its weights rather than fitted: `weights[k][j]` the weight of
+    /// output k at centre `nodes[j]`, for a kernel without an affine tail (the paper kernels,
+    /// on raw (d, φ)). `None` for a kernel with a tail.
+    pub fn from_weights(kernel: Kernel, nodes: &[[f64; 2]], weights: Vec<Vec<f64>>) -> Option<Rbf> {
+        if kernel.has_tail() {
+            return None;
+        }
+        let outputs = weights.len();
+        Some(Rbf {
+            kernel,
+            scale: [1.0, 1.0],
+            centers: nodes.to_vec(),
+            weights,
+            tails: vec![[0.0; 3]; outputs],
+        })
+    }
+
     /// Every output at θ = (`depth`, `tilt`).
     pub fn eval<S: Scalar>(&self, depth: &S, tilt: &S) -> Vec<S> {
         self.eval_with(depth, tilt, &self.weights, &self.tails)

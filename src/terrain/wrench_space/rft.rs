@@ -249,6 +249,7 @@ impl RftModel {
                 parameters,
             },
             nodes,
+            rbf_weights: Vec::new(),
         }
     }
 }
