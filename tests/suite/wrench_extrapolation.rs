@@ -47,6 +47,32 @@ fn cut_sand(beyond: BeyondData) -> WrenchSpace {
     space
 }
 
+/// The pebble-like medium of the paper's second data set, as RFT: the Sand-like data's foot,
+/// directions and cut grid (d to 0.05 m by 0.01, φ to 0.9 rad by 0.15) in Li et al.'s generic
+/// medium ten times stiffer (ζ = 4 N/cm³ against 0.4).
+fn cut_pebbles(beyond: BeyondData) -> WrenchSpace {
+    use loam::terrain::wrench_space::{Kernel, Medium, RftModel};
+    let sand = cut_sand_data(beyond);
+    let model = RftModel {
+        medium: Medium::Generic { zeta: 4.0 },
+        foot: sand.foot,
+        torque_point: sand.torque_point,
+        velocity_scale: sand.velocity_scale,
+        directions: sand.directions.clone(),
+        segments: 40,
+    };
+    let depths: Vec<f64> = (0..=5).map(|k| -0.01 * k as f64).collect();
+    let tilts: Vec<f64> = (0..=6).map(|k| 0.15 * k as f64).collect();
+    let mut data = model.generate(&depths, &tilts, Kernel::Cubic);
+    data.interpolation.beyond_data = beyond;
+    WrenchSpace::from_data(data).unwrap()
+}
+
+/// The two media of the paper's experiments, cut as its data were.
+fn media() -> [(&'static str, fn(BeyondData) -> WrenchSpace); 2] {
+    [("sand", cut_sand), ("pebbles", cut_pebbles)]
+}
+
 /// The spec's test object: 0.10 × 0.30 m, centre of mass 0.15 m up, `mass` kg.
 fn foot(mass: f64) -> PlanarRobot {
     PlanarFootParams {
@@ -263,40 +289,46 @@ fn a_body_pushed_twice_as_deep_as_the_data_feels_more_than_the_deepest_node_and_
 /// there the weight is inside W (C(d*) ≥ W) and the ground carries exactly W.
 #[test]
 fn an_upright_foot_dropped_on_cut_data_rests_at_the_balance_of_its_weight_and_the_capacity() {
-    let set = cut_sand(BeyondData::Extrapolate);
-    let mass = 7.357;
-    let weight = mass * G;
-    // The balance from the set's own capacity, by the trapezoidal rule in 0.1 mm steps.
-    let (mut work, mut d, ds) = (0.0, 0.0, 1e-4);
-    let mut previous = 0.0;
-    let balance = loop {
-        let next = vertical_capacity(&set, -(d + ds), 0.0);
-        let more = work + 0.5 * (previous + next) * ds;
-        if more >= weight * (0.02 + d + ds) {
-            // Linear within the last interval.
-            let (f0, f1) = (work - weight * (0.02 + d), more - weight * (0.02 + d + ds));
-            break d + ds * f0 / (f0 - f1);
-        }
-        (work, d, previous) = (more, d + ds, next);
-    };
-    let static_depth = weight / 4000.0;
-    let run = drop_foot(set, mass, [0.0, 0.17, 0.0], [0.0; 3], 2000);
-    let (depth, tilt) = sole(&run.q);
-    let capacity = vertical_capacity(&cut_sand(BeyondData::Extrapolate), depth, 0.0);
-    println!(
-        "upright: rest depth {:.5} m, work balance {balance:.5} m (C(d) = W at {static_depth:.5} m), \
+    for (medium, cut) in media() {
+        let set = cut(BeyondData::Extrapolate);
+        let mass = 7.357;
+        let weight = mass * G;
+        // The balance from the set's own capacity, by the trapezoidal rule in 0.1 mm steps.
+        let (mut work, mut d, ds) = (0.0, 0.0, 1e-4);
+        let mut previous = 0.0;
+        let balance = loop {
+            let next = vertical_capacity(&set, -(d + ds), 0.0);
+            let more = work + 0.5 * (previous + next) * ds;
+            if more >= weight * (0.02 + d + ds) {
+                // Linear within the last interval.
+                let (f0, f1) = (work - weight * (0.02 + d), more - weight * (0.02 + d + ds));
+                break d + ds * f0 / (f0 - f1);
+            }
+            (work, d, previous) = (more, d + ds, next);
+        };
+        // Where the capacity first carries the weight (the static balance), for the record.
+        let static_depth = (1..)
+            .map(|k| k as f64 * 1e-5)
+            .find(|&d| vertical_capacity(&set, -d, 0.0) >= weight)
+            .unwrap();
+        let run = drop_foot(set, mass, [0.0, 0.17, 0.0], [0.0; 3], 2000);
+        let (depth, tilt) = sole(&run.q);
+        let capacity = vertical_capacity(&cut(BeyondData::Extrapolate), depth, 0.0);
+        println!(
+        "upright on {medium}: rest depth {:.5} m, work balance {balance:.5} m (C(d) = W at {static_depth:.5} m), \
          |v| {:.2e}, capacity at rest {capacity:.1} N for W = {weight:.1} N, {} steps outside",
         -depth,
         speed(&run.v),
         run.outside_steps
     );
-    assert!(speed(&run.v) < 1e-6, "not at rest: {:?}", run.v);
-    assert!(tilt.abs() < 1e-9, "tipped: {tilt}");
-    assert!(
-        (-depth / balance - 1.0).abs() < 0.05,
-        "{depth} vs {balance}"
-    );
-    assert!(capacity >= weight);
+        assert!(speed(&run.v) < 1e-6, "not at rest: {:?}", run.v);
+        assert!(tilt.abs() < 1e-9, "tipped: {tilt}");
+        assert!(
+            (-depth / balance - 1.0).abs() < 0.05,
+            "{depth} vs {balance}"
+        );
+        assert!(capacity >= weight);
+    }
 }
 
 /// The paper's tilted drop (its Fig. 9): released 2 cm up at 0.2 rad, the foot tips over and
@@ -306,33 +338,31 @@ fn an_upright_foot_dropped_on_cut_data_rests_at_the_balance_of_its_weight_and_th
 #[test]
 fn a_foot_dropped_tilted_on_cut_data_tips_over_and_rests_lying_down() {
     let start = [-0.15 * 0.2_f64.sin(), 0.02 + 0.15 * 0.2_f64.cos(), 0.2];
-    let run = drop_foot(
-        cut_sand(BeyondData::Extrapolate),
-        7.357,
-        start,
-        [0.0; 3],
-        3000,
-    );
-    let (depth, tilt) = sole(&run.q);
-    println!(
-        "extrapolated: tilt {tilt:.4} rad, sole depth {:.4} m, |v| {:.2e}, deepest {:.4} m, \
+    for (medium, cut) in media() {
+        let run = drop_foot(cut(BeyondData::Extrapolate), 7.357, start, [0.0; 3], 3000);
+        let (depth, tilt) = sole(&run.q);
+        println!(
+        "{medium}, extrapolated: tilt {tilt:.4} rad, sole depth {:.4} m, |v| {:.2e}, deepest {:.4} m, \
          {} of 3000 steps outside",
         -depth,
         speed(&run.v),
         -run.deepest,
         run.outside_steps
     );
-    assert!(tilt.abs() > 1.2 && tilt.abs() <= FRAC_PI_2, "tilt {tilt}");
-    // |v| over (ẋ, ż, ψ̇): every part of the foot slower than 1 mm/s (its far corner is
-    // within 0.35 m of the centre of mass, so ψ̇ ≤ 1e-3 bounds it by 0.35 mm/s).
-    assert!(speed(&run.v) < 1e-3, "not at rest: {:?}", run.v);
-    assert!(-depth < 2.0 * DEPTH_CUT, "sole {depth}");
-    assert!(run.outside_steps > 1000);
+        assert!(tilt.abs() > 1.2 && tilt.abs() <= FRAC_PI_2, "tilt {tilt}");
+        // |v| over (ẋ, ż, ψ̇): every part of the foot slower than 1 mm/s (its far corner is
+        // within 0.35 m of the centre of mass, so ψ̇ ≤ 1e-3 bounds it by 0.35 mm/s).
+        assert!(speed(&run.v) < 1e-3, "not at rest: {:?}", run.v);
+        assert!(-depth < 2.0 * DEPTH_CUT, "sole {depth}");
+        assert!(run.outside_steps > 1000);
 
-    let rolled = drop_foot(cut_sand(BeyondData::Clamp), 7.357, start, [0.0; 3], 3000);
-    let (depth, tilt) = sole(&rolled.q);
-    println!("clamped: tilt {tilt:.4} rad, sole depth {:.3} m", -depth);
-    assert!(tilt.abs() > FRAC_PI_2 && -depth > 1.0);
+        if medium == "sand" {
+            let rolled = drop_foot(cut(BeyondData::Clamp), 7.357, start, [0.0; 3], 3000);
+            let (depth, tilt) = sole(&rolled.q);
+            println!("clamped: tilt {tilt:.4} rad, sole depth {:.3} m", -depth);
+            assert!(tilt.abs() > FRAC_PI_2 && -depth > 1.0);
+        }
+    }
 }
 
 /// `loam mdp run` on the cut data: the steps outside the data per foot in `scenario.json` and
