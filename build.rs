@@ -4,9 +4,9 @@
 //!
 //! Where the libraries come from, in order (ARCHITECTURE.md, "Provisioning CasADi and IPOPT"):
 //! 1. `LOAM_CASADI_DIR`: a folder holding `libcasadi.so` and `include/`;
-//! 2. a `casadi` 3.8.2 Python package importable by `python3`;
-//! 3. the per-user cache `$XDG_CACHE_HOME` (or `~/.cache`)`/loam/casadi-3.8.2`;
-//! 4. otherwise `python3 -m pip install --no-deps --target <cache> casadi==3.8.2`, once.
+//! 2. the per-user cache `$XDG_CACHE_HOME` (or `~/.cache`)`/loam/casadi-3.8.2`, never a
+//!    `casadi` the active Python environment happens to import;
+//! 3. otherwise `python3 -m pip install --no-deps --target <cache> casadi==3.8.2`, once.
 //!
 //! It also embeds the git commit the binary is built from (`LOAM_GIT_COMMIT`, `LOAM_GIT_DIRTY`)
 //! for the provenance that `solution.json` records.
@@ -135,10 +135,8 @@ fn locate_casadi() -> Result<PathBuf, String> {
         };
     }
 
-    if let Some(dir) = python_casadi() {
-        return Ok(dir);
-    }
-
+    // Not a `casadi` importable by `python3`: the binary's rpath would then point into
+    // whichever Python environment was active at build time, and break when it changes.
     let cache = cache_root().join(format!("casadi-{CASADI_VERSION}"));
     let dir = cache.join("casadi");
     if has_casadi(&dir) {
@@ -170,25 +168,6 @@ fn locate_casadi() -> Result<PathBuf, String> {
             cache.display()
         ))
     }
-}
-
-/// A `casadi` package importable by `python3`, if it is exactly the pinned version.
-fn python_casadi() -> Option<PathBuf> {
-    let output = Command::new("python3")
-        .args([
-            "-c",
-            "import casadi, os; print(casadi.__version__); print(os.path.dirname(casadi.__file__))",
-        ])
-        .output()
-        .ok()?;
-    if !output.status.success() {
-        return None;
-    }
-    let text = String::from_utf8(output.stdout).ok()?;
-    let mut lines = text.lines();
-    let version = lines.next()?.trim();
-    let dir = PathBuf::from(lines.next()?.trim());
-    (version == CASADI_VERSION && has_casadi(&dir)).then_some(dir)
 }
 
 fn cache_root() -> PathBuf {
