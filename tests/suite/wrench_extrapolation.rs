@@ -51,21 +51,38 @@ fn cut_sand(beyond: BeyondData) -> WrenchSpace {
 /// directions and cut grid (d to 0.05 m by 0.01, φ to 0.9 rad by 0.15) in Li et al.'s generic
 /// medium ten times stiffer (ζ = 4 N/cm³ against 0.4).
 fn cut_pebbles(beyond: BeyondData) -> WrenchSpace {
-    use loam::terrain::wrench_space::{Kernel, Medium, RftModel};
-    let sand = cut_sand_data(beyond);
-    let model = RftModel {
-        medium: Medium::Generic { zeta: 4.0 },
-        foot: sand.foot,
-        torque_point: sand.torque_point,
-        velocity_scale: sand.velocity_scale,
-        directions: sand.directions.clone(),
-        segments: 40,
-    };
+    use loam::terrain::wrench_space::{beyond::fitted_rft, Kernel, Medium};
+    // The Sand-like data's own RFT medium (their foot, torque point and directions), stiffer.
+    let mut model = fitted_rft(&cut_sand_data(beyond)).expect("RFT data fit RFT");
+    model.medium = Medium::Generic { zeta: 4.0 };
+    model.segments = 40;
     let depths: Vec<f64> = (0..=5).map(|k| -0.01 * k as f64).collect();
     let tilts: Vec<f64> = (0..=6).map(|k| 0.15 * k as f64).collect();
     let mut data = model.generate(&depths, &tilts, Kernel::Cubic);
     data.interpolation.beyond_data = beyond;
     WrenchSpace::from_data(data).unwrap()
+}
+
+/// `loam mdp run problems/mdp/SCENARIO.yaml --set terrain.data=DATA --out OUT --no-plots
+/// EXTRA...` in `dir`, which must exit 0.
+fn mdp_run(dir: &Path, scenario: &str, data: &Path, out: &str, extra: &[&str]) {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("problems/mdp")
+        .join(format!("{scenario}.yaml"));
+    let set = format!("terrain.data={}", data.display());
+    let mut args = vec![
+        "mdp",
+        "run",
+        file.to_str().unwrap(),
+        "--set",
+        &set,
+        "--out",
+        out,
+        "--no-plots",
+    ];
+    args.extend_from_slice(extra);
+    let output = loam(dir, &args);
+    assert_eq!(output.status, Some(0), "{}", output.dump());
 }
 
 /// The two media of the paper's experiments, cut as its data were.
@@ -460,27 +477,8 @@ fn the_quadruped_on_data_cut_above_its_rest_depth_stands_and_stops_as_on_the_ful
     let cut = dir.path().join("cut.yaml");
     std::fs::write(&cut, data.to_yaml()).unwrap();
     let run = |scenario: &str, data: &Path, beyond: &str| {
-        let file = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("problems/mdp")
-            .join(format!("{scenario}.yaml"));
-        let set = format!("terrain.data={}", data.display());
         let out = format!("{scenario}_{beyond}");
-        let output = loam(
-            dir.path(),
-            &[
-                "mdp",
-                "run",
-                file.to_str().unwrap(),
-                "--set",
-                &set,
-                "--beyond-data",
-                beyond,
-                "--out",
-                &out,
-                "--no-plots",
-            ],
-        );
-        assert_eq!(output.status, Some(0), "{}", output.dump());
+        mdp_run(dir.path(), scenario, data, &out, &["--beyond-data", beyond]);
         read_json(&dir.path().join(&out).join("scenario.json"))["summary"].clone()
     };
     let number = |summary: &serde_json::Value, key: &str, i: usize| -> f64 {
@@ -568,25 +566,8 @@ fn the_quadruped_stands_still_and_stops_on_a_slope_on_sand_and_on_a_stiffer_medi
         );
         assert_eq!(built.status, Some(0), "{}", built.dump());
         for scenario in ["quadruped_stand", "quadruped_slope"] {
-            let file = Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("problems/mdp")
-                .join(format!("{scenario}.yaml"));
             let out = format!("{scenario}-{zeta}");
-            let set = format!("terrain.data={}", dir.path().join(&data).display());
-            let run = loam(
-                dir.path(),
-                &[
-                    "mdp",
-                    "run",
-                    file.to_str().unwrap(),
-                    "--set",
-                    &set,
-                    "--out",
-                    &out,
-                    "--no-plots",
-                ],
-            );
-            assert_eq!(run.status, Some(0), "{}", run.dump());
+            mdp_run(dir.path(), scenario, &dir.path().join(&data), &out, &[]);
             let text = std::fs::read_to_string(dir.path().join(&out).join("trajectory.csv"));
             let text = text.unwrap();
             let mut lines = text.lines();

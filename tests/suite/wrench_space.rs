@@ -852,6 +852,21 @@ fn an_import_keeps_asymmetric_tilt_zero_wrenches_unless_asked_to_average_them() 
     assert!((moved - 3.0).abs() < 1e-6, "moved by {moved}");
 }
 
+/// The `paper_linear` kernel √(r² + δ²) on raw (d, φ), δ = 1e-6, written here independently.
+fn paper_linear_kernel(a: [f64; 2], b: [f64; 2]) -> f64 {
+    ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + 1e-12).sqrt()
+}
+
+/// The data's nodes and the `paper_linear` weights that interpolate them (no tail), solved
+/// independently of loam's fit: row j, column 3i + c, component c of direction i at node j.
+fn paper_linear_weights(data: &WrenchSpaceData) -> (Vec<[f64; 2]>, nalgebra::DMatrix<f64>) {
+    let nodes: Vec<[f64; 2]> = data.nodes.iter().map(|n| [n.depth, n.tilt]).collect();
+    let (n, m) = (nodes.len(), data.directions.len());
+    let system = nalgebra::DMatrix::from_fn(n, n, |i, j| paper_linear_kernel(nodes[i], nodes[j]));
+    let values = nalgebra::DMatrix::from_fn(n, 3 * m, |j, k| data.nodes[j].wrenches[k / 3][k % 3]);
+    (nodes, system.lu().solve(&values).unwrap())
+}
+
 /// The paper kernels are the RBF model of the data as the authors fit it: over the data's own
 /// nodes (φ ≥ 0), negative tilts answered by the mirror. Checked against an independent fit
 /// here (the linear kernel √(r² + δ²) on raw (d, φ), no tail, over the data's nodes only,
@@ -865,16 +880,13 @@ fn the_paper_kernels_fit_the_datas_own_nodes() {
     );
     data.interpolation.mirror_average = false;
     let space = WrenchSpace::from_data(data.clone()).unwrap();
-    let nodes: Vec<[f64; 2]> = data.nodes.iter().map(|n| [n.depth, n.tilt]).collect();
-    let kernel =
-        |a: [f64; 2], b: [f64; 2]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + 1e-12).sqrt();
-    let n = nodes.len();
-    let system = nalgebra::DMatrix::from_fn(n, n, |i, j| kernel(nodes[i], nodes[j]));
-    let m = data.directions.len();
-    let values = nalgebra::DMatrix::from_fn(n, 3 * m, |j, k| data.nodes[j].wrenches[k / 3][k % 3]);
-    let weights = system.lu().solve(&values).unwrap();
+    let (nodes, weights) = paper_linear_weights(&data);
+    let (n, m) = (nodes.len(), data.directions.len());
     let independent = |depth: f64, tilt: f64| -> Vec<[f64; 3]> {
-        let basis: Vec<f64> = nodes.iter().map(|c| kernel([depth, tilt], *c)).collect();
+        let basis: Vec<f64> = nodes
+            .iter()
+            .map(|c| paper_linear_kernel([depth, tilt], *c))
+            .collect();
         (0..m)
             .map(|i| [0, 1, 2].map(|c| (0..n).map(|j| basis[j] * weights[(j, 3 * i + c)]).sum()))
             .collect()
@@ -978,14 +990,8 @@ fn an_import_takes_the_rbf_weights_that_come_with_the_data() {
     data.interpolation.mirror_average = false;
     let fitted = WrenchSpace::from_data(data.clone()).unwrap();
     // The weights, solved here as the authors would: the kernel matrix over the data's nodes.
-    let nodes: Vec<[f64; 2]> = data.nodes.iter().map(|n| [n.depth, n.tilt]).collect();
-    let kernel =
-        |a: [f64; 2], b: [f64; 2]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + 1e-12).sqrt();
-    let n = nodes.len();
-    let m = data.directions.len();
-    let system = nalgebra::DMatrix::from_fn(n, n, |i, j| kernel(nodes[i], nodes[j]));
-    let values = nalgebra::DMatrix::from_fn(n, 3 * m, |j, k| data.nodes[j].wrenches[k / 3][k % 3]);
-    let weights = system.lu().solve(&values).unwrap();
+    let (nodes, weights) = paper_linear_weights(&data);
+    let (n, m) = (nodes.len(), data.directions.len());
     let csv = |weights: &nalgebra::DMatrix<f64>| {
         let mut text = "depth,tilt,direction,weight_x,weight_z,weight_tau\n".to_owned();
         for (j, node) in data.nodes.iter().enumerate() {
