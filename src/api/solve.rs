@@ -265,6 +265,15 @@ fn solve_planar(
         Some((_, source)) if warm => source,
         _ => WarmStart::from(problem.initial_guess),
     };
+    // The solved problem records the refinement that ran (`--refine` overrides `mesh:`).
+    let mut problem = problem.clone();
+    if let Some(Refine { tolerance, rounds }) = refine {
+        problem.mesh = Some(crate::problem::MeshRefinement {
+            tolerance,
+            max_rounds: rounds,
+        });
+    }
+    let problem = &problem;
     let (problem, plan, rounds) = match refine {
         None => (problem.clone(), plan, Vec::new()),
         Some(Refine { tolerance, rounds }) => planar::refine::refine(
@@ -312,20 +321,22 @@ pub fn planar_start(
     Ok((refine::resample(&from, &nodes, hermite), source))
 }
 
-/// How far a planar plan's replay on its own contact model departs from it: the larger of
-/// the relative errors of the centre of mass's peak rise and (where it travels over 1 cm) the
-/// distance; infinite for a replay that cannot finish. What `refine` drives down.
+/// How far a planar plan's replay on its own contact model departs from it: the largest of
+/// the relative errors of the centre of mass's peak rise, the task's apex rise (`apex_of`'s
+/// body) and (where it travels over 1 cm) the distance; infinite for a replay that cannot finish. What `refine` drives down.
 pub fn replay_error(problem: &PlanarProblem, plan: &PlanarPlan) -> f64 {
     use crate::sim::planar::{replay, PlanTable, ReplaySettings};
     let table = PlanTable::from_trajectory(&plan.trajectory, plan.planner.layout.n_inputs);
     match replay(problem, &table, &ReplaySettings::default()) {
         Ok(r) if r.summary.complete => {
             let s = &r.summary;
+            let mut error = s
+                .com_peak_error_rel
+                .max(s.apex_rise_error_rel.unwrap_or(0.0));
             if s.planned_distance_m.abs() > 0.01 {
-                s.com_peak_error_rel.max(s.distance_error_rel)
-            } else {
-                s.com_peak_error_rel
+                error = error.max(s.distance_error_rel);
             }
+            error
         }
         _ => f64::INFINITY,
     }

@@ -226,6 +226,16 @@ fn print_planar(s: &planar::PlanarReplaySummary, run_dir: &Path, stem: &str, qui
             s.planned_com_peak_m,
             100.0 * s.com_peak_error_rel
         );
+        if let (Some(planned), Some(achieved), Some(rel)) = (
+            s.planned_apex_rise_m,
+            s.achieved_apex_rise_m,
+            s.apex_rise_error_rel,
+        ) {
+            println!(
+                "  the task's apex rise {achieved:.5} m (plan {planned:.5} m, {:.2}% off)",
+                100.0 * rel
+            );
+        }
         // In a bed, feet held on the verge of sinking creep (sink, stick, sink, ...): those
         // events are counted here and listed in replay.json.
         let creeping = |kind: &str| matches!(kind, "sinks" | "sticks");

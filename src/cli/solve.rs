@@ -128,15 +128,25 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             problem, rounds, ..
         } => {
             let tol = args.refine.or(problem.mesh.as_ref().map(|m| m.tolerance));
-            match (tol, rounds.last()) {
-                (Some(tol), Some(last)) if !(last.error <= tol) => {
+            let kept = rounds.iter().find(|r| r.kept);
+            match (tol, kept) {
+                (Some(tol), Some(kept)) if kept.converged && !(kept.error <= tol) => {
+                    let errors: Vec<String> = rounds
+                        .iter()
+                        .map(|r| {
+                            let nodes: Vec<String> =
+                                r.nodes.iter().map(|n| n.to_string()).collect();
+                            format!("{} nodes {:.2} %", nodes.join("+"), 100.0 * r.error)
+                        })
+                        .collect();
                     eprintln!(
                         "the replay is still {:.2} % off (tolerance {:.2} %) after {} \
-                         refinements (mesh.max_rounds or --refine-rounds); the last plan is \
-                         written",
-                        100.0 * last.error,
+                         refinements (mesh.max_rounds or --refine-rounds): {}; the plan kept \
+                         (the smallest error) is written, not converged to the tolerance",
+                        100.0 * kept.error,
                         100.0 * tol,
-                        rounds.len() - 1
+                        rounds.len() - 1,
+                        errors.join(", ")
                     );
                     true
                 }
@@ -181,7 +191,7 @@ fn print_solved(solved: &Solved, out: &Path, written: &PlanWritten) {
         } => {
             for (k, round) in rounds.iter().enumerate() {
                 println!(
-                    "{:15}nodes {:?}: {} after {} iterations, objective {:.6e}, replay off by {:.2} %",
+                    "{:15}nodes {:?}: {} after {} iterations, objective {:.6e}, replay off by {:.2} %{}",
                     if k == 0 { "refinement" } else { "" },
                     round.nodes,
                     if round.converged {
@@ -191,7 +201,28 @@ fn print_solved(solved: &Solved, out: &Path, written: &PlanWritten) {
                     },
                     round.iterations,
                     round.objective,
-                    100.0 * round.error
+                    100.0 * round.error,
+                    if round.kept && rounds.len() > 1 { " (kept)" } else { "" }
+                );
+            }
+            for (k, start) in plan.starts.iter().enumerate() {
+                let held: Vec<String> = start
+                    .held_durations
+                    .iter()
+                    .map(|d| d.map_or("free".into(), |d| format!("{:.0} ms", d * 1e3)))
+                    .collect();
+                println!(
+                    "{:15}{}: {} after {} iterations, objective {:.6e}{}",
+                    if k == 0 { "starts" } else { "" },
+                    if held.is_empty() {
+                        "the file's set-up".to_string()
+                    } else {
+                        format!("durations held at [{}]", held.join(", "))
+                    },
+                    start.status,
+                    start.iterations,
+                    start.objective,
+                    if start.kept { " (kept)" } else { "" }
                 );
             }
             for (k, stage) in plan.stages.iter().enumerate() {

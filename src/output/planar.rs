@@ -46,10 +46,18 @@ pub struct PlanarSolutionFile<'a> {
     /// ran) with its status, iterations, objective and time.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub stages: &'a [crate::planner::StageOutcome],
+    /// `starts: N`: every start (the durations its first stage held, status, iterations,
+    /// objective, time), the kept one marked.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub starts: &'a [crate::planner::planar::multi_start::PlanarStart],
     /// Mesh refinement's rounds (nodes per phase, converged, iterations, objective, the
     /// replay's error), when the plan was refined.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub refinement: &'a [crate::planner::planar::refine::RefineRound],
+    /// Whether the kept plan replays within `mesh.tolerance` (absent when not refined): a
+    /// converged plan that does not is kept, marked here, and `loam solve` exits 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mesh_tolerance_met: Option<bool>,
     /// The transcription's error per interval (`planner::planar::error`, MODEL.md 5.3).
     pub transcription_error: crate::planner::planar::error::MeshError,
 }
@@ -137,7 +145,12 @@ pub fn write_planar_run(
         key_figures: key_figures(plan),
         phases: phase_summaries(&plan.trajectory, problem),
         stages: &plan.stages,
+        starts: &plan.starts,
         refinement: &plan.refinement,
+        mesh_tolerance_met: problem.mesh.as_ref().and_then(|mesh| {
+            let kept = plan.refinement.iter().find(|r| r.kept)?;
+            Some(kept.error <= mesh.tolerance)
+        }),
         transcription_error: plan.planner.interval_errors(&plan.trajectory),
     };
     let json = serde_json::to_string_pretty(&file).expect("solution serializes");

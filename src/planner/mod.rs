@@ -107,7 +107,7 @@ pub fn options_of(options: &problem::SolverOptions) -> Vec<(String, solver::Opti
 
 /// How good a start's end is: converged before not, then the lower objective, or for two
 /// unconverged ends the lower constraint violation (their objectives mean nothing).
-fn rank(report: &SolveReport) -> (bool, f64) {
+pub(crate) fn rank(report: &SolveReport) -> (bool, f64) {
     if report.converged {
         (true, -report.objective)
     } else {

@@ -1,5 +1,5 @@
 //! The hopper's schedule is data: every shipped hopper problem (one hop or several) converges
-//! and its open-loop command replays, in the reduced-order simulator, to within 1 % of the
+//! and its open-loop command replays, in the reduced-order simulator, to within 0.5 % of the
 //! planned apex; a two-hop plan lands where the ground is, stops its foot there, and flies
 //! ballistically in between; schedules loam cannot plan are refused with file, field and
 //! exit code 2.
@@ -16,7 +16,7 @@ fn manifest() -> &'static Path {
 }
 
 #[test]
-fn every_shipped_hopper_problem_converges_and_replays_within_one_percent() {
+fn every_shipped_hopper_problem_converges_and_replays_within_half_a_percent() {
     let files = shipped_problems(false);
     let names: Vec<String> = files
         .iter()
@@ -41,7 +41,7 @@ fn every_shipped_hopper_problem_converges_and_replays_within_one_percent() {
             .as_f64()
             .unwrap_or_else(|| panic!("{}: the replay reached no apex: {replay}", file.display()));
         assert!(
-            (achieved - planned).abs() <= 0.01 * planned,
+            (achieved - planned).abs() <= 0.005 * planned,
             "{}: replayed apex rise {achieved} m against the plan's {planned} m",
             file.display()
         );
@@ -87,6 +87,10 @@ fn a_two_hop_plan_lands_on_the_ground_and_flies_ballistically_between_hops() {
     let out = dir.path().join("run");
     let solution = solve_to(&manifest().join("problems/hopper_two_hops.yaml"), &out);
     assert_eq!(solution["converged"], true);
+    // The shipped set-up (zero guess, monotone barrier) reaches the cheapest optimum found,
+    // 0.0061023, not the 0.0071135 the ballistic guess or the adaptive barrier end at.
+    let objective = solution["objective"].as_f64().unwrap();
+    assert!(objective <= 0.006103, "two hops at objective {objective}");
     let robot = &solution["problem"]["robot"];
     let masses = ["motor_mass", "rod_mass", "foot_mass"].map(|m| robot[m].as_f64().unwrap());
     let total: f64 = masses.iter().sum();

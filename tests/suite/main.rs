@@ -4,6 +4,7 @@
 
 mod common;
 
+mod accuracy;
 mod analytic_optima;
 mod bench_peer;
 mod cli;

@@ -10,7 +10,7 @@
 //! `rounds` times; a round that does not converge ends the refinement with that plan,
 //! reported as not converged.
 
-use super::{plan_from, PlanarPlan};
+use super::{plan_refined, PlanarPlan};
 use crate::planner::PlanError;
 use crate::problem::planar::PlanarProblem;
 use crate::solver::{IterationInfo, SolveSettings};
@@ -23,9 +23,13 @@ pub struct RefineRound {
     pub nodes: Vec<usize>,
     pub converged: bool,
     pub iterations: usize,
+    /// This round's set-up and solve \[s\] (the replay that measures it aside).
+    pub seconds: f64,
     pub objective: f64,
     /// The measured error of this round's plan (relative); NaN where not measured.
     pub error: f64,
+    /// Whether this round's plan is the one kept (written).
+    pub kept: bool,
 }
 
 /// The trajectory on a mesh of `nodes[p]` nodes per phase, durations kept: states and
@@ -70,8 +74,11 @@ pub fn resample(trajectory: &Trajectory, nodes: &[usize], mid_points: bool) -> T
 }
 
 /// Refines `plan` of `problem` until `measure` says its error is at most `tolerance`, at most
-/// `rounds` times. Returns the problem with the final mesh (its node counts), the final plan
-/// and every round, the first included.
+/// `rounds` times. Returns the problem with the kept plan's mesh (its node counts), the kept
+/// plan and every round, the first included. The kept plan is the last round's when it is
+/// within the tolerance; otherwise the converged round with the smallest error (a finer round
+/// that did not converge, or came out worse, does not replace a good coarse plan), or the
+/// last round when none converged.
 pub fn refine(
     problem: &PlanarProblem,
     plan: PlanarPlan,
@@ -83,7 +90,12 @@ pub fn refine(
 ) -> Result<(PlanarProblem, PlanarPlan, Vec<RefineRound>), PlanError> {
     let mut problem = problem.clone();
     let mut plan = plan;
-    let mut history = Vec::new();
+    // The first round's starts, whichever round's plan is kept: the later rounds start from
+    // the plan before them.
+    let starts = plan.starts.clone();
+    let mut history: Vec<RefineRound> = Vec::new();
+    // The converged round with the smallest error so far: (round, problem, plan).
+    let mut best: Option<(usize, PlanarProblem, PlanarPlan)> = None;
     loop {
         let error = if plan.report.converged {
             measure(&problem, &plan)
@@ -94,24 +106,39 @@ pub fn refine(
             nodes: problem.schedule.iter().map(|p| p.nodes).collect(),
             converged: plan.report.converged,
             iterations: plan.report.iterations,
+            seconds: plan.setup_seconds + plan.report.solve_seconds,
             objective: plan.report.objective,
             error,
+            kept: false,
         });
+        let round = history.len() - 1;
         // Done: accurate enough, out of rounds, or a round that failed (NaN error).
         if !(error > tolerance) || history.len() > rounds {
+            let within = error <= tolerance;
+            let better = |b: &(usize, PlanarProblem, PlanarPlan)| history[b.0].error <= error;
+            let (kept, problem, mut plan) = match best {
+                Some(b) if !within && (error.is_nan() || better(&b)) => b,
+                _ => (round, problem, plan),
+            };
+            history[kept].kept = true;
             plan.refinement = history.clone();
+            plan.starts = starts;
             return Ok((problem, plan, history));
         }
+        let coarse = problem.clone();
         for phase in &mut problem.schedule {
             phase.nodes = 2 * phase.nodes - 1;
         }
         let nodes: Vec<usize> = problem.schedule.iter().map(|p| p.nodes).collect();
         let hermite = !plan.trajectory.phases[0].mid_states.is_empty();
         let start = resample(&plan.trajectory, &nodes, hermite);
+        if best.as_ref().is_none_or(|b| error < history[b.0].error) {
+            best = Some((round, coarse, plan));
+        }
         let progress = on_iteration
             .as_mut()
             .map(|f| &mut **f as &mut dyn FnMut(&IterationInfo) -> bool);
-        plan = plan_from(&problem, settings, Some(&start), progress)?;
+        plan = plan_refined(&problem, settings, &start, progress)?;
     }
 }
 

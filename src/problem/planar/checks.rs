@@ -15,6 +15,11 @@ impl Schema for PlanarProblem {
         for (option, value) in default_solver_options() {
             self.solver.entry(option).or_insert(value);
         }
+        // Every plan the replay can check is refined to the default tolerance unless the
+        // file says otherwise; a wrench-space plan is the MDP simulator's own step.
+        if self.mesh.is_none() && !matches!(self.terrain, PlanarTerrainConfig::WrenchSpace(_)) {
+            self.mesh = Some(MeshRefinement::default());
+        }
     }
 
     fn validate(&self) -> Result<(), Vec<Violation>> {
@@ -100,6 +105,18 @@ impl Schema for PlanarProblem {
             if stage.iterations == 0 {
                 fail!("stage_one.iterations".into(), "must be at least 1".into());
             }
+        }
+        if self.starts == 0 {
+            fail!(
+                "starts".into(),
+                "must be at least 1 (the number of starting points; 1 is the file's own)".into(),
+            );
+        }
+        if self.starts > 1 && matches!(self.terrain, PlanarTerrainConfig::WrenchSpace(_)) {
+            fail!(
+                "starts".into(),
+                "a plan on a wrench space is solved from one start (its own planner)".into(),
+            );
         }
         if let Some(mesh) = &self.mesh {
             if !(mesh.tolerance > 0.0 && mesh.tolerance.is_finite()) {

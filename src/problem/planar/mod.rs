@@ -36,6 +36,10 @@ use crate::terrain::{AddedMass, Bed, ContactModel, SpringGround};
 
 mod checks;
 
+fn is_one(n: &usize) -> bool {
+    *n == 1
+}
+
 /// A planning problem for a planar robot.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
@@ -65,9 +69,16 @@ pub struct PlanarProblem {
     /// Default: the contact model's rule (MODEL.md 5.2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stage_one: Option<StageOne>,
+    /// Multi-start: solve from this many starting points and keep the best plan (converged,
+    /// then the lowest objective), every start listed in `solution.json`'s `starts`. The
+    /// first is the file's own set-up; start k ≥ 1 is a two-stage solve from the same guess
+    /// with every phase's duration held first at the k-th point of a Halton sequence through
+    /// its bounds. ≥ 1; default 1. A warm start (`--warm-start`) is one start.
+    #[serde(skip_serializing_if = "is_one")]
+    pub starts: usize,
     /// Refine the mesh until the plan replays within a tolerance on its own model (planar
-    /// problems on rigid ground, a bed or a spring). Default: no refinement (`loam solve
-    /// --refine TOL` asks for it on the command line and overrides this).
+    /// problems on rigid ground, a bed or a spring). Default there: `{tolerance: 0.005,
+    /// max_rounds: 3}` (`loam solve --refine TOL` overrides it); none on a wrench space.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mesh: Option<MeshRefinement>,
     /// IPOPT options, as in the hopper's files.
@@ -87,6 +98,7 @@ impl Default for PlanarProblem {
             initial_guess: InitialGuess::default(),
             strategy: Strategy::default(),
             stage_one: None,
+            starts: 1,
             mesh: None,
             solver: default_solver_options(),
         }

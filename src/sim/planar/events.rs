@@ -29,14 +29,33 @@ pub(super) struct Run<'s, 'a> {
     pub(super) max_unloaded_side_force: f64,
     pub(super) com0: f64,
     pub(super) peak: f64,
+    /// `task.apex_of`'s body and its centre of mass's height at the start, with its rise at
+    /// the highest centre of mass so far (the apex as the planner defines it).
+    pub(super) apex_body: Option<(usize, f64)>,
+    pub(super) apex_rise: f64,
 }
 
 impl Run<'_, '_> {
     /// The highest rise of the centre of mass, over every step's end and every sample.
     pub(super) fn track_peak(&mut self, x: &[f64]) {
-        let com = self.sim.robot.body.centre_of_mass(&x[..self.sim.n])[1];
-        self.peak = self.peak.max(com - self.com0);
+        let q = &x[..self.sim.n];
+        let com = self.sim.robot.body.centre_of_mass(q)[1];
+        if com - self.com0 > self.peak {
+            self.peak = com - self.com0;
+            if let Some((body, z0)) = self.apex_body {
+                self.apex_rise = body_height(&self.sim.robot.body, q, body) - z0;
+            }
+        }
     }
+}
+
+/// The height of `body`'s centre of mass at q.
+pub(super) fn body_height(
+    model: &crate::model::multibody::Multibody,
+    q: &[f64],
+    body: usize,
+) -> f64 {
+    model.frames(q)[body].transform(model.bodies[body].com)[1]
 }
 
 impl HybridSystem for Run<'_, '_> {

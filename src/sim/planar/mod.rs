@@ -86,6 +86,15 @@ pub struct PlanarReplaySummary {
     pub planned_com_peak_m: f64,
     pub achieved_com_peak_m: f64,
     pub com_peak_error_rel: f64,
+    /// A task with `apex_rise`: the rise of `apex_of`'s centre of mass (or the robot's) at
+    /// the highest centre of mass, planned (at the plan's highest node) and replayed, and
+    /// their relative difference: the task's own figure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub planned_apex_rise_m: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub achieved_apex_rise_m: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub apex_rise_error_rel: Option<f64>,
     /// Per coordinate: the largest |q − q_plan| at the plan's nodes.
     pub max_coordinate_error: Vec<(String, f64)>,
     /// Largest excess of a held foot's wrench over the friction cone (0: never slips), over
@@ -213,6 +222,12 @@ pub fn replay(
     breakpoints.dedup();
     let com_z = |x: &[f64]| robot.body.centre_of_mass(&x[..n])[1];
     let com0 = com_z(&x0);
+    // The body whose rise the task asks for (the robot's centre of mass: none).
+    let apex_body = problem
+        .task
+        .apex_of
+        .as_ref()
+        .and_then(|name| robot.body.bodies.iter().position(|b| &b.name == name));
     let mut run = Run {
         sim: &sim,
         breakpoints,
@@ -224,6 +239,8 @@ pub fn replay(
         max_unloaded_side_force: 0.0,
         com0,
         peak: 0.0,
+        apex_body: apex_body.map(|b| (b, events::body_height(&robot.body, &x0[..n], b))),
+        apex_rise: 0.0,
     };
     run.sample(&mode, 0, 0.0, &x0)?;
     let settings = LoopSettings {
@@ -271,6 +288,7 @@ pub fn replay(
         max_excess,
         max_unloaded_side_force,
         peak,
+        apex_rise,
         ..
     } = run;
 
@@ -321,6 +339,25 @@ pub fn replay(
         .iter()
         .map(|xk| com_z(xk) - com0)
         .fold(f64::NEG_INFINITY, f64::max);
+    // The task's apex: the body's rise at the plan's highest node and in the replay.
+    let (planned_apex, achieved_apex) = match problem.task.apex_rise {
+        None => (None, None),
+        Some(_) => {
+            let top = plan
+                .x
+                .iter()
+                .max_by(|a, b| com_z(a).total_cmp(&com_z(b)))
+                .unwrap();
+            match apex_body {
+                Some(b) => {
+                    let z0 = events::body_height(&robot.body, &plan.x[0][..n], b);
+                    let planned = events::body_height(&robot.body, &top[..n], b) - z0;
+                    (Some(planned), Some(apex_rise))
+                }
+                None => (Some(planned_peak), Some(peak)),
+            }
+        }
+    };
     let relative = |a: f64, b: f64| {
         if b.abs() > 1e-9 {
             (a - b).abs() / b.abs()
@@ -337,6 +374,9 @@ pub fn replay(
         planned_com_peak_m: planned_peak,
         achieved_com_peak_m: peak,
         com_peak_error_rel: relative(peak, planned_peak),
+        planned_apex_rise_m: planned_apex,
+        achieved_apex_rise_m: achieved_apex,
+        apex_rise_error_rel: planned_apex.zip(achieved_apex).map(|(p, a)| relative(a, p)),
         max_coordinate_error: robot
             .coordinates
             .iter()
