@@ -170,6 +170,9 @@ pub(crate) fn solve_from(
 pub struct StageOneRule {
     pub held: Vec<(usize, f64)>,
     pub iterations: usize,
+    /// Whether a release that does not converge is followed by the one-stage solve from the
+    /// same point (not for a multi-start's later starts: start 0 is that solve already).
+    pub fallback: bool,
 }
 
 /// One stage of a two-stage solve, as `solution.json` lists it (`stages`).
@@ -200,8 +203,8 @@ impl StageOutcome {
 
 /// The two-stage solve (MODEL.md 5.2): from `x0` with the rule's durations held and at most
 /// its iterations, then with every duration free from that point and its multipliers (IPOPT
-/// warm-started). Should the release not converge, the one-stage solve from `x0` follows and
-/// the better of the two is kept ([`rank`]). The report's iterations and time are those of
+/// warm-started). Should the release not converge (and the rule ask for it: `fallback`), the
+/// one-stage solve from `x0` follows and the better of the two is kept ([`rank`]). The report's iterations and time are those of
 /// every stage; its history runs on through the stages.
 pub(crate) fn solve_two_stage(
     nlp: &mut Nlp,
@@ -262,7 +265,8 @@ pub(crate) fn solve_two_stage(
     stages.push(StageOutcome::of("release", &released));
     let mut report = released;
     let mut release_kept = true;
-    if !report.converged && report.status != solver::IpoptStatus::UserRequestedStop {
+    if rule.fallback && !report.converged && report.status != solver::IpoptStatus::UserRequestedStop
+    {
         let mut again = settings.clone();
         if settings.log_file.is_some() {
             again

@@ -213,7 +213,11 @@ impl PlanarPlanner {
                 })
             })
             .collect();
-        super::StageOneRule { held, iterations }
+        super::StageOneRule {
+            held,
+            iterations,
+            fallback: true,
+        }
     }
 
     /// The first stage's iteration cap: the problem's `stage_one`, else its contact model's.
@@ -464,6 +468,7 @@ pub fn plan_refined(
             .map(|(p, phase)| (nlp.duration_index(p), phase.duration))
             .collect(),
         iterations: planner.stage_one_iterations(),
+        fallback: true,
     };
     let setup_seconds = started.elapsed().as_secs_f64();
     let (report, stages) = super::solve_two_stage(&mut nlp, &x0, &rule, settings, on_iteration)?;

@@ -106,6 +106,7 @@ pub fn solve(
                     .filter_map(|(p, d)| d.map(|d| (nlp.duration_index(p), d)))
                     .collect(),
                 iterations: planner.stage_one_iterations(),
+                fallback: false,
             };
             let (report, stages) = solve_two_stage(nlp, &x0, &rule, &settings, progress)?;
             (report, stages, held)
