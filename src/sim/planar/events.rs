@@ -38,12 +38,14 @@ pub(super) struct Run<'s, 'a> {
 impl Run<'_, '_> {
     /// The highest rise of the centre of mass, over every step's end and every sample.
     pub(super) fn track_peak(&mut self, x: &[f64]) {
-        let q = &x[..self.sim.n];
-        let com = self.sim.robot.body.centre_of_mass(q)[1];
+        // One pass of the kinematics for the centre of mass and the apex body's height.
+        let model = &self.sim.robot.body;
+        let frames = model.frames(&x[..self.sim.n]);
+        let com = model.centre_of_mass_in(&frames)[1];
         if com - self.com0 > self.peak {
             self.peak = com - self.com0;
             if let Some((body, z0)) = self.apex_body {
-                self.apex_rise = body_height(&self.sim.robot.body, q, body) - z0;
+                self.apex_rise = frames[body].transform(model.bodies[body].com)[1] - z0;
             }
         }
     }
