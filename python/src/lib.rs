@@ -109,7 +109,7 @@ fn load_problem(
 /// Replays the plan in `run_dir` as `loam simulate RUN_DIR [--terrain T]` does (the reduced
 /// backend), writes `<stem>.csv` and `<stem>.json` there, and returns them read back.
 #[pyfunction]
-#[pyo3(signature = (run_dir, terrain=None, rtol=1e-10, atol=1e-12, max_steps=2_000_000))]
+#[pyo3(signature = (run_dir, terrain=None, rtol=1e-10, atol=1e-12, max_steps=2_000_000, strides=None))]
 fn simulate(
     py: Python<'_>,
     run_dir: PathBuf,
@@ -117,12 +117,14 @@ fn simulate(
     rtol: f64,
     atol: f64,
     max_steps: usize,
+    strides: Option<usize>,
 ) -> PyResult<Replay> {
     let options = SimulateOptions {
         terrain,
         rtol,
         atol,
         max_steps,
+        strides,
     };
     simulate_dir(py, &run_dir, &options, true)
 }

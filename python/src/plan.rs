@@ -366,7 +366,7 @@ impl Plan {
     /// written (`write`) is replayed from its folder and the replay written there; otherwise
     /// from a temporary folder, removed after. Either way the plan replayed is the one a
     /// robot is handed: `trajectory.csv`'s nodes.
-    #[pyo3(signature = (terrain=None, rtol=1e-10, atol=1e-12, max_steps=2_000_000))]
+    #[pyo3(signature = (terrain=None, rtol=1e-10, atol=1e-12, max_steps=2_000_000, strides=None))]
     fn simulate(
         &self,
         py: Python<'_>,
@@ -374,12 +374,14 @@ impl Plan {
         rtol: f64,
         atol: f64,
         max_steps: usize,
+        strides: Option<usize>,
     ) -> PyResult<Replay> {
         let options = SimulateOptions {
             terrain,
             rtol,
             atol,
             max_steps,
+            strides,
         };
         if let Some(dir) = &self.run_dir {
             return simulate_dir(py, dir, &options, true);

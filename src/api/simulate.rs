@@ -26,7 +26,14 @@ pub struct SimulateOptions {
     /// A planar robot's replay stops after this many integrator steps (written, marked
     /// incomplete).
     pub max_steps: usize,
+    /// A periodic plan (a gait) is replayed this many times over, each period measured
+    /// against the plan; `None`: enough periods to run three strides
+    /// (`PlanarTask::replay_periods`). Only a periodic plan takes more than 1.
+    pub strides: Option<usize>,
 }
+
+/// How many strides `loam simulate` (and a gait's mesh refinement) replays a gait over.
+pub const DEFAULT_STRIDES: usize = 3;
 
 impl Default for SimulateOptions {
     /// `loam simulate`'s defaults.
@@ -36,6 +43,7 @@ impl Default for SimulateOptions {
             rtol: 1e-10,
             atol: 1e-12,
             max_steps: planar::ReplaySettings::default().max_steps,
+            strides: None,
         }
     }
 }
@@ -327,8 +335,28 @@ fn simulate_planar(run_dir: &Path, options: &SimulateOptions) -> Result<Simulate
         max_steps: options.max_steps,
         ..Default::default()
     };
-    let replay = planar::replay(&problem, &table, &settings)
-        .map_err(|e| ApiError::Failed(format!("replaying the plan: {e}")))?;
+    let strides = match (problem.task.periodic, options.strides) {
+        (true, strides) => strides.unwrap_or(problem.task.replay_periods(DEFAULT_STRIDES)),
+        (false, None | Some(1)) => 1,
+        (false, Some(n)) => {
+            return Err(ApiError::BadInput(format!(
+                "--strides {n}: {} is not a gait (its task is not periodic), so it has one \
+                 stride; accepted for it: 1",
+                run_dir.display()
+            )))
+        }
+    };
+    if strides == 0 {
+        return Err(ApiError::BadInput(
+            "--strides 0: a replay runs at least one stride".into(),
+        ));
+    }
+    let replay = if problem.task.periodic {
+        planar::replay_strides(&problem, &table, strides, &settings)
+    } else {
+        planar::replay(&problem, &table, &settings)
+    }
+    .map_err(|e| ApiError::Failed(format!("replaying the plan: {e}")))?;
     let mut csv = String::from("mode,");
     csv.push_str(&replay.columns.join(","));
     csv.push('\n');

@@ -325,9 +325,26 @@ pub fn planar_start(
 /// the relative errors of the centre of mass's peak rise, the task's apex rise (`apex_of`'s
 /// body) and (where it travels over 1 cm) the distance; infinite for a replay that cannot finish. What `refine` drives down.
 pub fn replay_error(problem: &PlanarProblem, plan: &PlanarPlan) -> f64 {
-    use crate::sim::planar::{replay, PlanTable, ReplaySettings};
+    use crate::sim::planar::{replay, replay_strides, PlanTable, ReplaySettings};
     let table = PlanTable::from_trajectory(&plan.trajectory, plan.planner.layout.n_inputs);
-    match replay(problem, &table, &ReplaySettings::default()) {
+    let settings = ReplaySettings::default();
+    // A gait is measured over the strides `loam simulate` replays: an open-loop gait's
+    // departure grows stride by stride, so one stride's error does not say whether it holds.
+    let replayed = if problem.task.periodic {
+        let periods = problem.task.replay_periods(super::DEFAULT_STRIDES);
+        replay_strides(problem, &table, periods, &settings)
+    } else {
+        replay(problem, &table, &settings)
+    };
+    match replayed {
+        // A gait: its strides' length and apex (its start is the apex of an apex-to-apex
+        // stride, where the centre of mass's peak rise is 0).
+        Ok(r) if r.summary.complete && !r.summary.strides.is_empty() => r
+            .summary
+            .strides
+            .iter()
+            .map(|s| s.length_error_rel.max(s.apex_error_rel))
+            .fold(0.0, f64::max),
         Ok(r) if r.summary.complete => {
             let s = &r.summary;
             let mut error = s

@@ -43,6 +43,11 @@ pub struct Args {
     /// marked incomplete (`"complete": false` in replay.json), and simulate exits 1.
     #[arg(long, default_value_t = 2_000_000, value_name = "N")]
     pub max_steps: usize,
+    /// A gait's plan (`task.periodic`): replay the plan this many times over, each time
+    /// measured against the plan's length and apex (replay.json's `strides`) [default for a
+    /// gait: enough to run three strides (`task.strides` a plan); any other plan: 1]
+    #[arg(long, value_name = "N")]
+    pub strides: Option<usize>,
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
@@ -88,6 +93,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         rtol: args.rtol,
         atol: args.atol,
         max_steps: args.max_steps,
+        strides: args.strides,
     };
     let simulated = api::simulate(&args.run_dir, &options)?;
     match &simulated.summary {
@@ -234,6 +240,18 @@ fn print_planar(s: &planar::PlanarReplaySummary, run_dir: &Path, stem: &str, qui
             println!(
                 "  the task's apex rise {achieved:.5} m (plan {planned:.5} m, {:.2}% off)",
                 100.0 * rel
+            );
+        }
+        for k in &s.strides {
+            println!(
+                "  stride {}: length {:.4} m (plan {:.4} m, {:.2}% off), apex {:.4} m (plan {:.4} m, {:.2}% off)",
+                k.stride,
+                k.length_m,
+                k.planned_length_m,
+                100.0 * k.length_error_rel,
+                k.apex_m,
+                k.planned_apex_m,
+                100.0 * k.apex_error_rel
             );
         }
         // In a bed, feet held on the verge of sinking creep (sink, stick, sink, ...): those

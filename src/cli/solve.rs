@@ -237,7 +237,14 @@ fn print_solved(solved: &Solved, out: &Path, written: &PlanWritten) {
             }
             let key = output::planar::key_figures(plan);
             let e = plan.planner.interval_errors(&plan.trajectory);
-            vec![
+            let mut gait = Vec::new();
+            if let Some(cot) = key.cost_of_transport {
+                gait.push(format!("cost of transport {cot:.4}"));
+            }
+            if let Some(r) = key.periodicity_residual {
+                gait.push(format!("periodicity residual {r:.1e}"));
+            }
+            let mut lines = vec![
                 format!(
                     "objective      {:.6e} ({})",
                     plan.report.objective,
@@ -254,7 +261,11 @@ fn print_solved(solved: &Solved, out: &Path, written: &PlanWritten) {
                     "mesh error     {:.2e} at most ({} in phase {}, interval {}; relative, MODEL.md 5.3)",
                     e.max, e.worst_state, e.worst_phase, e.worst_interval
                 ),
-            ]
+            ];
+            if !gait.is_empty() {
+                lines.insert(2, format!("gait           {}", gait.join(", ")));
+            }
+            lines
         }
         Solved::Rail {
             problem,

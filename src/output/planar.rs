@@ -24,6 +24,16 @@ pub struct KeyFigures {
     pub duration_s: f64,
     /// Vertical velocity of the centre of mass at the end \[m/s\].
     pub com_vz_end: f64,
+    /// Mechanical cost of transport, ∫ Σ |u_i v_i| dt / (m g |distance|) over the nodes
+    /// (trapezoidal): the inputs' positive and negative work alike, as `objective:
+    /// cost_of_transport` counts it. Absent for a plan that does not travel, or a robot
+    /// whose inputs drive servos (their input is a command rate, not a force).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_of_transport: Option<f64>,
+    /// A periodic plan (a gait): the largest |end − start| over every state but the base's
+    /// x, which the task's periodicity holds at 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub periodicity_residual: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -82,7 +92,25 @@ pub fn phase_summaries(
 
 /// The key figures of a plan's trajectory.
 pub fn key_figures(plan: &PlanarPlan) -> KeyFigures {
-    key_figures_of(&plan.planner.robot, &plan.trajectory)
+    let mut key = key_figures_of(&plan.planner.robot, &plan.trajectory);
+    if plan.planner.problem.task.periodic {
+        let n_x = 2 * plan.planner.robot.n_q();
+        let first = &plan.trajectory.phases[0].states[0];
+        let last = plan
+            .trajectory
+            .phases
+            .last()
+            .unwrap()
+            .states
+            .last()
+            .unwrap();
+        key.periodicity_residual = Some(
+            (1..n_x)
+                .map(|j| (last[j] - first[j]).abs())
+                .fold(0.0, f64::max),
+        );
+    }
+    key
 }
 
 /// The key figures of a planar robot's trajectory (states (q, v) first at every node).
@@ -96,7 +124,37 @@ pub fn key_figures_of(robot: &PlanarRobot, trajectory: &Trajectory) -> KeyFigure
             - robot.body.centre_of_mass(&first[..n_q])[1],
         duration_s: trajectory.phases.iter().map(|p| p.duration).sum(),
         com_vz_end: centre_of_mass_velocity(robot, &last[..n_q], &last[n_q..2 * n_q]),
+        cost_of_transport: cost_of_transport(robot, trajectory, last[0] - first[0]),
+        periodicity_residual: None,
     }
+}
+
+/// ∫ Σ |u_i v_i| dt / (m g |distance|), trapezoidal over each phase's nodes (the controls
+/// start with the inputs; see [`KeyFigures::cost_of_transport`]).
+fn cost_of_transport(robot: &PlanarRobot, trajectory: &Trajectory, distance: f64) -> Option<f64> {
+    if distance.abs() < 1e-6 || robot.inputs.iter().any(|i| i.drive.is_some()) {
+        return None;
+    }
+    let n_q = robot.n_q();
+    let power = |x: &[f64], u: &[f64]| -> f64 {
+        robot
+            .inputs
+            .iter()
+            .zip(u)
+            .map(|(input, u)| (u * x[n_q + input.coordinate]).abs())
+            .sum()
+    };
+    let mut work = 0.0;
+    for phase in &trajectory.phases {
+        let h = phase.duration / (phase.states.len() - 1) as f64;
+        for k in 0..phase.states.len() - 1 {
+            work += 0.5
+                * h
+                * (power(&phase.states[k], &phase.controls[k])
+                    + power(&phase.states[k + 1], &phase.controls[k + 1]));
+        }
+    }
+    Some(work / (robot.body.total_mass() * robot.body.gravity * distance.abs()))
 }
 
 /// `trajectory.csv`: t, phase, node, then the state and control columns the robot names.

@@ -249,6 +249,7 @@ impl Transcribe for Jump {
         point_constraints.extend(apex_rise(&self.robot, self.task.apex_height, apex));
 
         Ocp {
+            total_duration: None,
             state_names: hopper::STATE_NAMES.iter().map(|s| s.to_string()).collect(),
             control_names: hopper::CONTROL_NAMES
                 .iter()

@@ -175,6 +175,7 @@ impl RailJump {
         let mut control_nominal = vec![1.0];
         control_nominal.extend(vec![0.1; m]);
         Ok(Ocp {
+            total_duration: None,
             state_names: hopper::STATE_NAMES.iter().map(|s| s.to_string()).collect(),
             control_names: self.control_names(),
             state_nominal: vec![0.1, 1.0, 0.1, 1.0, 0.01, 0.1, 0.05, 0.01],

@@ -8,6 +8,7 @@
 //! union of the instances' patterns; the Hessian pattern is deduplicated into slots when the
 //! NLP is built, so IPOPT's callbacks only gather, evaluate and scatter.
 
+mod total;
 use std::collections::HashMap;
 
 use super::ocp::{Bounded, Node, Ocp, Point};
@@ -462,6 +463,10 @@ impl Nlp {
                 };
                 nlp.add_element(kind, label, vars, &mut hess_slots);
             }
+        }
+
+        if let Some(bounds) = ocp.total_duration {
+            nlp.add_total_duration(bounds, &mut hess_slots)?;
         }
 
         let mut hess: Vec<((usize, usize), usize)> = hess_slots.into_iter().collect();

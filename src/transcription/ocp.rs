@@ -127,6 +127,9 @@ pub struct Ocp {
     pub control_continuity: bool,
     pub point_constraints: Vec<PointConstraint>,
     pub point_bounds: Vec<PointBounds>,
+    /// Bounds on the sum of the phases' durations (a gait's stride time, from its speed);
+    /// `None`: the durations are bounded only phase by phase.
+    pub total_duration: Option<(f64, f64)>,
 }
 
 impl Ocp {

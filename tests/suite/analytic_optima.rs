@@ -45,6 +45,7 @@ fn single_phase(
     end: [f64; 2],
 ) -> Ocp {
     Ocp {
+        total_duration: None,
         state_names: vec!["x".into(), "v".into()],
         control_names: vec!["u".into()],
         state_nominal: vec![1.0, 1.0],
@@ -310,6 +311,7 @@ fn accelerate_coast_brake(nodes: usize) -> Ocp {
         step: None,
     };
     Ocp {
+        total_duration: None,
         state_names: vec!["x".into(), "v".into()],
         control_names: vec!["u".into()],
         state_nominal: vec![1.0, 1.0],

@@ -95,6 +95,7 @@ fn two_phase_problem(nodes: usize, control_continuity: bool) -> Ocp {
     };
     let point = |phase, node| Point { phase, node };
     Ocp {
+        total_duration: None,
         state_names: vec!["q".into(), "v".into(), "e".into()],
         control_names: vec!["a".into(), "b".into()],
         state_nominal: vec![1.0, 2.0, 1.0],

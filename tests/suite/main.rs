@@ -21,6 +21,7 @@ mod dem_physics;
 mod dem_planar;
 mod dem_scenes;
 mod derivatives;
+mod gaits;
 mod exit_codes;
 mod hopper_file;
 mod hopper_hops;

@@ -200,24 +200,44 @@ impl PlanarPlanner {
                 self.contact.stage_one_iterations(),
             ),
         };
-        let held = durations
+        let durations = durations
             .iter()
             .zip(&self.problem.schedule)
+            .map(|(d, spec)| d.map(|d| d.clamp(spec.duration[0], spec.duration[1])))
+            .collect();
+        let held = self
+            .fit_stride_time(durations)
+            .into_iter()
             .enumerate()
-            .filter_map(|(p, (d, spec))| {
-                d.map(|d| {
-                    (
-                        nlp.duration_index(p),
-                        d.clamp(spec.duration[0], spec.duration[1]),
-                    )
-                })
-            })
+            .filter_map(|(p, d)| d.map(|d| (nlp.duration_index(p), d)))
             .collect();
         super::StageOneRule {
             held,
             iterations,
             fallback: true,
         }
+    }
+
+    /// Durations to hold in a first stage, scaled together so that, with the free phases
+    /// within their bounds, they can sum to the task's stride time (`task.speed`): held
+    /// durations that cannot would make the first stage infeasible.
+    pub fn fit_stride_time(&self, held: Vec<Option<f64>>) -> Vec<Option<f64>> {
+        let Some(total) = self.problem.task.stride_time() else {
+            return held;
+        };
+        let sum: f64 = held.iter().flatten().sum();
+        let (mut lo, mut hi) = (0.0, 0.0);
+        for (d, spec) in held.iter().zip(&self.problem.schedule) {
+            if d.is_none() {
+                lo += spec.duration[0];
+                hi += spec.duration[1];
+            }
+        }
+        if sum <= 0.0 {
+            return held;
+        }
+        let scale = sum.clamp(total - hi, total - lo) / sum;
+        held.into_iter().map(|d| d.map(|d| d * scale)).collect()
     }
 
     /// The first stage's iteration cap: the problem's `stage_one`, else its contact model's.

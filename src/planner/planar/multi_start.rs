@@ -98,7 +98,7 @@ pub fn solve(
                 super::solve_one(planner, nlp, points.clone(), true, &settings, progress)?;
             (report, stages, Vec::new())
         } else {
-            let held = held_durations(planner, k);
+            let held = planner.fit_stride_time(held_durations(planner, k));
             let rule = StageOneRule {
                 held: held
                     .iter()

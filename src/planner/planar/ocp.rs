@@ -359,6 +359,8 @@ impl Transcribe for Rc<PlanarPlanner> {
                 .position(|b| &b.name == name)
                 .expect("validated body name")
         });
+        // A periodic stride that begins in flight starts (and so ends) at its apex.
+        let apex_start = task.periodic && self.phases.first().is_some_and(|f| f.is_empty());
         let has_task = !changes.is_empty()
             || task.distance.is_some()
             || task.apex_rise.is_some()
@@ -399,6 +401,14 @@ impl Transcribe for Rc<PlanarPlanner> {
                             &last[n_q..2 * n_q],
                         );
                         rows.push(Bounded::equal("apex", vz, 0.0).nominal(0.1));
+                    }
+                    if apex_start {
+                        let vz = centre_of_mass_velocity(
+                            &planner.robot,
+                            &first[..n_q],
+                            &first[n_q..2 * n_q],
+                        );
+                        rows.push(Bounded::equal("apex start", vz, 0.0).nominal(0.1));
                     }
                     if task.periodic {
                         for j in 1..2 * n_q {
@@ -449,6 +459,8 @@ impl Transcribe for Rc<PlanarPlanner> {
             control_continuity: false,
             point_constraints,
             point_bounds,
+            // A gait's speed fixes its stride time.
+            total_duration: self.problem.task.stride_time().map(|t| (t, t)),
         }
     }
 

@@ -366,6 +366,7 @@ impl WrenchHop {
         control_nominal.extend(vec![0.1; l.m * l.n_contacts]);
         control_nominal.extend(self.robot.coordinates.iter().map(|c| c.nominal));
         Ok(Ocp {
+            total_duration: None,
             state_names,
             control_names,
             state_nominal,

@@ -351,6 +351,9 @@ impl Schema for PlanarProblem {
                     .into(),
             );
         }
+        for (field, message) in self.gait_violations() {
+            fail!(field, message);
+        }
         if bad.is_empty() {
             Ok(())
         } else {
@@ -428,6 +431,12 @@ impl PlanarProblem {
                 &format!("not planned on a wrench space yet ({why})"),
             );
         }
+        if self.task.speed.is_some() {
+            fail(
+                "task.speed",
+                &format!("not planned on a wrench space yet ({why})"),
+            );
+        }
         let robot = self.robot.build(self.gravity);
         if robot.drives().next().is_some() || !robot.locked.is_empty() {
             fail(
@@ -455,6 +464,80 @@ impl PlanarProblem {
                 "on a wrench space: accepted `rest` (the robot at rest in the sand, then the \
                  plan of the relaxation without maximum dissipation)",
             );
+        }
+        bad
+    }
+
+    /// What a gait's fields (`periodic`, `distance` as its stride, `speed`) ask that cannot
+    /// be planned, by field.
+    fn gait_violations(&self) -> Vec<(String, String)> {
+        let task = &self.task;
+        let mut bad = Vec::new();
+        if let Some(d) = task.distance {
+            if !d.is_finite() {
+                bad.push(("task.distance".into(), format!("must be finite, got {d}")));
+            } else if task.periodic && d == 0.0 {
+                bad.push((
+                    "task.distance".into(),
+                    "a periodic task's distance is its stride: a stride of 0 is not one (leave \
+                     task.distance out to hop in place)"
+                        .into(),
+                ));
+            }
+        }
+        if task.periodic && self.schedule.iter().all(|p| p.contacts.is_empty()) {
+            bad.push((
+                "task.periodic".into(),
+                "the schedule never touches the ground, so no stride can close: a periodic \
+                 schedule needs a phase with a foot down"
+                    .into(),
+            ));
+        }
+        if task.strides == 0 {
+            bad.push((
+                "task.strides".into(),
+                "must be at least 1: the strides the schedule holds".into(),
+            ));
+        } else if task.strides > 1 && !task.periodic {
+            bad.push((
+                "task.strides".into(),
+                "counts the strides of a gait: set task.periodic: true too".into(),
+            ));
+        }
+        let Some(v) = task.speed else { return bad };
+        if !(v.is_finite() && v > 0.0) {
+            bad.push((
+                "task.speed".into(),
+                format!("must be a finite number > 0 m/s, got {v}"),
+            ));
+        } else if !task.distance.is_some_and(|d| d.is_finite() && d != 0.0) {
+            bad.push((
+                "task.speed".into(),
+                "the speed fixes the duration as distance / speed: set task.distance (non-zero)"
+                    .into(),
+            ));
+        } else if task.objective == Objective::Time {
+            bad.push((
+                "task.objective".into(),
+                "`time` minimises the duration, which task.speed fixes: accepted with a speed, \
+                 `effort`, `inputs_squared`, `cost_of_transport`"
+                    .into(),
+            ));
+        } else if let Some(t) = task.stride_time() {
+            let lo: f64 = self.schedule.iter().map(|p| p.duration[0]).sum();
+            let hi: f64 = self.schedule.iter().map(|p| p.duration[1]).sum();
+            if !(lo <= t && t <= hi) {
+                bad.push((
+                    "task.speed".into(),
+                    format!(
+                        "{v} m/s over {} m takes {t:.4} s, outside what the phases' duration \
+                         bounds allow ({lo:.4} to {hi:.4} s): accepted speeds {:.4} to {:.4} m/s",
+                        task.distance.unwrap_or(0.0).abs(),
+                        task.distance.unwrap_or(0.0).abs() / hi,
+                        task.distance.unwrap_or(0.0).abs() / lo,
+                    ),
+                ));
+            }
         }
         bad
     }

@@ -395,8 +395,19 @@ pub struct PlanarTask {
     /// the robot's centre of mass. The apex itself is always where the robot's centre of mass
     /// stops rising.
     pub apex_of: Option<String>,
-    /// The final state equals the start (but for the base's x): one cycle of a gait.
+    /// The final state equals the start (but for the base's x): one cycle of a gait, whose
+    /// stride length is `distance`. A periodic schedule that begins and ends with a flight
+    /// runs apex to apex: the centre of mass's vertical velocity is 0 at the start (and so,
+    /// by periodicity, at the end).
     pub periodic: bool,
+    /// Mean forward speed \[m/s\], > 0: the phases' durations sum to `distance / speed`
+    /// (needs `distance`). Default: the durations are free within their bounds.
+    pub speed: Option<f64>,
+    /// A periodic task: how many strides its schedule holds (`distance` is their sum), so
+    /// that a replay repeats the plan until it has run at least three strides (one plan of
+    /// three strides once, a one-stride plan three times). Default 1.
+    #[serde(skip_serializing_if = "is_one")]
+    pub strides: usize,
     /// What is minimised. Default `effort`.
     pub objective: Objective,
     /// The safety margin of every contact that the planner holds \[-\], >= 0: each held foot
@@ -405,6 +416,23 @@ pub struct PlanarTask {
     /// share of g. A plan whose feet graze zero force mid-stance lifts them in any replay.
     /// Default 0.05; 0 plans to the bare complementarity (the optimum of the model itself).
     pub contact_margin: f64,
+}
+
+impl PlanarTask {
+    /// A gait's stride time, `distance / speed`, where the task sets both.
+    pub fn stride_time(&self) -> Option<f64> {
+        Some(self.distance?.abs() / self.speed?)
+    }
+
+    /// How many times a replay runs the plan to cover at least `strides` strides (1 for a
+    /// task that is not periodic).
+    pub fn replay_periods(&self, strides: usize) -> usize {
+        if self.periodic {
+            strides.div_ceil(self.strides.max(1)).max(1)
+        } else {
+            1
+        }
+    }
 }
 
 /// The default of `task.contact_margin` (the planner's `NORMAL_FORCE_MARGIN`).
@@ -423,6 +451,8 @@ impl Default for PlanarTask {
             apex_rise: None,
             apex_of: None,
             periodic: false,
+            speed: None,
+            strides: 1,
             objective: Objective::default(),
             contact_margin: default_contact_margin(),
         }

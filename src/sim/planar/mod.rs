@@ -35,6 +35,7 @@
 mod dynamics;
 mod events;
 mod plan;
+mod strides;
 
 use serde::Serialize;
 
@@ -43,6 +44,7 @@ use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
 use dynamics::{Mode, Sim};
 use events::{Run, TOLERANCES};
 pub use plan::{read_plan, servo_gains, PlanTable};
+pub use strides::{replay_strides, StrideReport};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlanarSimError {
@@ -109,6 +111,10 @@ pub struct PlanarReplaySummary {
     /// unit/s\]. The replay does not stop the joint there; it counts.
     pub joint_limits: Vec<LimitCount>,
     pub events: Vec<Event>,
+    /// A periodic plan (a gait) replayed stride after stride (`replay_strides`): each
+    /// stride's length and apex against the plan's. Empty for a plan that is not periodic.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub strides: Vec<StrideReport>,
     pub planned_contacts: Vec<Vec<String>>,
     /// The ground replayed on: the plan's own, or another contact model (`--terrain`).
     pub terrain: PlanarTerrainConfig,
@@ -387,6 +393,7 @@ pub fn replay(
         max_unloaded_side_force_n: max_unloaded_side_force,
         joint_limits,
         events,
+        strides: Vec::new(),
         planned_contacts: problem
             .schedule
             .iter()

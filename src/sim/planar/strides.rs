@@ -1,0 +1,112 @@
+//! A gait's plan (`task.periodic`: one stride whose end is its start moved forward by the
+//! stride length) replayed over several strides: the plan's nodes repeated stride after
+//! stride, each moved forward by the stride and later by the stride time, so that the servo
+//! tracks the next stride where the last one ended and the feed-forward inputs repeat. Nothing
+//! resets the robot between strides: what one stride leaves (a forward lean, a lost bit of
+//! speed) is where the next one starts, so the replay says whether the gait holds open loop.
+//!
+//! Each stride is measured against the plan: its length (the base's advance over the stride
+//! time) and its apex (the highest centre of mass above the ground, the surface at z = 0).
+
+use serde::Serialize;
+
+use super::{replay, PlanTable, PlanarReplay, PlanarSimError, ReplaySettings};
+use crate::problem::planar::PlanarProblem;
+
+/// One stride of a replay (one period of the plan: its `task.strides` strides), against the
+/// plan.
+#[derive(Clone, Debug, Serialize)]
+pub struct StrideReport {
+    /// 1 for the first stride.
+    pub stride: usize,
+    pub planned_length_m: f64,
+    pub length_m: f64,
+    pub length_error_rel: f64,
+    /// The highest centre of mass over the stride, above the ground \[m\].
+    pub planned_apex_m: f64,
+    pub apex_m: f64,
+    pub apex_error_rel: f64,
+}
+
+impl PlanTable {
+    /// The plan's nodes repeated `strides` times: stride k's nodes at k stride times later,
+    /// its base (state 0, the base's x) k stride lengths farther, its phases numbered on.
+    pub fn tiled(&self, strides: usize, phases: usize) -> PlanTable {
+        let period = *self.t.last().expect("a plan has nodes") - self.t[0];
+        let length = self.x.last().unwrap()[0] - self.x[0][0];
+        let mut tiled = PlanTable {
+            t: Vec::new(),
+            x: Vec::new(),
+            u: Vec::new(),
+            phase: Vec::new(),
+        };
+        for k in 0..strides {
+            for i in 0..self.t.len() {
+                let mut x = self.x[i].clone();
+                x[0] += k as f64 * length;
+                tiled.t.push(self.t[i] + k as f64 * period);
+                tiled.x.push(x);
+                tiled.u.push(self.u[i].clone());
+                tiled.phase.push(self.phase[i] + k * phases);
+            }
+        }
+        tiled
+    }
+}
+
+/// Replays a periodic plan over `strides` strides (1: the plan itself) and measures every
+/// stride (`summary.strides`).
+pub fn replay_strides(
+    problem: &PlanarProblem,
+    plan: &PlanTable,
+    strides: usize,
+    settings: &ReplaySettings,
+) -> Result<PlanarReplay, PlanarSimError> {
+    let strides = strides.max(1);
+    let mut tiled_problem = problem.clone();
+    tiled_problem.schedule = (0..strides)
+        .flat_map(|_| problem.schedule.iter().cloned())
+        .collect();
+    let tiled = plan.tiled(strides, problem.schedule.len());
+    let mut replay = replay(&tiled_problem, &tiled, settings)?;
+    let robot = problem.robot.build(problem.gravity);
+    let n = robot.body.n_q();
+    let com_z = |x: &[f64]| robot.body.centre_of_mass(&x[..n])[1];
+    let period = *plan.t.last().unwrap() - plan.t[0];
+    let planned_length = plan.x.last().unwrap()[0] - plan.x[0][0];
+    let planned_apex = plan
+        .x
+        .iter()
+        .map(|x| com_z(x))
+        .fold(f64::NEG_INFINITY, f64::max);
+    let relative = |a: f64, b: f64| (a - b).abs() / b.abs().max(1e-9);
+    let rows = &replay.rows;
+    // The sample at (or nearest) a time: stride boundaries are plan nodes, sampled exactly.
+    let at = |t: f64| {
+        rows.iter()
+            .min_by(|a, b| (a[0] - t).abs().total_cmp(&(b[0] - t).abs()))
+            .filter(|row| (row[0] - t).abs() < 1e-6)
+    };
+    replay.summary.strides = (0..strides)
+        .map_while(|k| {
+            let (t0, t1) = (k as f64 * period, (k + 1) as f64 * period);
+            let (start, end) = (at(t0)?, at(t1)?);
+            let apex = rows
+                .iter()
+                .filter(|row| row[0] >= t0 - 1e-9 && row[0] <= t1 + 1e-9)
+                .map(|row| com_z(&row[1..]))
+                .fold(f64::NEG_INFINITY, f64::max);
+            let length = end[1] - start[1];
+            Some(StrideReport {
+                stride: k + 1,
+                planned_length_m: planned_length,
+                length_m: length,
+                length_error_rel: relative(length, planned_length),
+                planned_apex_m: planned_apex,
+                apex_m: apex,
+                apex_error_rel: relative(apex, planned_apex),
+            })
+        })
+        .collect();
+    Ok(replay)
+}

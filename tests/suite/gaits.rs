@@ -1,0 +1,210 @@
+//! Gaits: periodic plans through the real binary. The monopod's shipped gait converges at its
+//! defaults with its periodicity closed, its stride time fixed by its speed and its stride
+//! starting at the apex; its replay over three strides keeps every stride within 2 % of the
+//! plan; the first stride of a replay over three is the one-stride replay; a gait's bad input
+//! is refused with the field and what is accepted (exit 2).
+
+use crate::common;
+
+use std::path::Path;
+
+use common::run::{assert_exit, loam, read_json, shipped};
+use common::temp_dir::TempDir;
+
+fn manifest() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The trajectory's rows (t, phase, node, states..., controls...) and its header.
+fn trajectory(run: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
+    let text = std::fs::read_to_string(run.join("trajectory.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<String> = lines
+        .next()
+        .unwrap()
+        .split(',')
+        .map(str::to_owned)
+        .collect();
+    let rows = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    (header, rows)
+}
+
+/// `loam solve problems/NAME --out RUN -q`, which must exit 0; its solution.json.
+fn solve(name: &str, run: &Path) -> serde_json::Value {
+    let file = shipped(name);
+    let solve = loam(
+        manifest(),
+        &["solve", &file, "--out", run.to_str().unwrap(), "-q"],
+    );
+    assert_eq!(solve.code(), 0, "{}", solve.dump());
+    read_json(&run.join("solution.json"))
+}
+
+#[test]
+fn the_monopod_gait_closes_its_stride_at_its_speed_and_holds_for_three_strides() {
+    let dir = TempDir::new("gait");
+    let run = dir.path().join("gait");
+    let solution = solve("monopod_gait.yaml", &run);
+    assert_eq!(solution["converged"], true);
+    let key = &solution["key_figures"];
+    let residual = key["periodicity_residual"].as_f64().unwrap();
+    assert!(residual < 1e-8, "periodicity residual {residual}");
+    let cot = key["cost_of_transport"].as_f64().unwrap();
+    assert!(cot > 0.0 && cot < 1.0, "cost of transport {cot}");
+    // distance / speed = 0.3 / 0.6 s.
+    let duration = key["duration_s"].as_f64().unwrap();
+    assert!((duration - 0.5).abs() < 1e-8, "stride time {duration}");
+    assert!((key["distance_m"].as_f64().unwrap() - 0.3).abs() < 1e-8);
+
+    // Apex to apex: the centre of mass neither rises nor falls at the first node. The
+    // monopod's centre of mass velocity from its bodies' is checked through the plan's own
+    // numbers: the start's vertical velocity of every body is what the planner summed.
+    let (header, rows) = trajectory(&run);
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (first, last) = (&rows[0], rows.last().unwrap());
+    for name in [
+        "z", "pitch", "hip", "leg", "d_x", "d_z", "d_pitch", "d_hip", "d_leg",
+    ] {
+        let j = col(name);
+        assert!(
+            (last[j] - first[j]).abs() < 1e-8,
+            "{name}: start {} end {}",
+            first[j],
+            last[j]
+        );
+    }
+    assert!((last[col("x")] - first[col("x")] - 0.3).abs() < 1e-8);
+
+    // Three strides, each within 2 % of the plan's length and apex.
+    let sim = loam(manifest(), &["simulate", run.to_str().unwrap(), "-q"]);
+    assert_eq!(sim.code(), 0, "{}", sim.dump());
+    let replay = read_json(&run.join("replay.json"));
+    assert_eq!(replay["complete"], true);
+    let strides = replay["strides"].as_array().unwrap();
+    assert_eq!(strides.len(), 3);
+    for stride in strides {
+        assert!((stride["planned_length_m"].as_f64().unwrap() - 0.3).abs() < 1e-8);
+        for key in ["length_error_rel", "apex_error_rel"] {
+            let e = stride[key].as_f64().unwrap();
+            assert!(e < 0.02, "{key} {e}: {stride}");
+        }
+    }
+    // Three touchdowns and three lift-offs, one of each a stride.
+    let events = replay["events"].as_array().unwrap();
+    for kind in ["touchdown", "lift-off"] {
+        let n = events.iter().filter(|e| e["kind"] == kind).count();
+        assert_eq!(n, 3, "{kind}: {events:?}");
+    }
+
+    // The first stride of the three is the plan replayed once: two independent runs of the
+    // event loop over the same first 0.5 s.
+    let once = loam(
+        manifest(),
+        &["simulate", run.to_str().unwrap(), "--strides", "1", "-q"],
+    );
+    assert_eq!(once.code(), 0, "{}", once.dump());
+    let single = read_json(&run.join("replay.json"));
+    let one = &single["strides"][0];
+    let of_three = &strides[0];
+    for key in ["length_m", "apex_m"] {
+        let (a, b) = (one[key].as_f64().unwrap(), of_three[key].as_f64().unwrap());
+        assert!((a - b).abs() < 1e-7, "{key}: {a} alone, {b} of three");
+    }
+    assert!(single["strides"].as_array().unwrap().len() == 1);
+}
+
+#[test]
+fn a_plan_of_three_strides_replays_once_and_costs_three_strides() {
+    let dir = TempDir::new("gait3");
+    let run = dir.path().join("three");
+    let solution = solve("monopod_gait_three_strides.yaml", &run);
+    let key = &solution["key_figures"];
+    assert!(key["periodicity_residual"].as_f64().unwrap() < 1e-8);
+    assert!((key["duration_s"].as_f64().unwrap() - 1.5).abs() < 1e-8);
+    // Three strides of one gait cost about three of its strides (the one-stride plan's
+    // 3.63e-4, measured): each stride is free to differ, so no more than three of them.
+    let objective = solution["objective"].as_f64().unwrap();
+    assert!(
+        objective > 3.0 * 3.5e-4 && objective < 3.0 * 3.8e-4,
+        "{objective}"
+    );
+    let sim = loam(manifest(), &["simulate", run.to_str().unwrap(), "-q"]);
+    assert_eq!(sim.code(), 0, "{}", sim.dump());
+    let replay = read_json(&run.join("replay.json"));
+    let strides = replay["strides"].as_array().unwrap();
+    assert_eq!(strides.len(), 1, "the plan once covers its three strides");
+    assert!((strides[0]["planned_length_m"].as_f64().unwrap() - 0.9).abs() < 1e-8);
+    assert!(strides[0]["length_error_rel"].as_f64().unwrap() < 0.02);
+}
+
+/// `loam check` of the gait with `--set`s: exit 2 naming the field and what is accepted.
+fn refused(sets: &[&str], needles: &[&str]) {
+    let file = shipped("monopod_gait.yaml");
+    let mut args = vec!["check", file.as_str()];
+    for set in sets {
+        args.extend(["--set", set]);
+    }
+    let out = loam(manifest(), &args);
+    let mut all = vec!["monopod_gait.yaml"];
+    all.extend_from_slice(needles);
+    assert_exit(&out, 2, &all);
+}
+
+#[test]
+fn a_gaits_bad_input_is_refused_with_the_field() {
+    // A schedule that never touches the ground cannot close a stride.
+    refused(
+        &["schedule=[{contacts: []}]"],
+        &["task.periodic", "never touches the ground"],
+    );
+    // A stride of 0.
+    refused(
+        &["task.distance=0", "task.speed=null"],
+        &["task.distance", "stride of 0"],
+    );
+    // Speeds: not a number > 0, without a distance, out of the durations' reach.
+    refused(&["task.speed=0"], &["task.speed", "finite number > 0"]);
+    refused(&["task.speed=-1"], &["task.speed", "finite number > 0"]);
+    refused(&["task.speed=.nan"], &["task.speed", "NaN"]);
+    refused(
+        &["task.distance=null"],
+        &["task.speed", "set task.distance"],
+    );
+    refused(
+        &["task.speed=10"],
+        &[
+            "task.speed",
+            "0.0300 s",
+            "accepted speeds 0.2308 to 3.3333 m/s",
+        ],
+    );
+    // The minimum-time objective against a fixed stride time.
+    refused(
+        &["task.objective=time"],
+        &["task.objective", "task.speed fixes"],
+    );
+    // Strides: at least one, and only for a gait.
+    refused(&["task.strides=0"], &["task.strides", "at least 1"]);
+    refused(
+        &["task.periodic=false", "task.strides=2"],
+        &["task.strides", "task.periodic: true"],
+    );
+}
+
+#[test]
+fn more_than_one_stride_of_a_plan_that_is_not_a_gait_is_refused() {
+    let dir = TempDir::new("not-gait");
+    let run = dir.path().join("hop");
+    solve("monopod_hop.yaml", &run);
+    let out = loam(
+        manifest(),
+        &["simulate", run.to_str().unwrap(), "--strides", "3"],
+    );
+    assert_exit(
+        &out,
+        2,
+        &["--strides 3", "not a gait", "accepted for it: 1"],
+    );
+}
