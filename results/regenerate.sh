@@ -8,8 +8,8 @@
 #   bash results/regenerate.sh --cheap PART...   # only these parts, e.g. jump-sweep hopper_rigid
 #
 # Parts: jump-sweep, hopper_granular, hopper_rigid, hopper_two_hops, hopper_rail,
-# monopod_sand_hop, monopod_hop, monopod_granular_hop, planar_foot_step, wrench_space, mdp
-# and, without --cheap, dem. `--cheap` is what `cargo test --release --test suite --
+# monopod_sand_hop, monopod_hop, monopod_granular_hop, monopod_gait, gait-cot,
+# planar_foot_step, wrench_space, mdp and, without --cheap, dem. `--cheap` is what `cargo test --release --test suite --
 # results_fresh::` checks: when that test reports a drift the code meant, run it, look at the
 # figures it redraws and fix the README claims that quote the numbers (results/README.md,
 # "What CI checks").
@@ -28,7 +28,7 @@ if [ "${1:-}" = "--cheap" ]; then
     shift
 fi
 all_parts="jump-sweep hopper_granular hopper_rigid hopper_two_hops hopper_rail monopod_sand_hop
-monopod_hop monopod_granular_hop planar_foot_step wrench_space mdp"
+monopod_hop monopod_granular_hop monopod_gait gait-cot planar_foot_step wrench_space mdp"
 $cheap || all_parts="$all_parts dem"
 parts="${*:-$all_parts}"
 for part in $parts; do
@@ -185,6 +185,23 @@ if wanted monopod_granular_hop; then
     solve_into monopod_granular_hop
     $loam simulate results/monopod_granular_hop -q
     $loam plot results/monopod_granular_hop --png-only -q
+fi
+
+# A gait: the monopod's periodic stride on rigid ground, replayed over three strides.
+if wanted monopod_gait; then
+    solve_into monopod_gait
+    $loam simulate results/monopod_gait -q
+    $loam plot results/monopod_gait --png-only --animate -q
+fi
+# The gait's cost of transport against speed on rigid ground and on the spring ground, four
+# starts a point (about a minute on 2 cores). Only sweep.csv and the figure are kept: the
+# fourteen run folders are 5 MB and each is `loam solve problems/monopod_gait.yaml --set ...`.
+if wanted gait-cot; then
+    rm -rf results/gait-cot
+    $loam sweep problems/monopod_gait.yaml --vary task.speed=0.4,0.5,0.6,0.7,0.8,1.0,1.2 \
+        --vary terrain.model=rigid,spring --set starts=4 --out results/gait-cot > /dev/null
+    $loam plot results/gait-cot --png-only -q
+    find results/gait-cot -mindepth 1 -maxdepth 1 -type d ! -name plots -exec rm -rf {} +
 fi
 
 # A planar robot's plan checked on grains: the planar foot's 0.2 m step, planned on rigid

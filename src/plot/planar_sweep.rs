@@ -40,15 +40,20 @@ fn x_label(field: &str) -> String {
     } else {
         ""
     };
-    let unit = if last == "gravity" { " [m/s²]" } else { unit };
+    let unit = match last {
+        "gravity" => " [m/s²]",
+        "speed" => " [m/s]",
+        _ => unit,
+    };
     format!("{field}{unit}")
 }
 
 /// One curve: the points of one value of the other varied fields, ordered by x.
 struct Group {
     label: String,
-    /// x, planned distance, replayed distance, planned peak, replayed peak (NaN: not replayed).
-    points: Vec<[f64; 5]>,
+    /// x, planned distance, replayed distance, planned peak, replayed peak (NaN: not
+    /// replayed), the plan's cost of transport (NaN: none).
+    points: Vec<[f64; 6]>,
 }
 
 pub struct PlanarSweepFigure {
@@ -88,11 +93,17 @@ impl PlanarSweepFigure {
                 .map(|v| v.parse().unwrap_or(f64::NAN))
                 .collect())
         };
+        // `cost_of_transport` came after the other columns; older sweeps lack it.
+        let cot = match table.text("cost_of_transport") {
+            Ok(_) => number("cost_of_transport")?,
+            Err(_) => vec![f64::NAN; x.len()],
+        };
         let columns = [
             number("distance_m")?,
             number("replay_distance_m")?,
             number("planned_com_peak_m")?,
             number("replay_com_peak_m")?,
+            cot,
         ];
         let others: Vec<Vec<&str>> = varied[1..]
             .iter()
@@ -114,6 +125,7 @@ impl PlanarSweepFigure {
                 columns[1][i],
                 columns[2][i],
                 columns[3][i],
+                columns[4][i],
             ];
             match groups.iter_mut().find(|g| g.label == label) {
                 Some(group) => group.points.push(point),
@@ -143,7 +155,12 @@ impl PlanarSweepFigure {
 
 impl Figure for PlanarSweepFigure {
     fn size(&self) -> (u32, u32) {
-        (1400, 600)
+        let with_cot = self
+            .groups
+            .iter()
+            .flat_map(|g| g.points.iter())
+            .any(|p| p[5].is_finite());
+        (if with_cot { 1800 } else { 1400 }, 600)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
@@ -162,15 +179,23 @@ impl Figure for PlanarSweepFigure {
             }
         }
         let rest = draw_heading(root, &self.title, &entries)?;
-        let panels = rest.split_evenly((1, 2));
-        let labels = [
-            "base distance travelled [m]",
-            "centre-of-mass peak rise [m]",
-        ];
         let all = || self.groups.iter().flat_map(|g| g.points.iter());
+        // A third panel, the plans' cost of transport, where the plans travel.
+        let with_cot = all().any(|p| p[5].is_finite());
+        let panels = rest.split_evenly((1, if with_cot { 3 } else { 2 }));
+        let labels = [
+            "base distance travelled [m] (a gait: its worst stride)",
+            "centre-of-mass peak rise [m] (a gait: apex height)",
+            "cost of transport (plan) [-]",
+        ];
         let (x0, x1) = range_of(all().map(|p| p[0]), 0.05);
         for (k, area) in panels.iter().enumerate() {
-            let (plan, replay) = (1 + 2 * k, 2 + 2 * k);
+            // Columns: (plan, replay) per panel; the cost of transport is the plan's alone.
+            let (plan, replay) = if k < 2 {
+                (1 + 2 * k, 2 + 2 * k)
+            } else {
+                (5, 5)
+            };
             let values = all()
                 .flat_map(|p| [p[plan], p[replay]])
                 .filter(|v| v.is_finite())
@@ -182,12 +207,20 @@ impl Figure for PlanarSweepFigure {
                 .y_label_area_size(80)
                 .build_cartesian_2d(x0..x1, y0..y1)
                 .map_err(draw_error)?;
+            // Ticks a few thousandths apart need more than trim_number's three decimals.
+            let fine = (y1 - y0).abs() < 0.05;
             draw_grid(
                 &mut chart,
                 (&x_label(&self.x_name), labels[k]),
                 6,
                 &|v| trim_number(*v),
-                &|v| trim_number(*v),
+                &|v| {
+                    if fine && *v != 0.0 {
+                        format!("{v:.1e}")
+                    } else {
+                        trim_number(*v)
+                    }
+                },
             )?;
             for (g, group) in self.groups.iter().enumerate() {
                 let color = COLORS[g % COLORS.len()];
@@ -203,8 +236,10 @@ impl Figure for PlanarSweepFigure {
                 let (planned, replayed) = (series(plan), series(replay));
                 draw_line(&mut chart, &planned, color, Stroke::Solid, 2)?;
                 draw_markers(&mut chart, &planned, (Marker::Circle, true), 4, color)?;
-                draw_line(&mut chart, &replayed, color, Stroke::Dashed(8, 5), 2)?;
-                draw_markers(&mut chart, &replayed, (Marker::Diamond, false), 6, color)?;
+                if replay != plan {
+                    draw_line(&mut chart, &replayed, color, Stroke::Dashed(8, 5), 2)?;
+                    draw_markers(&mut chart, &replayed, (Marker::Diamond, false), 6, color)?;
+                }
             }
         }
         Ok(())

@@ -28,7 +28,7 @@ struct Point {
 }
 
 /// The figures of `sweep.csv` after the varied fields, in order.
-const FIGURES: [&str; 12] = [
+const FIGURES: [&str; 14] = [
     "converged",
     "status",
     "iterations",
@@ -41,6 +41,8 @@ const FIGURES: [&str; 12] = [
     "planned_com_peak_m",
     "replay_com_peak_m",
     "replay_com_peak_error_rel",
+    "cost_of_transport",
+    "mesh_tolerance_met",
 ];
 
 pub fn run(args: &Args, file: &Path, axes: &[Axis], out: &Path) -> anyhow::Result<u8> {
@@ -145,12 +147,19 @@ fn check(problem: &PlanarProblem) -> Result<(), String> {
 }
 
 /// `loam solve` then `loam simulate` on one point, in processes of their own. A solve that
-/// does not converge (exit 1) is recorded, and not replayed; bad input (exit 2) stops the
-/// sweep.
+/// does not converge (exit 1) is recorded, and not replayed; one that converged but missed
+/// its mesh tolerance (exit 1 too) is replayed, and marked (`mesh_tolerance_met`); bad
+/// input (exit 2) stops the sweep.
 fn solve_and_replay(exe: &Path, file: &Path, point: &Point) -> anyhow::Result<()> {
     let solve = super::solve_command(exe, file, &point.dir, &point.overrides);
     let code = run_quietly(solve, &point.dir, "loam solve")?;
-    if code == 0 {
+    let converged = || {
+        std::fs::read_to_string(point.dir.join("solution.json"))
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .is_some_and(|s| s["converged"] == Value::Bool(true))
+    };
+    if code == 0 || converged() {
         let mut simulate = Command::new(exe);
         simulate.arg("simulate").arg(&point.dir).arg("-q");
         run_quietly(simulate, &point.dir, "loam simulate")?;
@@ -210,6 +219,38 @@ fn row_of(point: &Point) -> anyhow::Result<(Vec<String>, bool)> {
             .unwrap_or_default(),
     );
     let key = &solution["key_figures"];
+    // A gait's replay runs several strides: its distance is the worst stride's and its peak
+    // the apex height above the ground (the plan's, and the worst stride's), as the plan's
+    // distance is one period's and its peak rise, apex to apex, 0.
+    let [replay_distance, distance_error, planned_peak, replay_peak, peak_error] =
+        match replay["strides"].as_array() {
+            Some(strides) if !strides.is_empty() => {
+                let worst = |key: &str| {
+                    strides
+                        .iter()
+                        .max_by(|a, b| {
+                            let e = |s: &Value| s[key].as_f64().unwrap_or(f64::NAN);
+                            e(a).total_cmp(&e(b))
+                        })
+                        .expect("a stride")
+                };
+                let (length, apex) = (worst("length_error_rel"), worst("apex_error_rel"));
+                [
+                    length["length_m"].clone(),
+                    length["length_error_rel"].clone(),
+                    apex["planned_apex_m"].clone(),
+                    apex["apex_m"].clone(),
+                    apex["apex_error_rel"].clone(),
+                ]
+            }
+            _ => [
+                replay["achieved_distance_m"].clone(),
+                replay["distance_error_rel"].clone(),
+                replay["planned_com_peak_m"].clone(),
+                replay["achieved_com_peak_m"].clone(),
+                replay["com_peak_error_rel"].clone(),
+            ],
+        };
     row.extend(
         [
             &solution["converged"],
@@ -219,11 +260,13 @@ fn row_of(point: &Point) -> anyhow::Result<(Vec<String>, bool)> {
             &key["distance_m"],
             &key["com_rise_m"],
             &key["duration_s"],
-            &replay["achieved_distance_m"],
-            &replay["distance_error_rel"],
-            &replay["planned_com_peak_m"],
-            &replay["achieved_com_peak_m"],
-            &replay["com_peak_error_rel"],
+            &replay_distance,
+            &distance_error,
+            &planned_peak,
+            &replay_peak,
+            &peak_error,
+            &key["cost_of_transport"],
+            &solution["mesh_tolerance_met"],
         ]
         .into_iter()
         .map(text),

@@ -197,7 +197,10 @@ impl PlanarRun {
             .get("key_figures")
             .and_then(Value::as_object)
             .map(|o| {
+                // The end's vertical velocity and a gait's periodicity residual (0 to the
+                // title's digits) are in solution.json; the title keeps what varies.
                 o.iter()
+                    .filter(|(k, _)| !matches!(k.as_str(), "com_vz_end" | "periodicity_residual"))
                     .filter_map(|(k, v)| v.as_f64().map(|v| format!("{k} {}", trim_number(v))))
                     .collect()
             })

@@ -402,6 +402,7 @@ pub struct PlanarTask {
     pub periodic: bool,
     /// Mean forward speed \[m/s\], > 0: the phases' durations sum to `distance / speed`
     /// (needs `distance`). Default: the durations are free within their bounds.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub speed: Option<f64>,
     /// A periodic task: how many strides its schedule holds (`distance` is their sum), so
     /// that a replay repeats the plan until it has run at least three strides (one plan of
