@@ -190,3 +190,18 @@ def test_transcription_error_is_the_cli_s(plans, cli_run):
     assert abs(error["max"] - recorded["max"]) <= 1e-12
     assert [len(p) for p in error["intervals"]] == [p["nodes"] - 1 for p in cli["phases"]]
     assert plans["hopper_granular"].transcription_error is None
+
+
+def test_a_gait_replays_stride_after_stride_as_the_cli_does(cli, cli_run):
+    """`Plan.simulate(strides=N)` is `loam simulate RUN --strides N`: each stride measured."""
+    plan = loam.load_problem(ROOT / "problems" / "monopod_gait.yaml").solve()
+    cli_dir = cli_run("monopod_gait")
+    assert plan.objective == pytest.approx(solution(cli_dir)["objective"], rel=1e-12)
+    result = cli("simulate", cli_dir, "--strides", "2", "-q")
+    assert result.returncode == 0, result.stderr
+    replay = plan.simulate(strides=2)
+    assert replay.complete
+    assert replay.summary["strides"] == json.loads((cli_dir / "replay.json").read_text())["strides"]
+    assert [s["stride"] for s in replay.summary["strides"]] == [1, 2]
+    for stride in replay.summary["strides"]:
+        assert stride["length_error_rel"] < 0.02 and stride["apex_error_rel"] < 0.02
