@@ -208,3 +208,46 @@ fn more_than_one_stride_of_a_plan_that_is_not_a_gait_is_refused() {
         &["--strides 3", "not a gait", "accepted for it: 1"],
     );
 }
+
+/// A gait warm-started from its neighbour at another speed (`--warm-start`): its durations
+/// held first, scaled to the new stride time, then released; it reaches the cold solve's
+/// optimum (measured: 2.981605e-4 at 0.55 m/s from 0.6 m/s, both on the file's first mesh).
+#[test]
+fn a_warm_start_across_speeds_reaches_the_cold_optimum() {
+    let dir = TempDir::new("gait-warm");
+    let file = shipped("monopod_gait.yaml");
+    // One mesh: a tolerance no replay misses, so that both plans stay on the file's nodes.
+    let solve = |name: &str, speed: &str, warm: Option<&str>| {
+        let mut args = vec![
+            "solve",
+            file.as_str(),
+            "--set",
+            "mesh.tolerance=1000",
+            "--set",
+            speed,
+            "--out",
+            name,
+            "-q",
+        ];
+        if let Some(from) = warm {
+            args.extend(["--warm-start", from]);
+        }
+        let out = loam(dir.path(), &args);
+        assert_eq!(out.code(), 0, "{}", out.dump());
+        read_json(&dir.path().join(name).join("solution.json"))
+    };
+    solve("at-0.6", "task.speed=0.6", None);
+    let cold = solve("cold", "task.speed=0.55", None);
+    let warm = solve("warm", "task.speed=0.55", Some("at-0.6"));
+    assert_eq!(warm["provenance"]["warm_start"]["kind"], "plan");
+    let (c, w) = (
+        cold["objective"].as_f64().unwrap(),
+        warm["objective"].as_f64().unwrap(),
+    );
+    assert!((c - w).abs() <= 1e-6 * c, "cold {c}, warm {w}");
+    let duration = warm["key_figures"]["duration_s"].as_f64().unwrap();
+    assert!(
+        (duration - 0.3 / 0.55).abs() < 1e-8,
+        "stride time {duration}"
+    );
+}
