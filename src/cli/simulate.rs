@@ -45,7 +45,8 @@ pub struct Args {
     pub max_steps: usize,
     /// A gait's plan (`task.periodic`): replay the plan this many times over, each time
     /// measured against the plan's length and apex (replay.json's `strides`) [default for a
-    /// gait: enough to run three strides (`task.strides` a plan); any other plan: 1]
+    /// gait: enough times to run three strides, a plan holding `task.strides` of them; any
+    /// other plan: 1]
     #[arg(long, value_name = "N")]
     pub strides: Option<usize>,
     /// Print nothing but errors.
