@@ -16,7 +16,7 @@ mod solve;
 
 pub use simulate::{
     is_planar_run, replay_and_write, replay_stem, settings, simulate, Replayed, SimulateOptions,
-    Simulated, DEFAULT_STRIDES,
+    Simulated,
 };
 #[cfg(feature = "planner")]
 pub use solve::{

@@ -32,9 +32,6 @@ pub struct SimulateOptions {
     pub strides: Option<usize>,
 }
 
-/// How many strides `loam simulate` (and a gait's mesh refinement) replays a gait over.
-pub const DEFAULT_STRIDES: usize = 3;
-
 impl Default for SimulateOptions {
     /// `loam simulate`'s defaults.
     fn default() -> Self {
@@ -335,28 +332,23 @@ fn simulate_planar(run_dir: &Path, options: &SimulateOptions) -> Result<Simulate
         max_steps: options.max_steps,
         ..Default::default()
     };
-    let strides = match (problem.task.periodic, options.strides) {
-        (true, strides) => strides.unwrap_or(problem.task.replay_periods(DEFAULT_STRIDES)),
-        (false, None | Some(1)) => 1,
-        (false, Some(n)) => {
+    match (problem.task.periodic, options.strides) {
+        (_, Some(0)) => {
+            return Err(ApiError::BadInput(
+                "--strides 0: a replay runs at least one stride".into(),
+            ))
+        }
+        (false, Some(n)) if n > 1 => {
             return Err(ApiError::BadInput(format!(
                 "--strides {n}: {} is not a gait (its task is not periodic), so it has one \
                  stride; accepted for it: 1",
                 run_dir.display()
             )))
         }
-    };
-    if strides == 0 {
-        return Err(ApiError::BadInput(
-            "--strides 0: a replay runs at least one stride".into(),
-        ));
+        _ => {}
     }
-    let replay = if problem.task.periodic {
-        planar::replay_strides(&problem, &table, strides, &settings)
-    } else {
-        planar::replay(&problem, &table, &settings)
-    }
-    .map_err(|e| ApiError::Failed(format!("replaying the plan: {e}")))?;
+    let replay = planar::replay_plan(&problem, &table, options.strides, &settings)
+        .map_err(|e| ApiError::Failed(format!("replaying the plan: {e}")))?;
     let mut csv = String::from("mode,");
     csv.push_str(&replay.columns.join(","));
     csv.push('\n');

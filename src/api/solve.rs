@@ -325,18 +325,10 @@ pub fn planar_start(
 /// the relative errors of the centre of mass's peak rise, the task's apex rise (`apex_of`'s
 /// body) and (where it travels over 1 cm) the distance; infinite for a replay that cannot finish. What `refine` drives down.
 pub fn replay_error(problem: &PlanarProblem, plan: &PlanarPlan) -> f64 {
-    use crate::sim::planar::{replay, replay_strides, PlanTable, ReplaySettings};
+    use crate::sim::planar::{replay_plan, PlanTable, ReplaySettings};
     let table = PlanTable::from_trajectory(&plan.trajectory, plan.planner.layout.n_inputs);
-    let settings = ReplaySettings::default();
-    // A gait is measured over the strides `loam simulate` replays: an open-loop gait's
-    // departure grows stride by stride, so one stride's error does not say whether it holds.
-    let replayed = if problem.task.periodic {
-        let periods = problem.task.replay_periods(super::DEFAULT_STRIDES);
-        replay_strides(problem, &table, periods, &settings)
-    } else {
-        replay(problem, &table, &settings)
-    };
-    match replayed {
+    // The replay `loam simulate` makes: a gait over its default strides.
+    match replay_plan(problem, &table, None, &ReplaySettings::default()) {
         // A gait: its strides' length and apex (its start is the apex of an apex-to-apex
         // stride, where the centre of mass's peak rise is 0).
         Ok(r) if r.summary.complete && !r.summary.strides.is_empty() => r

@@ -24,10 +24,10 @@ pub struct KeyFigures {
     pub duration_s: f64,
     /// Vertical velocity of the centre of mass at the end \[m/s\].
     pub com_vz_end: f64,
-    /// Mechanical cost of transport, ∫ Σ |u_i v_i| dt / (m g |distance|) over the nodes
-    /// (trapezoidal): the inputs' positive and negative work alike, as `objective:
-    /// cost_of_transport` counts it. Absent for a plan that does not travel, or a robot
-    /// whose inputs drive servos (their input is a command rate, not a force).
+    /// Mechanical cost of transport, ∫ Σ |P_i| dt / (m g |distance|) over the nodes
+    /// (trapezoidal), P_i each input's power (`PlanarRobot::input_powers`, a drive's force
+    /// times its joint's rate): positive and negative work alike, as `objective:
+    /// cost_of_transport` counts it. Absent for a plan that does not travel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_of_transport: Option<f64>,
     /// A periodic plan (a gait): the largest |end − start| over every state but the base's
@@ -129,19 +129,18 @@ pub fn key_figures_of(robot: &PlanarRobot, trajectory: &Trajectory) -> KeyFigure
     }
 }
 
-/// ∫ Σ |u_i v_i| dt / (m g |distance|), trapezoidal over each phase's nodes (the controls
+/// ∫ Σ |P_i| dt / (m g |distance|), trapezoidal over each phase's nodes (the controls
 /// start with the inputs; see [`KeyFigures::cost_of_transport`]).
 fn cost_of_transport(robot: &PlanarRobot, trajectory: &Trajectory, distance: f64) -> Option<f64> {
-    if distance.abs() < 1e-6 || robot.inputs.iter().any(|i| i.drive.is_some()) {
+    if distance.abs() < 1e-6 {
         return None;
     }
-    let n_q = robot.n_q();
+    let n_inputs = robot.inputs.len();
     let power = |x: &[f64], u: &[f64]| -> f64 {
         robot
-            .inputs
+            .input_powers(x, &u[..n_inputs])
             .iter()
-            .zip(u)
-            .map(|(input, u)| (u * x[n_q + input.coordinate]).abs())
+            .map(|p| p.abs())
             .sum()
     };
     let mut work = 0.0;

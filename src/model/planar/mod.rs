@@ -220,6 +220,18 @@ impl PlanarRobot {
             .collect()
     }
 
+    /// Each input's mechanical power: its effort (`efforts`) times its coordinate's rate.
+    /// The cost of transport integrates its absolute value (the objective, smoothed at 0;
+    /// `solution.json`'s key figure).
+    pub fn input_powers<S: Scalar>(&self, x: &[S], u: &[S]) -> Vec<S> {
+        let n = self.n_q();
+        self.efforts(x, u)
+            .into_iter()
+            .zip(&self.inputs)
+            .map(|(effort, input)| effort * x[n + input.coordinate].clone())
+            .collect()
+    }
+
     /// The drives' state rates (ė = v_err, ż_d = u per drive), in state order.
     pub fn drive_rates<S: Scalar>(&self, x: &[S], u: &[S]) -> Vec<S> {
         let n = self.n_q();

@@ -50,7 +50,6 @@ impl PlanarPlanner {
     pub(super) fn running_cost(&self) -> impl Fn(&[Sx], &[Sx]) -> Sx {
         let robot = self.robot.clone();
         let objective = self.problem.task.objective;
-        let n_q = self.layout.n_q;
         let n_inputs = self.layout.n_inputs;
         let transport = self.weight() * self.problem.task.distance.unwrap_or(1.0).abs();
         move |x: &[Sx], u: &[Sx]| {
@@ -59,8 +58,8 @@ impl PlanarPlanner {
             } else {
                 0.0
             });
-            let efforts = match objective {
-                Objective::CostOfTransport => robot.efforts(x, &u[..n_inputs]),
+            let powers = match objective {
+                Objective::CostOfTransport => robot.input_powers(x, &u[..n_inputs]),
                 _ => Vec::new(),
             };
             for (i, input) in robot.inputs.iter().enumerate() {
@@ -81,8 +80,7 @@ impl PlanarPlanner {
                     Objective::InputsSquared => u[i].square() * 0.5,
                     Objective::CostOfTransport => {
                         // |power|, smoothed at 0 so the NLP stays twice differentiable.
-                        let power = efforts[i].clone() * x[n_q + input.coordinate].clone();
-                        (power.square() + 1e-4).sqrt() / transport
+                        (powers[i].square() + 1e-4).sqrt() / transport
                     }
                 };
                 cost = cost + term;

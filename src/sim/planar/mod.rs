@@ -44,7 +44,7 @@ use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
 use dynamics::{Mode, Sim};
 use events::{Run, TOLERANCES};
 pub use plan::{read_plan, servo_gains, PlanTable};
-pub use strides::{replay_strides, StrideReport};
+pub use strides::{replay_plan, replay_strides, StrideReport, DEFAULT_STRIDES};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlanarSimError {

@@ -54,6 +54,28 @@ impl PlanTable {
     }
 }
 
+/// How many strides a gait's replay runs by default (`loam simulate`, and a gait's mesh
+/// refinement): an open-loop gait's departure grows stride by stride, so one stride's error
+/// does not say whether it holds.
+pub const DEFAULT_STRIDES: usize = 3;
+
+/// The replay `loam simulate` makes of a plan: a gait (`task.periodic`) over `periods`
+/// repetitions of its plan (`None`: enough for [`DEFAULT_STRIDES`] strides), any other plan
+/// once.
+pub fn replay_plan(
+    problem: &PlanarProblem,
+    plan: &PlanTable,
+    periods: Option<usize>,
+    settings: &ReplaySettings,
+) -> Result<PlanarReplay, PlanarSimError> {
+    if problem.task.periodic {
+        let periods = periods.unwrap_or(problem.task.replay_periods(DEFAULT_STRIDES));
+        replay_strides(problem, plan, periods, settings)
+    } else {
+        replay(problem, plan, settings)
+    }
+}
+
 /// Replays a periodic plan over `strides` strides (1: the plan itself) and measures every
 /// stride (`summary.strides`).
 pub fn replay_strides(
