@@ -119,6 +119,10 @@ fi
 # its inputs in the MDP simulator (replay.csv).
 if wanted monopod_sand_hop; then
     solve_into monopod_sand_hop
+    # Its verdict: the solve's own MDP replay (the plan's step), the closed-form grounds, and
+    # the MDP simulator again at its 1 ms step (README, "The verdict on a plan").
+    $loam validate results/monopod_sand_hop -q \
+        --terrain rigid,poppy_seeds,problems/monopod_sand_hop.yaml
     $loam plot results/monopod_sand_hop --png-only -q
 fi
 
@@ -178,6 +182,8 @@ fi
 if wanted monopod_hop; then
     solve_into monopod_hop
     $loam simulate results/monopod_hop -q
+    # Its verdict on poppy seeds (the added-mass model) and on sand (the MDP simulator).
+    $loam validate results/monopod_hop -q --terrain rigid,poppy_seeds,problems/monopod_sand_hop.yaml
     $loam plot results/monopod_hop --png-only --animate -q
 fi
 # The monopod hopping up out of poppy seeds (the added-mass terrain under a planar robot).

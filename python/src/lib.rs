@@ -125,6 +125,7 @@ fn simulate(
         atol,
         max_steps,
         strides,
+        ..SimulateOptions::default()
     };
     simulate_dir(py, &run_dir, &options, true)
 }

@@ -382,6 +382,7 @@ impl Plan {
             atol,
             max_steps,
             strides,
+            ..SimulateOptions::default()
         };
         if let Some(dir) = &self.run_dir {
             return simulate_dir(py, dir, &options, true);

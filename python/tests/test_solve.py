@@ -205,3 +205,20 @@ def test_a_gait_replays_stride_after_stride_as_the_cli_does(cli, cli_run):
     assert [s["stride"] for s in replay.summary["strides"]] == [1, 2]
     for stride in replay.summary["strides"]:
         assert stride["length_error_rel"] < 0.02 and stride["apex_error_rel"] < 0.02
+
+
+def test_a_rigid_plan_replays_on_a_wrench_space_as_the_cli_does(cli, cli_run):
+    """`loam.simulate(run, terrain=FILE)` with FILE's terrain a wrench space is `loam simulate
+    RUN --terrain FILE`: the MDP simulator's replay, the same numbers."""
+    sand = ROOT / "problems" / "monopod_sand_hop.yaml"
+    cli_dir = cli_run("monopod_hop")
+    result = cli("simulate", cli_dir, "--terrain", sand, "-q")
+    assert result.returncode in (0, 1), result.stderr
+    cli_json = next(cli_dir.glob("replay-on-monopod_sand_hop-*.json"))
+    replay = loam.simulate(cli_dir, terrain=str(sand))
+    assert replay.stem == cli_json.stem
+    assert replay.summary["terrain"]["model"] == "wrench_space"
+    assert replay.summary["integration"]["max_step_s"] == 1e-3
+    cli_summary = json.loads(cli_json.read_text())
+    assert replay.summary["achieved_distance_m"] == cli_summary["achieved_distance_m"]
+    assert replay.summary["complete"] == cli_summary["complete"]

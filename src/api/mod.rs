@@ -13,16 +13,18 @@
 mod simulate;
 #[cfg(feature = "planner")]
 mod solve;
+mod wrench_data;
 
 pub use simulate::{
     is_planar_run, replay_and_write, replay_stem, settings, simulate, Replayed, SimulateOptions,
-    Simulated,
+    Simulated, Simulator,
 };
 #[cfg(feature = "planner")]
 pub use solve::{
     planar_start, rail_jump, rail_start, replay_error, solve, wrench_hop, Refine, SolveOptions,
     Solved,
 };
+pub use wrench_data::wrench_space_of;
 
 #[cfg(feature = "planner")]
 use std::path::Path;

@@ -30,6 +30,23 @@ pub struct SimulateOptions {
     /// against the plan; `None`: enough periods to run three strides
     /// (`PlanarTask::replay_periods`). Only a periodic plan takes more than 1.
     pub strides: Option<usize>,
+    /// Which simulator replays: by default the one the ground asks for.
+    pub simulator: Simulator,
+    /// The MDP simulator's longest step \[s\] (`None`: 1 ms); each interval of the plan is
+    /// cut into equal steps no longer.
+    pub mdp_step: Option<f64>,
+}
+
+/// The simulator of a replay (`loam simulate --backend`, the DEM's aside).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Simulator {
+    /// The MDP simulator on a wrench-space terrain, the reduced-order model on any other.
+    #[default]
+    Auto,
+    /// The reduced-order model with event detection: rigid ground, a bed, a spring ground.
+    Reduced,
+    /// The maximum-dissipation simulator (`sim::mdp`): a planar robot on a wrench space.
+    Mdp,
 }
 
 impl Default for SimulateOptions {
@@ -41,6 +58,8 @@ impl Default for SimulateOptions {
             atol: 1e-12,
             max_steps: planar::ReplaySettings::default().max_steps,
             strides: None,
+            simulator: Simulator::Auto,
+            mdp_step: None,
         }
     }
 }
@@ -71,6 +90,14 @@ pub enum Replayed {
 pub fn simulate(run_dir: &Path, options: &SimulateOptions) -> Result<Simulated, ApiError> {
     if is_planar_run(run_dir) {
         return simulate_planar(run_dir, options);
+    }
+    if options.simulator == Simulator::Mdp {
+        return Err(ApiError::BadInput(format!(
+            "--backend mdp: {} is the hopper's plan, which replays in the reduced-order model \
+             or the DEM; the MDP simulator replays a planar robot's plans (the hopper as \
+             robots/hopper.yaml has a drive, which it cannot step either)",
+            run_dir.display()
+        )));
     }
     let settings = settings(options.rtol, options.atol)?;
     let plan = run::read_plan(run_dir).map_err(|e| ApiError::BadInput(e.to_string()))?;
@@ -262,12 +289,13 @@ fn read_planar_run(run_dir: &Path) -> Result<(PlanarProblem, planar::PlanTable, 
 }
 
 /// A planar plan's ground from a terrain spec: `rigid` or a medium preset with the plan's
-/// friction, or a planar problem file's `terrain` (not a wrench space), with the replay's
-/// stem.
+/// friction, or a planar problem file's `terrain`, with the replay's stem and, for a wrench
+/// space, the file its data are named relative to (its `data_sha256` filled in, so that the
+/// stem's hash and the replay's summary cover the data).
 fn planar_terrain(
     spec: &str,
     own: &PlanarTerrainConfig,
-) -> Result<(PlanarTerrainConfig, String), ApiError> {
+) -> Result<(PlanarTerrainConfig, String, Option<PathBuf>), ApiError> {
     use crate::problem::planar::{AddedMassGroundConfig, RigidGroundConfig};
     let friction = own
         .contact_model::<f64>()
@@ -277,7 +305,7 @@ fn planar_terrain(
     let (path, stem) = match terrain_spec(spec)? {
         TerrainSpec::Rigid => {
             let terrain = PlanarTerrainConfig::Rigid(RigidGroundConfig { friction });
-            return Ok((terrain, "replay-on-rigid".into()));
+            return Ok((terrain, "replay-on-rigid".into(), None));
         }
         TerrainSpec::Medium(medium) => {
             let terrain = PlanarTerrainConfig::AddedMass(AddedMassGroundConfig {
@@ -285,11 +313,11 @@ fn planar_terrain(
                 medium,
                 ..Default::default()
             });
-            return Ok((terrain, format!("replay-on-{spec}")));
+            return Ok((terrain, format!("replay-on-{spec}"), None));
         }
         TerrainSpec::File { path, stem } => (path, stem),
     };
-    let terrain = match problem::load_any(path, &[])? {
+    let mut terrain = match problem::load_any(path, &[])? {
         AnyProblem::Planar(p) => p.terrain,
         AnyProblem::Hopper(_) => {
             return Err(ApiError::BadInput(format!(
@@ -298,35 +326,68 @@ fn planar_terrain(
             )))
         }
     };
-    if let PlanarTerrainConfig::WrenchSpace(_) = terrain {
-        return Err(ApiError::BadInput(format!(
-            "terrain {spec}: a wrench-space terrain; plans replay on wrench spaces in the MDP \
-             simulator only from `loam solve` on that terrain"
-        )));
-    }
+    let data_file = match &mut terrain {
+        PlanarTerrainConfig::WrenchSpace(ground) => {
+            let (_, sha) =
+                super::wrench_space_of(path, &PlanarTerrainConfig::WrenchSpace(ground.clone()))?;
+            ground.data_sha256 = Some(sha);
+            Some(path.to_path_buf())
+        }
+        _ => None,
+    };
     let value = serde_json::to_value(&terrain).expect("a terrain serializes");
     Ok((
         terrain,
         format!("replay-on-{stem}-{}", identity::short_hash(&value)),
+        data_file,
     ))
 }
 
 fn simulate_planar(run_dir: &Path, options: &SimulateOptions) -> Result<Simulated, ApiError> {
     let (mut problem, table, plan_id) = read_planar_run(run_dir)?;
-    if let PlanarTerrainConfig::WrenchSpace(_) = &problem.terrain {
-        return Err(ApiError::BadInput(format!(
-            "{}: a plan on a wrench space is replayed in the MDP simulator by the solve itself \
-             (replay.csv in the same folder); simulate replays plans on rigid ground or a bed",
-            run_dir.display()
-        )));
-    }
     let mut stem = "replay".to_string();
+    let mut data_file = None;
     if let Some(spec) = &options.terrain {
-        let (ground, named) = planar_terrain(spec, &problem.terrain)?;
-        if ground != problem.terrain {
+        let (ground, named, file) = planar_terrain(spec, &problem.terrain)?;
+        if ground != problem.terrain || file.is_some() {
             problem.terrain = ground;
             stem = named;
+            data_file = file;
         }
+    }
+    let on_wrench_space = matches!(problem.terrain, PlanarTerrainConfig::WrenchSpace(_));
+    match (options.simulator, on_wrench_space, &data_file) {
+        (Simulator::Reduced, true, _) => {
+            return Err(ApiError::BadInput(
+                "--backend reduced: the ground is a wrench space, for which the reduced-order \
+                 model has no contact law; replay it with --backend mdp (or leave --backend out)"
+                    .into(),
+            ))
+        }
+        (Simulator::Mdp, false, _) => {
+            return Err(ApiError::BadInput(format!(
+                "--backend mdp steps on a wrench space, and the ground here is {}: name one with \
+                 --terrain FILE, a planar problem file whose terrain is a wrench space (such as \
+                 problems/monopod_sand_hop.yaml)",
+                problem.terrain.model_name()
+            )))
+        }
+        (_, false, _) if options.mdp_step.is_some() => {
+            return Err(ApiError::BadInput(
+                "--mdp-step is the MDP simulator's step, and this replay is the reduced-order \
+                 model's (its steps follow its error control: --rtol, --atol)"
+                    .into(),
+            ))
+        }
+        (_, true, None) => {
+            return Err(ApiError::BadInput(format!(
+                "{}: a plan on a wrench space has its MDP replay from the solve (replay.csv in \
+                 the same folder); to replay it again, name the wrench space: --terrain FILE \
+                 (the problem file it was solved from)",
+                run_dir.display()
+            )))
+        }
+        _ => {}
     }
     let settings = planar::ReplaySettings {
         max_steps: options.max_steps,
@@ -347,8 +408,31 @@ fn simulate_planar(run_dir: &Path, options: &SimulateOptions) -> Result<Simulate
         }
         _ => {}
     }
-    let replay = planar::replay_plan(&problem, &table, options.strides, &settings)
-        .map_err(|e| ApiError::Failed(format!("replaying the plan: {e}")))?;
+    let replay = match &data_file {
+        Some(file) => {
+            use crate::sim::mdp::{plan as mdp_plan, MdpError};
+            let (space, _) = super::wrench_space_of(file, &problem.terrain)?;
+            let mut settings = mdp_plan::MdpReplaySettings {
+                max_steps: options.max_steps,
+                ..Default::default()
+            };
+            if let Some(step) = options.mdp_step {
+                settings.max_step = step;
+            }
+            mdp_plan::replay_plan(&problem, &table, space, options.strides, &settings).map_err(
+                |e| match e {
+                    // What the simulator cannot take (a drive, a rail) is the input's fault.
+                    MdpError::Robot(_) | MdpError::Option { .. } => ApiError::BadInput(format!(
+                        "{}: cannot be replayed in the MDP simulator: {e}",
+                        run_dir.display()
+                    )),
+                    e => ApiError::Failed(format!("replaying the plan: {e}")),
+                },
+            )?
+        }
+        None => planar::replay_plan(&problem, &table, options.strides, &settings)
+            .map_err(|e| ApiError::Failed(format!("replaying the plan: {e}")))?,
+    };
     let mut csv = String::from("mode,");
     csv.push_str(&replay.columns.join(","));
     csv.push('\n');

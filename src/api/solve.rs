@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::wrench_data::{data_path, data_sha256, wrench_space_of};
 use super::ApiError;
 use crate::output::rail::{write_rail_run, RailRecord, SavedRailPlan};
 use crate::output::wrench_hop::{self as hop_run, write_hop_run, HopReplayRecord};
@@ -351,36 +352,6 @@ pub fn replay_error(problem: &PlanarProblem, plan: &PlanarPlan) -> f64 {
     }
 }
 
-/// The data file a wrench-space problem names, relative to the problem file's folder.
-fn data_path(file: &Path, data: Option<&String>) -> PathBuf {
-    file.parent()
-        .unwrap_or(Path::new("."))
-        .join(data.cloned().unwrap_or_default())
-}
-
-/// The SHA-256 of the data file at `path`, checked against the one the problem states
-/// (`terrain.data_sha256`); a file that cannot be read is left to the loader's error.
-fn data_sha256(file: &Path, path: &Path, stated: Option<&String>) -> Result<String, ApiError> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        ApiError::BadInput(format!(
-            "{}: terrain.data: cannot read {}: {e}",
-            file.display(),
-            path.display()
-        ))
-    })?;
-    let hash = crate::problem::sha256_hex(&bytes);
-    match stated {
-        Some(stated) if !stated.eq_ignore_ascii_case(&hash) => Err(ApiError::BadInput(format!(
-            "{}: terrain.data_sha256: {} hashes to {hash}, not the stated {stated}: the data \
-             changed since the problem was written (remove the field to accept the file as it \
-             is now)",
-            file.display(),
-            path.display()
-        ))),
-        _ => Ok(hash),
-    }
-}
-
 /// The rail hopper of a problem whose terrain is a wrench space: its data loaded and its
 /// rail angle checked against the data's tilts (bad input names the field).
 pub fn rail_jump(file: &Path, problem: &Problem) -> Result<RailJump, ApiError> {
@@ -448,18 +419,8 @@ fn solve_rail(
 /// A planar problem on `terrain: {model: wrench_space}`, its data loaded from the path the
 /// file names (relative to the file's folder); a data file that does not load is bad input.
 pub fn wrench_hop(file: &Path, problem: &PlanarProblem) -> Result<Arc<WrenchHop>, ApiError> {
-    use crate::terrain::wrench_space::WrenchSpace;
-    let PlanarTerrainConfig::WrenchSpace(ground) = &problem.terrain else {
-        return Err(ApiError::BadInput(format!(
-            "{}: terrain: not a wrench space",
-            file.display()
-        )));
-    };
-    let path = data_path(file, ground.data.as_ref());
-    data_sha256(file, &path, ground.data_sha256.as_ref())?;
-    let space = WrenchSpace::load(&path)
-        .map_err(|e| ApiError::BadInput(format!("{}: terrain.data: {e}", file.display())))?;
-    Ok(Arc::new(WrenchHop::from_problem(problem, space.into())))
+    let space = wrench_space_of(file, &problem.terrain)?.0;
+    Ok(Arc::new(WrenchHop::from_problem(problem, space)))
 }
 
 fn solve_wrench_hop(

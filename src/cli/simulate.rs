@@ -16,6 +16,9 @@ use super::BadInput;
 pub enum Backend {
     /// The reduced-order model with event detection (MODEL.md sections 1 and 2).
     Reduced,
+    /// The maximum-dissipation simulator on a wrench-space terrain (docs/WRENCH_SPACE.md):
+    /// a planar robot's plan on `--terrain FILE`, FILE's terrain a wrench space.
+    Mdp,
     /// The discrete-element bed on the CPU.
     DemCpu,
     /// The discrete-element bed on a CUDA GPU.
@@ -31,8 +34,9 @@ pub struct Args {
     /// it: replay-on-<preset>, or replay-on-<file stem>-<hash of its parameters> for a file.
     #[arg(long, value_name = "PRESET|FILE")]
     pub terrain: Option<String>,
-    #[arg(long, value_enum, default_value = "reduced")]
-    pub backend: Backend,
+    /// The simulator [default: reduced, or mdp when the terrain is a wrench space]
+    #[arg(long, value_enum)]
+    pub backend: Option<Backend>,
     /// Relative tolerance of the integrator's error control.
     #[arg(long, default_value_t = 1e-10)]
     pub rtol: f64,
@@ -49,6 +53,10 @@ pub struct Args {
     /// other plan: 1]
     #[arg(long, value_name = "N")]
     pub strides: Option<usize>,
+    /// The MDP simulator's longest step [s]: every interval of the plan is cut into equal
+    /// steps no longer than this [default: 0.001]
+    #[arg(long, value_name = "SECONDS")]
+    pub mdp_step: Option<f64>,
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
@@ -63,7 +71,7 @@ pub fn read_plan(dir: &Path) -> anyhow::Result<SavedPlan> {
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let planar = api::is_planar_run(&args.run_dir);
-    if args.backend != Backend::Reduced {
+    if let Some(backend @ (Backend::DemCpu | Backend::DemCuda)) = args.backend {
         if args.terrain.is_some() {
             return Err(BadInput(
                 "--terrain chooses the contact model of --backend reduced; the DEM backends \
@@ -73,15 +81,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             .into());
         }
         if planar {
-            return super::simulate_dem::run_planar(
-                &args.run_dir,
-                args.backend,
-                &args.dem,
-                args.quiet,
-            );
+            return super::simulate_dem::run_planar(&args.run_dir, backend, &args.dem, args.quiet);
         }
         let plan = read_plan(&args.run_dir)?;
-        return super::simulate_dem::run(&plan, args.backend, &args.dem, args.quiet);
+        return super::simulate_dem::run(&plan, backend, &args.dem, args.quiet);
     }
     if args.dem.bed.is_some() {
         return Err(BadInput(
@@ -95,6 +98,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         atol: args.atol,
         max_steps: args.max_steps,
         strides: args.strides,
+        simulator: match args.backend {
+            None => api::Simulator::Auto,
+            Some(Backend::Mdp) => api::Simulator::Mdp,
+            Some(_) => api::Simulator::Reduced,
+        },
+        mdp_step: args.mdp_step,
     };
     let simulated = api::simulate(&args.run_dir, &options)?;
     match &simulated.summary {

@@ -325,7 +325,9 @@ fn engine(
                 .map_err(|e| anyhow::Error::new(e).context("--backend dem-cuda"))?;
             (Box::new(CudaBackend::new(scenes)), "dem-cuda")
         }
-        BackendChoice::Reduced => unreachable!("the reduced backend does not come here"),
+        BackendChoice::Reduced | BackendChoice::Mdp => {
+            unreachable!("the reduced and MDP backends do not come here")
+        }
     })
 }
 

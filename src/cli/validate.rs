@@ -282,10 +282,10 @@ fn check(args: &Args) -> anyhow::Result<()> {
         )
         .into());
     }
-    if args.backend == Backend::Reduced {
+    if matches!(args.backend, Backend::Reduced | Backend::Mdp) {
         return Err(BadInput(
-            "--backend reduced: the DEM engine is dem-cpu or dem-cuda (the reduced-order rows \
-             always run)"
+            "--backend: the DEM engine is dem-cpu or dem-cuda (the reduced-order rows always \
+             run, and the MDP's for every wrench-space problem file in --terrain)"
                 .into(),
         )
         .into());
@@ -369,8 +369,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         match api::simulate(run, &options) {
             Ok(simulated) => {
                 let record = read_json(&simulated.json)?;
+                let simulator = if record["terrain"]["model"] == "wrench_space" {
+                    "mdp"
+                } else {
+                    "reduced"
+                };
                 rows.extend(rows_of(
-                    "reduced",
+                    simulator,
                     spec,
                     false,
                     &[(record, relative(run, &simulated.json))],

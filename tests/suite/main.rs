@@ -30,6 +30,7 @@ mod hull;
 mod linear_solver;
 mod material_calibrate;
 mod mdp;
+mod mdp_replay;
 mod mdp_scenarios;
 mod mesh_refinement;
 mod multibody;

@@ -32,7 +32,7 @@ fn shipped_problem() -> PlanarProblem {
     }
 }
 
-/// A CSV's columns by name.
+/// A CSV's columns by name (a column of text, as a replay's `mode`, reads as NaN).
 fn columns(path: &Path) -> std::collections::HashMap<String, Vec<f64>> {
     let text = std::fs::read_to_string(path).unwrap();
     let mut lines = text.lines();
@@ -45,7 +45,7 @@ fn columns(path: &Path) -> std::collections::HashMap<String, Vec<f64>> {
     let mut values = vec![Vec::new(); names.len()];
     for line in lines {
         for (i, cell) in line.split(',').enumerate() {
-            values[i].push(cell.parse().unwrap());
+            values[i].push(cell.parse().unwrap_or(f64::NAN));
         }
     }
     names.into_iter().zip(values).collect()
@@ -141,14 +141,59 @@ fn the_monopod_hops_forward_on_sand_and_its_plan_replays_in_the_mdp_simulator() 
     for figure in ["planar_run.png", "filmstrip.png"] {
         assert!(out.join("plots").join(figure).is_file(), "{figure}");
     }
-    // A wrench-space plan is not `loam simulate`'s: it says so, exit 2.
+    // Its own replay is the solve's (replay.csv); `loam simulate` without a wrench space to
+    // step on says how to name one, exit 2.
     let simulate = loam(manifest(), &["simulate", out.to_str().unwrap()]);
     assert_eq!(simulate.code(), 2, "{}", simulate.dump());
     assert!(
-        simulate.stderr.contains("MDP simulator"),
+        simulate.stderr.contains("MDP replay") && simulate.stderr.contains("--terrain FILE"),
         "{}",
         simulate.dump()
     );
+    // Named, the plan replays through `loam simulate`'s MDP replay (`sim::mdp::plan`: the
+    // servos on, the controller sampled at each step's start). At the plan's own step (one
+    // step per interval) its ground phase is the planner's MDP rows, step for step: the
+    // replay meets the plan at every node of the push-off to the NLP's tolerance.
+    let simulate = loam(
+        manifest(),
+        &[
+            "simulate",
+            out.to_str().unwrap(),
+            "--terrain",
+            &shipped("monopod_sand_hop.yaml"),
+            "--mdp-step",
+            "1",
+        ],
+    );
+    assert_eq!(simulate.code(), 0, "{}", simulate.dump());
+    let stem = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .find(|n| n.starts_with("replay-on-monopod_sand_hop-") && n.ends_with(".csv"))
+        .expect("the replay's csv");
+    let replay = columns(&out.join(&stem));
+    let ground_nodes = solution["problem"]["schedule"][0]["nodes"]
+        .as_u64()
+        .unwrap() as usize;
+    let mut worst: f64 = 0.0;
+    for k in 0..ground_nodes {
+        let t = plan["t"][k];
+        let i = replay["t"]
+            .iter()
+            .position(|&tr| (tr - t).abs() < 1e-9)
+            .unwrap_or_else(|| panic!("no replay sample at node {k}, t = {t}"));
+        for name in ["x", "z", "pitch", "hip", "leg"] {
+            worst = worst.max((replay[name][i] - plan[name][k]).abs());
+        }
+    }
+    assert!(
+        worst < 1e-4,
+        "ground phase departs from the plan by {worst:e}"
+    );
+    let record = read_json(&out.join(stem.replace(".csv", ".json")));
+    assert_eq!(record["terrain"]["model"], "wrench_space");
+    assert_eq!(record["terrain"]["data_sha256"], hash.as_str());
+    assert_eq!(record["integration"]["max_step_s"], 1.0);
 }
 
 #[test]

@@ -43,6 +43,7 @@ pub mod barrier;
 pub mod control;
 #[cfg(feature = "planner")]
 pub mod hop;
+pub mod plan;
 mod qp;
 #[cfg(feature = "planner")]
 pub mod rail;
@@ -309,6 +310,17 @@ impl MdpSim {
 
     pub fn options(&self) -> &MdpOptions {
         &self.options
+    }
+
+    /// Changes the step h, checked as the options are.
+    pub fn set_step(&mut self, step: f64) -> Result<(), MdpError> {
+        let options = MdpOptions {
+            step,
+            ..self.options.clone()
+        };
+        options.validate()?;
+        self.options = options;
+        Ok(())
     }
 
     /// The posture the joint hold pulls towards (all n_q coordinates; the base's are unused).

@@ -47,20 +47,7 @@ impl Sim<'_> {
     /// limits); a drive gets the plan's command rate alone, open loop (it is a servo itself).
     pub(super) fn inputs(&self, piece: usize, t: f64, x: &[f64]) -> Vec<f64> {
         let (xr, ur) = self.plan.at_piece(piece, t);
-        let n = self.n;
-        self.robot
-            .inputs
-            .iter()
-            .enumerate()
-            .map(|(i, input)| {
-                if input.drive.is_some() {
-                    return ur[i];
-                }
-                let j = input.coordinate;
-                let u = ur[i] + self.kp[i] * (xr[j] - x[j]) + self.kd[i] * (xr[n + j] - x[n + j]);
-                u.clamp(input.limit.0, input.limit.1)
-            })
-            .collect()
+        super::plan::servo_command(self.robot, &self.kp, &self.kd, (&xr, &ur), x)
     }
 
     /// The state's derivative and the held contacts' wrenches (F_x, F_z, τ each) in `mode`:
@@ -289,15 +276,7 @@ impl Sim<'_> {
     }
 
     pub(super) fn mode_name(&self, contacts: &[usize]) -> String {
-        if contacts.is_empty() {
-            "flight".into()
-        } else {
-            let names: Vec<&str> = contacts
-                .iter()
-                .map(|&c| self.robot.contacts[c].name.as_str())
-                .collect();
-            format!("stance[{}]", names.join("+"))
-        }
+        super::mode_name(self.robot, contacts)
     }
 
     /// A row of `replay.csv` (t, state, inputs, every contact's wrench), how far the held

@@ -36,6 +36,7 @@ mod dynamics;
 mod events;
 mod plan;
 mod strides;
+mod summary;
 
 use serde::Serialize;
 
@@ -43,8 +44,9 @@ use super::hybrid::{self, HybridSystem, LoopError, LoopSettings};
 use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
 use dynamics::{Mode, Sim};
 use events::{Run, TOLERANCES};
-pub use plan::{read_plan, servo_gains, PlanTable};
-pub use strides::{replay_plan, replay_strides, StrideReport, DEFAULT_STRIDES};
+pub use plan::{read_plan, servo_command, servo_gains, PlanTable};
+pub use strides::{replay_plan, replay_strides, strides_of, StrideReport, DEFAULT_STRIDES};
+pub use summary::{apex_body_of, replay_columns, summarise, Ran};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlanarSimError {
@@ -66,6 +68,20 @@ pub enum PlanarSimError {
     WrenchSpace,
     #[error(transparent)]
     Loop(#[from] LoopError),
+}
+
+/// A replay's mode as `replay.csv` names it: `flight`, or `stance[a+b]` with the contacts on
+/// the ground.
+pub fn mode_name(robot: &crate::model::planar::PlanarRobot, contacts: &[usize]) -> String {
+    if contacts.is_empty() {
+        "flight".into()
+    } else {
+        let names: Vec<&str> = contacts
+            .iter()
+            .map(|&c| robot.contacts[c].name.as_str())
+            .collect();
+        format!("stance[{}]", names.join("+"))
+    }
 }
 
 /// One event the simulator found.
@@ -139,8 +155,12 @@ pub struct LimitCount {
 #[derive(Clone, Debug, Serialize)]
 pub struct Integration {
     pub method: &'static str,
-    pub rtol: f64,
-    pub atol: f64,
+    /// The error control's tolerances (null for a fixed-step simulator).
+    pub rtol: Option<f64>,
+    pub atol: Option<f64>,
+    /// A fixed-step simulator's largest step \[s\] (absent for the event loop's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_step_s: Option<f64>,
     /// Accepted and rejected steps (null for a replay that stopped before its end).
     pub steps: Option<usize>,
     pub rejected: Option<usize>,
@@ -226,14 +246,9 @@ pub fn replay(
     times.dedup();
     let mut breakpoints = plan.t.clone();
     breakpoints.dedup();
-    let com_z = |x: &[f64]| robot.body.centre_of_mass(&x[..n])[1];
-    let com0 = com_z(&x0);
+    let com0 = robot.body.centre_of_mass(&x0[..n])[1];
     // The body whose rise the task asks for (the robot's centre of mass: none).
-    let apex_body = problem
-        .task
-        .apex_of
-        .as_ref()
-        .and_then(|name| robot.body.bodies.iter().position(|b| &b.name == name));
+    let apex_body = apex_body_of(problem, &robot);
     let mut run = Run {
         sim: &sim,
         breakpoints,
@@ -264,8 +279,9 @@ pub fn replay(
                 finish.x,
                 Integration {
                     method,
-                    rtol: TOLERANCES.rtol,
-                    atol: TOLERANCES.atol,
+                    rtol: Some(TOLERANCES.rtol),
+                    atol: Some(TOLERANCES.atol),
+                    max_step_s: None,
                     steps: Some(finish.steps),
                     rejected: Some(finish.rejected),
                 },
@@ -278,8 +294,9 @@ pub fn replay(
                     last[1..1 + robot.n_x()].to_vec(),
                     Integration {
                         method,
-                        rtol: TOLERANCES.rtol,
-                        atol: TOLERANCES.atol,
+                        rtol: Some(TOLERANCES.rtol),
+                        atol: Some(TOLERANCES.atol),
+                        max_step_s: None,
                         steps: None,
                         rejected: None,
                     },
@@ -297,113 +314,24 @@ pub fn replay(
         apex_rise,
         ..
     } = run;
-
-    let mut columns = vec!["t".to_string()];
-    columns.extend(robot.state_names());
-    columns.extend(robot.inputs.iter().map(|i| i.name.clone()));
-    for c in &robot.contacts {
-        for part in ["fx", "fz", "tau"] {
-            columns.push(format!("{}_{part}", c.name));
-        }
-    }
-    let names = robot.state_names();
-    let joint_limits: Vec<LimitCount> = robot
-        .state_bounds()
-        .into_iter()
-        .enumerate()
-        .filter(|(_, (lo, hi))| lo.is_finite() || hi.is_finite())
-        .map(|(i, (lo, hi))| {
-            let excess: Vec<f64> = rows
-                .iter()
-                .map(|row| (lo - row[1 + i]).max(row[1 + i] - hi))
-                .filter(|e| *e > 1e-9)
-                .collect();
-            LimitCount {
-                coordinate: names[i].clone(),
-                samples_outside: excess.len(),
-                max_excess: excess.iter().copied().fold(0.0, f64::max),
-            }
-        })
-        .collect();
-    // Errors at the plan's nodes, from the samples nearest in time.
-    let mut max_error = vec![0.0_f64; n];
-    for (k, &tk) in plan.t.iter().enumerate() {
-        let row = rows
-            .iter()
-            .min_by(|a, b| (a[0] - tk).abs().total_cmp(&(b[0] - tk).abs()))
-            .unwrap();
-        if (row[0] - tk).abs() <= sample_every {
-            for j in 0..n {
-                max_error[j] = max_error[j].max((row[1 + j] - plan.x[k][j]).abs());
-            }
-        }
-    }
-    let planned_distance = plan.x.last().unwrap()[0] - plan.x[0][0];
-    let achieved_distance = x[0] - plan.x[0][0];
-    let planned_peak = plan
-        .x
-        .iter()
-        .map(|xk| com_z(xk) - com0)
-        .fold(f64::NEG_INFINITY, f64::max);
-    // The task's apex: the body's rise at the plan's highest node and in the replay.
-    let (planned_apex, achieved_apex) = match problem.task.apex_rise {
-        None => (None, None),
-        Some(_) => {
-            let top = plan
-                .x
-                .iter()
-                .max_by(|a, b| com_z(a).total_cmp(&com_z(b)))
-                .unwrap();
-            match apex_body {
-                Some(b) => {
-                    let z0 = events::body_height(&robot.body, &plan.x[0][..n], b);
-                    let planned = events::body_height(&robot.body, &top[..n], b) - z0;
-                    (Some(planned), Some(apex_rise))
-                }
-                None => (Some(planned_peak), Some(peak)),
-            }
-        }
-    };
-    let relative = |a: f64, b: f64| {
-        if b.abs() > 1e-9 {
-            (a - b).abs() / b.abs()
-        } else {
-            (a - b).abs()
-        }
-    };
-    let summary = PlanarReplaySummary {
-        planned_distance_m: planned_distance,
-        achieved_distance_m: achieved_distance,
-        distance_error_rel: relative(achieved_distance, planned_distance),
-        planned_com_rise_m: com_z(plan.x.last().unwrap()) - com0,
-        achieved_com_rise_m: com_z(&x) - com0,
-        planned_com_peak_m: planned_peak,
-        achieved_com_peak_m: peak,
-        com_peak_error_rel: relative(peak, planned_peak),
-        planned_apex_rise_m: planned_apex,
-        achieved_apex_rise_m: achieved_apex,
-        apex_rise_error_rel: planned_apex.zip(achieved_apex).map(|(p, a)| relative(a, p)),
-        max_coordinate_error: robot
-            .coordinates
-            .iter()
-            .zip(max_error)
-            .map(|(c, e)| (c.name.clone(), e))
-            .collect(),
-        max_friction_excess: max_excess,
-        max_unloaded_side_force_n: max_unloaded_side_force,
-        joint_limits,
-        events,
-        strides: Vec::new(),
-        planned_contacts: problem
-            .schedule
-            .iter()
-            .map(|p| p.contacts.clone())
-            .collect(),
-        terrain: problem.terrain.clone(),
-        integration,
-        complete: stopped.is_none(),
-        stopped,
-    };
+    let columns = replay_columns(&robot);
+    let summary = summarise(
+        problem,
+        &robot,
+        plan,
+        sample_every,
+        Ran {
+            rows: &rows,
+            x_end: &x,
+            peak,
+            apex_rise,
+            max_friction_excess: max_excess,
+            max_unloaded_side_force,
+            events,
+            integration,
+            stopped,
+        },
+    );
     Ok(PlanarReplay {
         columns,
         rows,

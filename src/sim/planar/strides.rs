@@ -84,13 +84,26 @@ pub fn replay_strides(
     strides: usize,
     settings: &ReplaySettings,
 ) -> Result<PlanarReplay, PlanarSimError> {
+    strides_of(problem, plan, strides, |p, t| replay(p, t, settings))
+}
+
+/// A periodic plan replayed over `strides` strides by `replay` (a simulator's replay of a
+/// problem and its plan table: the event loop's, or the MDP simulator's), every stride
+/// measured against the plan (`summary.strides`). Stride boundaries are plan nodes, which
+/// every replay samples.
+pub fn strides_of<E>(
+    problem: &PlanarProblem,
+    plan: &PlanTable,
+    strides: usize,
+    replay: impl FnOnce(&PlanarProblem, &PlanTable) -> Result<PlanarReplay, E>,
+) -> Result<PlanarReplay, E> {
     let strides = strides.max(1);
     let mut tiled_problem = problem.clone();
     tiled_problem.schedule = (0..strides)
         .flat_map(|_| problem.schedule.iter().cloned())
         .collect();
     let tiled = plan.tiled(strides, problem.schedule.len());
-    let mut replay = replay(&tiled_problem, &tiled, settings)?;
+    let mut replay = replay(&tiled_problem, &tiled)?;
     let robot = problem.robot.build(problem.gravity);
     let n = robot.body.n_q();
     let com_z = |x: &[f64]| robot.body.centre_of_mass(&x[..n])[1];

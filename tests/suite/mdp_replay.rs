@@ -1,0 +1,174 @@
+//! Plans replayed in the MDP simulator on a wrench-space terrain (`sim::mdp::plan`): a plan
+//! made on rigid ground, and a gait, checked on the sand through `loam simulate --terrain
+//! FILE` and `loam validate`; what the simulator cannot step is refused, exit 2.
+
+use std::path::Path;
+
+use crate::common::csv::{column, read_csv};
+use crate::common::run::{assert_exit, loam, read_json, shipped, solve_to};
+use crate::common::temp_dir::TempDir;
+
+fn manifest() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The files `loam simulate --terrain FILE` wrote for a wrench-space FILE: `replay-on-<stem>-*`.
+fn replay_on(run: &Path, stem: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let csv = std::fs::read_dir(run)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with(&format!("replay-on-{stem}-")) && name.ends_with(".csv")
+        })
+        .unwrap_or_else(|| panic!("no replay-on-{stem}-*.csv in {}", run.display()));
+    let json = csv.with_extension("json");
+    (csv, json)
+}
+
+#[test]
+fn a_plan_made_on_rigid_ground_is_replayed_on_sand_and_validate_lists_it() {
+    let dir = TempDir::new("mdp-replay");
+    let run = dir.path().join("hop");
+    let solution = solve_to(&manifest().join("problems/monopod_hop.yaml"), &run);
+    let run_arg = run.to_str().unwrap();
+    let sand = shipped("monopod_sand_hop.yaml");
+    let out = loam(dir.path(), &["simulate", run_arg, "--terrain", &sand]);
+    assert!(matches!(out.code(), 0 | 1), "{}", out.dump());
+    let (csv, json) = replay_on(&run, "monopod_sand_hop");
+    let record = read_json(&json);
+    assert_eq!(record["plan_id"], solution["plan_id"]);
+    assert_eq!(record["terrain"]["model"], "wrench_space");
+    assert_eq!(record["integration"]["max_step_s"], 1e-3);
+    assert!(record["integration"]["method"]
+        .as_str()
+        .unwrap()
+        .starts_with("MDP step"));
+    // The replay samples every node of the plan (steps cut each interval evenly), and starts
+    // from the plan's first state.
+    let (header, rows) = read_csv(&csv);
+    let (plan_header, plan_rows) = read_csv(&run.join("trajectory.csv"));
+    let t = column(&header, &rows, "t");
+    let plan_t = column(&plan_header, &plan_rows, "t");
+    let last = *plan_t.last().unwrap();
+    if record["complete"] == true {
+        for tk in &plan_t {
+            assert!(
+                t.iter().any(|tr| (tr - tk).abs() < 1e-12),
+                "no sample at node time {tk}"
+            );
+        }
+        assert!((t.last().unwrap() - last).abs() < 1e-12);
+        let steps = record["integration"]["steps"].as_u64().unwrap() as usize;
+        assert_eq!(steps + 1, t.len());
+    }
+    for name in ["x", "z", "pitch", "hip", "leg"] {
+        let (a, b) = (
+            column(&header, &rows, name)[0],
+            column(&plan_header, &plan_rows, name)[0],
+        );
+        assert_eq!(a, b, "{name} at the start");
+    }
+    // `--backend mdp` names the same simulator: the same replay, byte for byte.
+    let first = std::fs::read(&csv).unwrap();
+    let out = loam(
+        dir.path(),
+        &[
+            "simulate",
+            run_arg,
+            "--terrain",
+            &sand,
+            "--backend",
+            "mdp",
+            "-q",
+        ],
+    );
+    assert!(matches!(out.code(), 0 | 1), "{}", out.dump());
+    assert_eq!(first, std::fs::read(&csv).unwrap());
+
+    // The verdict lists the MDP row beside the reduced-order ones, with simulate's number.
+    let terrains = format!("rigid,poppy_seeds,{sand}");
+    let out = loam(dir.path(), &["validate", run_arg, "--terrain", &terrains]);
+    assert_eq!(out.code(), 0, "{}", out.dump());
+    let verdict = read_json(&run.join("validation/validation.json"));
+    let mdp = verdict["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["simulator"] == "mdp" && r["outcome"] == "distance_m")
+        .unwrap_or_else(|| panic!("no MDP row in {verdict}"));
+    assert_eq!(mdp["own_model"], false);
+    assert_eq!(mdp["completed"], 1);
+    let replayed = read_json(&json)["achieved_distance_m"].as_f64().unwrap();
+    assert_eq!(mdp["mean"].as_f64().unwrap(), replayed);
+}
+
+#[test]
+fn a_gait_is_replayed_stride_after_stride_on_sand() {
+    let dir = TempDir::new("mdp-gait");
+    let run = dir.path().join("gait");
+    solve_to(&manifest().join("problems/monopod_gait.yaml"), &run);
+    let out = loam(
+        dir.path(),
+        &[
+            "simulate",
+            run.to_str().unwrap(),
+            "--terrain",
+            &shipped("monopod_sand_hop.yaml"),
+        ],
+    );
+    assert!(matches!(out.code(), 0 | 1), "{}", out.dump());
+    let record = read_json(&replay_on(&run, "monopod_sand_hop").1);
+    let strides = record["strides"].as_array().unwrap();
+    if record["complete"] == true {
+        assert_eq!(strides.len(), 3, "{record}");
+    }
+    assert!(!strides.is_empty(), "{record}");
+    assert_eq!(strides[0]["planned_length_m"], 0.3);
+}
+
+#[test]
+fn what_the_mdp_simulator_cannot_step_is_refused_with_exit_2() {
+    let dir = TempDir::new("mdp-refusals");
+    let hop = dir.path().join("hop");
+    solve_to(&manifest().join("problems/monopod_hop.yaml"), &hop);
+    let hop_arg = hop.to_str().unwrap();
+    let sand = shipped("monopod_sand_hop.yaml");
+    let before: Vec<_> = std::fs::read_dir(&hop).unwrap().collect();
+    // No wrench space to step on.
+    let out = loam(dir.path(), &["simulate", hop_arg, "--backend", "mdp"]);
+    assert_exit(&out, 2, &["--backend mdp", "--terrain FILE"]);
+    // The reduced-order model has no law for a wrench space.
+    let out = loam(
+        dir.path(),
+        &[
+            "simulate",
+            hop_arg,
+            "--terrain",
+            &sand,
+            "--backend",
+            "reduced",
+        ],
+    );
+    assert_exit(&out, 2, &["--backend reduced", "wrench space"]);
+    // A step that is not a positive time, and a step for the reduced-order model.
+    for step in ["0", "-1e-3", "NaN"] {
+        let flag = format!("--mdp-step={step}");
+        let out = loam(
+            dir.path(),
+            &["simulate", hop_arg, "--terrain", &sand, &flag],
+        );
+        assert_exit(&out, 2, &["step"]);
+    }
+    let out = loam(dir.path(), &["simulate", hop_arg, "--mdp-step", "1e-3"]);
+    assert_exit(&out, 2, &["--mdp-step"]);
+    assert_eq!(std::fs::read_dir(&hop).unwrap().count(), before.len());
+    // The hopper as a robot file has a drive (a servo with its own state).
+    let jump = dir.path().join("jump");
+    solve_to(&manifest().join("problems/hopper_jump.yaml"), &jump);
+    let out = loam(
+        dir.path(),
+        &["simulate", jump.to_str().unwrap(), "--terrain", &sand],
+    );
+    assert_exit(&out, 2, &["drive", "`motor`"]);
+}
