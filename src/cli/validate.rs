@@ -283,11 +283,15 @@ fn check(args: &Args) -> anyhow::Result<()> {
         .into());
     }
     if matches!(args.backend, Backend::Reduced | Backend::Mdp) {
-        return Err(BadInput(
-            "--backend: the DEM engine is dem-cpu or dem-cuda (the reduced-order rows always \
-             run, and the MDP's for every wrench-space problem file in --terrain)"
-                .into(),
-        )
+        let name = if args.backend == Backend::Mdp {
+            "mdp"
+        } else {
+            "reduced"
+        };
+        return Err(BadInput(format!(
+            "--backend {name}: the DEM engine is dem-cpu or dem-cuda (the reduced-order rows \
+             always run, and the MDP's for every wrench-space problem file in --terrain)"
+        ))
         .into());
     }
     if let Some(bed) = &args.bed {

@@ -27,7 +27,8 @@ pub struct KeyFigures {
     /// Mechanical cost of transport, ∫ Σ |P_i| dt / (m g |distance|) over the nodes
     /// (trapezoidal), P_i each input's power (`PlanarRobot::input_powers`, a drive's force
     /// times its joint's rate): positive and negative work alike, as `objective:
-    /// cost_of_transport` counts it. Absent for a plan that does not travel.
+    /// cost_of_transport` counts it. Absent for a plan that does not travel or whose task
+    /// does not ask it to (no `distance`, no change of `x`, not periodic).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_of_transport: Option<f64>,
     /// A periodic plan (a gait): the largest |end − start| over every state but the base's
@@ -93,6 +94,12 @@ pub fn phase_summaries(
 /// The key figures of a plan's trajectory.
 pub fn key_figures(plan: &PlanarPlan) -> KeyFigures {
     let mut key = key_figures_of(&plan.planner.robot, &plan.trajectory);
+    // A cost of transport is a figure of a plan asked to travel: the few centimetres a
+    // standing-up drifts would give it a meaningless one.
+    let task = &plan.planner.problem.task;
+    if task.distance.is_none() && !task.end.change.contains_key("x") && !task.periodic {
+        key.cost_of_transport = None;
+    }
     if plan.planner.problem.task.periodic {
         let n_x = 2 * plan.planner.robot.n_q();
         let first = &plan.trajectory.phases[0].states[0];

@@ -180,6 +180,10 @@ fn mumpss_plan_does_not_depend_on_the_core_count() {
     let default = solve_with(None);
     let one = solve_with(Some("1"));
     assert_eq!(default["converged"], true);
+    // Standing up is not travel: no cost of transport for the few centimetres the torso
+    // drifts (the figure would divide by them).
+    assert!(default["key_figures"]["distance_m"].as_f64().unwrap().abs() > 1e-3);
+    assert!(default["key_figures"].get("cost_of_transport").is_none());
     assert_eq!(
         (
             default["iterations"].as_u64(),
