@@ -16,8 +16,8 @@ mod solve;
 mod wrench_data;
 
 pub use simulate::{
-    is_planar_run, replay_and_write, replay_stem, settings, simulate, Replayed, SimulateOptions,
-    Simulated, Simulator,
+    is_planar_run, read_planar_run, replay_and_write, replay_stem, settings, simulate, Replayed,
+    SavedPlanarPlan, SimulateOptions, Simulated, Simulator,
 };
 #[cfg(feature = "planner")]
 pub use solve::{

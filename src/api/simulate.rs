@@ -260,9 +260,17 @@ pub fn is_planar_run(run_dir: &Path) -> bool {
         .is_some_and(|json| json["problem"].get("schedule").is_some())
 }
 
-/// A planar run folder's problem, nodes and plan identity (the two files checked to be one
-/// plan).
-fn read_planar_run(run_dir: &Path) -> Result<(PlanarProblem, planar::PlanTable, String), ApiError> {
+/// A planar run folder's plan: its problem, robot, nodes and identity (`solution.json` and
+/// `trajectory.csv` checked to be one plan). Read by every replay of a planar plan.
+pub struct SavedPlanarPlan {
+    pub problem: PlanarProblem,
+    pub robot: crate::model::planar::PlanarRobot,
+    pub table: planar::PlanTable,
+    pub plan_id: String,
+}
+
+/// Reads a planar run folder's plan; a folder that is not one is bad input naming the file.
+pub fn read_planar_run(run_dir: &Path) -> Result<SavedPlanarPlan, ApiError> {
     let bad = |message: String| ApiError::BadInput(message);
     let files = run::read_plan_files(run_dir).map_err(|e| bad(e.to_string()))?;
     let problem: PlanarProblem =
@@ -285,7 +293,12 @@ fn read_planar_run(run_dir: &Path) -> Result<(PlanarProblem, planar::PlanTable, 
             table.t.len()
         )));
     }
-    Ok((problem, table, files.plan_id))
+    Ok(SavedPlanarPlan {
+        problem,
+        robot,
+        table,
+        plan_id: files.plan_id,
+    })
 }
 
 /// A planar plan's ground from a terrain spec: `rigid` or a medium preset with the plan's
@@ -344,7 +357,12 @@ fn planar_terrain(
 }
 
 fn simulate_planar(run_dir: &Path, options: &SimulateOptions) -> Result<Simulated, ApiError> {
-    let (mut problem, table, plan_id) = read_planar_run(run_dir)?;
+    let SavedPlanarPlan {
+        mut problem,
+        table,
+        plan_id,
+        ..
+    } = read_planar_run(run_dir)?;
     let mut stem = "replay".to_string();
     let mut data_file = None;
     if let Some(spec) = &options.terrain {

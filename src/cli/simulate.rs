@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use loam::api;
 use loam::output::{self, run::SavedPlan};
-use loam::problem::planar::PlanarProblem;
 use loam::sim::planar;
 use loam::sim::replay::ReplaySummary;
 
@@ -174,46 +173,6 @@ fn print_summary(s: &ReplaySummary, stem: &Path) {
         );
     }
     println!("  wrote {}.csv and .json", stem.display());
-}
-
-/// A planar run folder's plan: its problem, robot, nodes and identity (solution.json and
-/// trajectory.csv checked to be one plan).
-pub struct PlanarRun {
-    pub problem: PlanarProblem,
-    pub robot: loam::model::planar::PlanarRobot,
-    pub table: planar::PlanTable,
-    pub plan_id: String,
-}
-
-pub fn read_planar_run(run_dir: &Path) -> anyhow::Result<PlanarRun> {
-    let files = loam::output::run::read_plan_files(run_dir).map_err(|e| BadInput(e.to_string()))?;
-    let (solution_path, csv_path) = (&files.solution_path, &files.trajectory_path);
-    let problem: PlanarProblem =
-        serde_json::from_value(files.json["problem"].clone()).map_err(|e| {
-            BadInput(format!(
-                "{}: `problem` is not a planar problem: {e}",
-                solution_path.display()
-            ))
-        })?;
-    let robot = problem.robot.build(problem.gravity);
-    let csv = String::from_utf8_lossy(&files.trajectory);
-    let table = planar::read_plan(&csv, &robot)
-        .map_err(|e| BadInput(format!("{}: {e}", csv_path.display())))?;
-    let expected: usize = problem.schedule.iter().map(|p| p.nodes).sum();
-    if table.t.len() != expected {
-        return Err(BadInput(format!(
-            "{}: {} nodes, but the plan's schedule has {expected}: the trajectory does not belong to this solution.json",
-            csv_path.display(),
-            table.t.len()
-        ))
-        .into());
-    }
-    Ok(PlanarRun {
-        problem,
-        robot,
-        table,
-        plan_id: files.plan_id,
-    })
 }
 
 /// Prints a planar replay's summary; a replay that stopped short is said on stderr whatever

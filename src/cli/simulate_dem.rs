@@ -375,7 +375,7 @@ pub fn run_planar(
         )
         .into());
     }
-    let run = super::simulate::read_planar_run(run_dir)?;
+    let run = loam::api::read_planar_run(run_dir)?;
     let bed = load_bed(bed_path, args)?;
     if let (loam::problem::planar::PlanarTerrainConfig::AddedMass(ground), false) =
         (&run.problem.terrain, quiet)

@@ -16,8 +16,9 @@
 //! distance and the centre of mass's peak rise), the numbers a researcher checks a plan by.
 //! The sample standard deviation is over the realisations (n − 1), and the standard error of
 //! the mean (sd / √n) is reported beside it, so a user can see whether N was enough. A plan
-//! on a wrench space has its MDP replay from the solve as its own row; the closed-form
-//! replays refuse its trajectory (its columns are the MDP's), which the table says.
+//! on a wrench space has its MDP replay from the solve as its own row, and replays on the
+//! closed-form grounds and the grains as any planar plan; a problem file in `--terrain` whose
+//! terrain is a wrench space adds the MDP simulator's row (`sim::mdp::plan`).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -399,13 +400,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             Backend::DemCuda => "dem-cuda",
             _ => "dem-cpu",
         };
-        if wrench_plan {
-            let why = "a plan on a wrench space has no DEM replay yet (its trajectory holds the \
-                       MDP's variables)";
-            rows.extend(refused(name, &bed.display().to_string(), &planned, why));
-        } else {
-            rows.extend(dem_rows(&args, bed, name, &out, &say)?);
-        }
+        rows.extend(dem_rows(&args, bed, name, &out, &planned, &say)?);
     }
 
     let csv = table_csv(&rows);
@@ -450,6 +445,7 @@ fn dem_rows(
     bed: &Path,
     name: &str,
     out: &Path,
+    planned: &[(String, f64)],
     say: &dyn Fn(String),
 ) -> anyhow::Result<Vec<Row>> {
     let grains = loam::sim::dem::Checkpoint::load(bed)
@@ -492,12 +488,27 @@ fn dem_rows(
             .map(realisation)
             .collect();
         let codes = match &plan {
-            None => vec![super::simulate_dem::run_planar(
-                &args.run_dir,
-                args.backend,
-                &batch[0],
-                true,
-            )?],
+            None => {
+                match super::simulate_dem::run_planar(&args.run_dir, args.backend, &batch[0], true)
+                {
+                    Ok(code) => vec![code],
+                    // A replay the grains could not carry on (a foot through the bed's floor):
+                    // the DEM's row says why, and the other rows stand.
+                    Err(e)
+                        if e.downcast_ref::<BadInput>().is_none()
+                            && e.downcast_ref::<std::io::Error>().is_none() =>
+                    {
+                        say(format!("  {name}: no replay ({e:#})"));
+                        return Ok(refused(
+                            name,
+                            &bed.display().to_string(),
+                            planned,
+                            &format!("{e:#}"),
+                        ));
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
             Some(plan) => super::simulate_dem::run_realisations(plan, args.backend, &batch, true)?,
         };
         for (dem, code) in batch.iter().zip(codes) {

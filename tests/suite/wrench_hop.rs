@@ -194,6 +194,54 @@ fn the_monopod_hops_forward_on_sand_and_its_plan_replays_in_the_mdp_simulator() 
     assert_eq!(record["terrain"]["model"], "wrench_space");
     assert_eq!(record["terrain"]["data_sha256"], hash.as_str());
     assert_eq!(record["integration"]["max_step_s"], 1.0);
+
+    // The verdict of `loam validate` takes the sand plan through every simulator: its own MDP
+    // replay, the reduced-order model on rigid ground, and the grains (a 2 cm bed of 4 mm
+    // grains, which the plan's 6.5 cm deep push goes through: the DEM row then says why it
+    // has no number, and the other rows stand).
+    std::fs::write(
+        dir.path().join("coarse.yaml"),
+        "container: { shape: box, half_x: 0.17, half_y: 0.06 }\n\
+         grains: { radius: 0.004, density: 1000, friction: 0.5, fill_height: 0.02, seed: 3 }\n\
+         settle: { kinetic_energy: 1.0e-8, max_time: 1.0 }\n",
+    )
+    .unwrap();
+    let prepare = loam(
+        dir.path(),
+        &["dem", "prepare", "coarse.yaml", "-o", "coarse.bed"],
+    );
+    assert_eq!(prepare.code(), 0, "{}", prepare.dump());
+    let validate = loam(
+        dir.path(),
+        &[
+            "validate",
+            out.to_str().unwrap(),
+            "--terrain",
+            "rigid",
+            "--bed",
+            "coarse.bed",
+            "--realisations",
+            "1",
+            "-q",
+        ],
+    );
+    assert!(matches!(validate.code(), 0 | 1), "{}", validate.dump());
+    let verdict = read_json(&out.join("validation/validation.json"));
+    let rows = verdict["rows"].as_array().unwrap();
+    let find = |simulator: &str| {
+        rows.iter()
+            .find(|r| r["simulator"] == simulator && r["outcome"] == "distance_m")
+            .unwrap_or_else(|| panic!("no {simulator} row in {verdict}"))
+    };
+    assert_eq!(find("mdp")["own_model"], true);
+    let rigid = find("reduced");
+    assert_eq!(rigid["terrain"], "rigid");
+    assert!(rigid["mean"].is_number(), "{rigid}");
+    let dem = find("dem-cpu");
+    assert!(
+        dem["mean"].is_number() || dem["note"].as_str().is_some_and(|n| !n.is_empty()),
+        "{dem}"
+    );
 }
 
 #[test]

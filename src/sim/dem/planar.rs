@@ -285,25 +285,24 @@ pub fn replay_planar(
         .collect();
     backend.upload(&bed.grains, &scene.container, &bodies, &params)?;
 
-    let gains = crate::sim::planar::servo_gains(robot, plan);
-    // An ideal source gets the plan's effort and a servo; a drive the plan's command rate,
-    // open loop (it is a servo itself), and none while the bed settles.
+    let (kp, kd): (Vec<f64>, Vec<f64>) = crate::sim::planar::servo_gains(robot, plan)
+        .into_iter()
+        .unzip();
+    // An ideal source gets the plan's effort and a servo (`sim::planar::servo_command`, the
+    // replays' one servo); a drive the plan's command rate, open loop (it is a servo itself),
+    // and none while the bed settles.
     let inputs = |t: f64, q: &[f64], v: &[f64]| -> Vec<f64> {
         let (xr, ur) = plan.at(t.max(0.0));
-        robot
-            .inputs
-            .iter()
-            .zip(&gains)
-            .enumerate()
-            .map(|(i, (input, (kp, kd)))| {
+        let x: Vec<f64> = q.iter().chain(v).copied().collect();
+        let mut u = crate::sim::planar::servo_command(robot, &kp, &kd, (&xr, &ur), &x);
+        if t < 0.0 {
+            for (ui, input) in u.iter_mut().zip(&robot.inputs) {
                 if input.drive.is_some() {
-                    return if t < 0.0 { 0.0 } else { ur[i] };
+                    *ui = 0.0;
                 }
-                let j = input.coordinate;
-                let u = ur[i] + kp * (xr[j] - q[j]) + kd * (xr[n + j] - v[j]);
-                u.clamp(input.limit.0, input.limit.1)
-            })
-            .collect()
+            }
+        }
+        u
     };
     // The drives' states (integrators and commands), from the plan's start.
     let mut drives = plan.x[0][2 * n..].to_vec();
