@@ -109,7 +109,8 @@ fn load_problem(
 /// Replays the plan in `run_dir` as `loam simulate RUN_DIR [--terrain T]` does (the reduced
 /// backend), writes `<stem>.csv` and `<stem>.json` there, and returns them read back.
 #[pyfunction]
-#[pyo3(signature = (run_dir, terrain=None, rtol=1e-10, atol=1e-12, max_steps=2_000_000, strides=None))]
+#[pyo3(signature = (run_dir, terrain=None, rtol=1e-10, atol=1e-12, max_steps=2_000_000, strides=None, backend=None, mdp_step=None))]
+#[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
     run_dir: PathBuf,
@@ -118,6 +119,8 @@ fn simulate(
     atol: f64,
     max_steps: usize,
     strides: Option<usize>,
+    backend: Option<String>,
+    mdp_step: Option<f64>,
 ) -> PyResult<Replay> {
     let options = SimulateOptions {
         terrain,
@@ -125,9 +128,27 @@ fn simulate(
         atol,
         max_steps,
         strides,
-        ..SimulateOptions::default()
+        simulator: simulator(py, backend.as_deref())?,
+        mdp_step,
     };
     simulate_dir(py, &run_dir, &options, true)
+}
+
+/// `backend` as `loam simulate --backend` names it: `reduced` or `mdp` (None: the one the
+/// ground asks for); the DEM's are the command line's.
+pub(crate) fn simulator(py: Python<'_>, backend: Option<&str>) -> PyResult<api::Simulator> {
+    match backend {
+        None => Ok(api::Simulator::Auto),
+        Some("reduced") => Ok(api::Simulator::Reduced),
+        Some("mdp") => Ok(api::Simulator::Mdp),
+        Some(other) => Err(raise(
+            py,
+            ApiError::BadInput(format!(
+                "backend {other:?}: accepted here: \"reduced\", \"mdp\" (the DEM backends are \
+                 `loam simulate --backend dem-cpu|dem-cuda`)"
+            )),
+        )),
+    }
 }
 
 pub(crate) fn simulate_dir(

@@ -366,7 +366,8 @@ impl Plan {
     /// written (`write`) is replayed from its folder and the replay written there; otherwise
     /// from a temporary folder, removed after. Either way the plan replayed is the one a
     /// robot is handed: `trajectory.csv`'s nodes.
-    #[pyo3(signature = (terrain=None, rtol=1e-10, atol=1e-12, max_steps=2_000_000, strides=None))]
+    #[pyo3(signature = (terrain=None, rtol=1e-10, atol=1e-12, max_steps=2_000_000, strides=None, backend=None, mdp_step=None))]
+    #[allow(clippy::too_many_arguments)]
     fn simulate(
         &self,
         py: Python<'_>,
@@ -375,6 +376,8 @@ impl Plan {
         atol: f64,
         max_steps: usize,
         strides: Option<usize>,
+        backend: Option<String>,
+        mdp_step: Option<f64>,
     ) -> PyResult<Replay> {
         let options = SimulateOptions {
             terrain,
@@ -382,7 +385,8 @@ impl Plan {
             atol,
             max_steps,
             strides,
-            ..SimulateOptions::default()
+            simulator: crate::simulator(py, backend.as_deref())?,
+            mdp_step,
         };
         if let Some(dir) = &self.run_dir {
             return simulate_dir(py, dir, &options, true);

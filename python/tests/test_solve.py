@@ -222,3 +222,10 @@ def test_a_rigid_plan_replays_on_a_wrench_space_as_the_cli_does(cli, cli_run):
     cli_summary = json.loads(cli_json.read_text())
     assert replay.summary["achieved_distance_m"] == cli_summary["achieved_distance_m"]
     assert replay.summary["complete"] == cli_summary["complete"]
+    # `backend` and `mdp_step` are `--backend` and `--mdp-step`.
+    coarse = loam.simulate(cli_dir, terrain=str(sand), backend="mdp", mdp_step=2e-3)
+    assert coarse.summary["integration"]["max_step_s"] == 2e-3
+    with pytest.raises(loam.InputError, match="--backend reduced"):
+        loam.simulate(cli_dir, terrain=str(sand), backend="reduced")
+    with pytest.raises(loam.InputError, match="accepted here"):
+        loam.simulate(cli_dir, backend="dem-cpu")
