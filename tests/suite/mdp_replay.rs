@@ -172,3 +172,72 @@ fn what_the_mdp_simulator_cannot_step_is_refused_with_exit_2() {
     );
     assert_exit(&out, 2, &["drive", "`motor`"]);
 }
+
+#[test]
+fn a_mass_dropped_on_sand_comes_to_rest_where_the_sand_carries_its_weight() {
+    // The spring ground's drop (a 1 kg point mass, no inputs) replayed on the sand: nothing
+    // but gravity and the sand's wrenches act, so where it stops the sand must carry m g, no
+    // shallower than the depth where the data's pure-down capacity first reaches m g (the
+    // capacity found here by bisection on the data, apart from the simulator).
+    let dir = TempDir::new("mdp-drop");
+    let run = dir.path().join("drop");
+    solve_to(&manifest().join("problems/spring_drop.yaml"), &run);
+    let out = loam(
+        dir.path(),
+        &[
+            "simulate",
+            run.to_str().unwrap(),
+            "--terrain",
+            &shipped("monopod_sand_hop.yaml"),
+        ],
+    );
+    assert_eq!(out.code(), 0, "{}", out.dump());
+    let (csv, json) = replay_on(&run, "monopod_sand_hop");
+    let record = read_json(&json);
+    assert_eq!(record["events"][0]["kind"], "touchdown", "{record}");
+    let (header, rows) = read_csv(&csv);
+    let z = column(&header, &rows, "z");
+    let vz = column(&header, &rows, "d_z");
+    let fz = column(&header, &rows, "foot_fz");
+    let (z_end, vz_end, fz_end) = (*z.last().unwrap(), *vz.last().unwrap(), *fz.last().unwrap());
+    let weight = 9.81;
+    assert!(vz_end.abs() < 1e-9, "still moving: {vz_end}");
+    assert!(
+        (fz_end - weight).abs() < 1e-9,
+        "the sand carries {fz_end} N"
+    );
+    let space = loam::terrain::wrench_space::WrenchSpace::load(
+        &manifest().join("problems/data/wrench_space/rft_sand_monopod.yaml"),
+    )
+    .unwrap();
+    let capacity = |d: f64| {
+        space
+            .vertices(&d, &0.0)
+            .iter()
+            .map(|w| w[1])
+            .fold(0.0, f64::max)
+    };
+    let (mut deep, mut shallow) = (space.depth_range().0, 0.0);
+    assert!(capacity(deep) > weight);
+    for _ in 0..60 {
+        let mid = 0.5 * (deep + shallow);
+        if capacity(mid) >= weight {
+            deep = mid;
+        } else {
+            shallow = mid;
+        }
+    }
+    println!("stopped {z_end:.5} m deep; the sand first carries m g at {deep:.5} m");
+    assert!(
+        capacity(z_end) >= weight,
+        "{} N at {z_end} m",
+        capacity(z_end)
+    );
+    assert!(
+        z_end <= deep + 1e-9,
+        "stopped at {z_end} m, above the rest depth {deep} m"
+    );
+    // It went in at about 1.4 m/s, so it stops deeper than it would rest if lowered slowly,
+    // but within the data.
+    assert!(z_end >= space.depth_range().0, "{z_end}");
+}
