@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::common::csv::{column, read_csv};
-use crate::common::run::{assert_exit, loam, read_json, shipped, solve_to};
+use crate::common::run::{assert_exit, loam, read_json, shipped, solve_to, Output};
 use crate::common::temp_dir::TempDir;
 
 fn manifest() -> &'static Path {
@@ -24,6 +24,20 @@ fn replay_on(run: &Path, stem: &str) -> (std::path::PathBuf, std::path::PathBuf)
         .unwrap_or_else(|| panic!("no replay-on-{stem}-*.csv in {}", run.display()));
     let json = csv.with_extension("json");
     (csv, json)
+}
+
+/// `loam solve problems/NAME.yaml` into `dir/NAME`, then `loam simulate` of it on the
+/// shipped sand (`--terrain problems/monopod_sand_hop.yaml`): the run folder and the replay's
+/// output (its exit code unchecked).
+fn solved_and_replayed_on_sand(dir: &Path, name: &str) -> (std::path::PathBuf, Output) {
+    let run = dir.join(name);
+    solve_to(&manifest().join(format!("problems/{name}.yaml")), &run);
+    let sand = shipped("monopod_sand_hop.yaml");
+    let out = loam(
+        dir,
+        &["simulate", run.to_str().unwrap(), "--terrain", &sand],
+    );
+    (run, out)
 }
 
 #[test]
@@ -106,17 +120,7 @@ fn a_plan_made_on_rigid_ground_is_replayed_on_sand_and_validate_lists_it() {
 #[test]
 fn a_gait_is_replayed_stride_after_stride_on_sand() {
     let dir = TempDir::new("mdp-gait");
-    let run = dir.path().join("gait");
-    solve_to(&manifest().join("problems/monopod_gait.yaml"), &run);
-    let out = loam(
-        dir.path(),
-        &[
-            "simulate",
-            run.to_str().unwrap(),
-            "--terrain",
-            &shipped("monopod_sand_hop.yaml"),
-        ],
-    );
+    let (run, out) = solved_and_replayed_on_sand(dir.path(), "monopod_gait");
     assert!(matches!(out.code(), 0 | 1), "{}", out.dump());
     let record = read_json(&replay_on(&run, "monopod_sand_hop").1);
     let strides = record["strides"].as_array().unwrap();
@@ -180,17 +184,7 @@ fn a_mass_dropped_on_sand_comes_to_rest_where_the_sand_carries_its_weight() {
     // shallower than the depth where the data's pure-down capacity first reaches m g (the
     // capacity found here by bisection on the data, apart from the simulator).
     let dir = TempDir::new("mdp-drop");
-    let run = dir.path().join("drop");
-    solve_to(&manifest().join("problems/spring_drop.yaml"), &run);
-    let out = loam(
-        dir.path(),
-        &[
-            "simulate",
-            run.to_str().unwrap(),
-            "--terrain",
-            &shipped("monopod_sand_hop.yaml"),
-        ],
-    );
+    let (run, out) = solved_and_replayed_on_sand(dir.path(), "spring_drop");
     assert_eq!(out.code(), 0, "{}", out.dump());
     let (csv, json) = replay_on(&run, "monopod_sand_hop");
     let record = read_json(&json);
