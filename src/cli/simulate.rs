@@ -73,7 +73,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(backend @ (Backend::DemCpu | Backend::DemCuda)) = args.backend {
         if args.terrain.is_some() {
             return Err(BadInput(
-                "--terrain chooses the contact model of --backend reduced; the DEM backends \
+                "--terrain chooses the contact model of --backend reduced or mdp; the DEM backends \
                  replay on the grains of --bed"
                     .into(),
             )

@@ -11,6 +11,9 @@
 //! default, the MDP simulator's own default), so that a sample falls on every node, where the
 //! departures from the plan and a gait's strides are measured. The summary is the event
 //! loop's (`sim::planar::summarise`), so the two simulators' rows compare the same figures.
+//! A row of the replay holds the state at its time and the inputs and wrenches (world axes,
+//! the torque about the sole's torque point) of the step that ended there; the first row, the
+//! first step's inputs and no wrench.
 //!
 //! Choices, each for a reason:
 //! - **The plan's start as it is.** A plan made on rigid ground starts with its feet at the
