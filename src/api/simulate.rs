@@ -341,9 +341,7 @@ fn planar_terrain(
     };
     let data_file = match &mut terrain {
         PlanarTerrainConfig::WrenchSpace(ground) => {
-            let (_, sha) =
-                super::wrench_space_of(path, &PlanarTerrainConfig::WrenchSpace(ground.clone()))?;
-            ground.data_sha256 = Some(sha);
+            ground.data_sha256 = Some(super::wrench_data::wrench_data_sha256(path, ground)?);
             Some(path.to_path_buf())
         }
         _ => None,
@@ -429,7 +427,7 @@ fn simulate_planar(run_dir: &Path, options: &SimulateOptions) -> Result<Simulate
     let replay = match &data_file {
         Some(file) => {
             use crate::sim::mdp::{plan as mdp_plan, MdpError};
-            let (space, _) = super::wrench_space_of(file, &problem.terrain)?;
+            let space = super::wrench_space_of(file, &problem.terrain)?;
             let mut settings = mdp_plan::MdpReplaySettings {
                 max_steps: options.max_steps,
                 ..Default::default()

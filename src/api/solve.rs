@@ -419,7 +419,7 @@ fn solve_rail(
 /// A planar problem on `terrain: {model: wrench_space}`, its data loaded from the path the
 /// file names (relative to the file's folder); a data file that does not load is bad input.
 pub fn wrench_hop(file: &Path, problem: &PlanarProblem) -> Result<Arc<WrenchHop>, ApiError> {
-    let space = wrench_space_of(file, &problem.terrain)?.0;
+    let space = wrench_space_of(file, &problem.terrain)?;
     Ok(Arc::new(WrenchHop::from_problem(problem, space)))
 }
 

@@ -42,14 +42,26 @@ pub(super) fn data_sha256(
     }
 }
 
+/// The SHA-256 of the data a wrench-space `terrain` names (relative to `file`), checked
+/// against its stated `data_sha256`, without loading the data.
+pub(super) fn wrench_data_sha256(
+    file: &Path,
+    ground: &crate::problem::planar::WrenchSpaceGroundConfig,
+) -> Result<String, ApiError> {
+    data_sha256(
+        file,
+        &data_path(file, ground.data.as_ref()),
+        ground.data_sha256.as_ref(),
+    )
+}
+
 /// The wrench space a planar problem file's `terrain` names (its `data`, relative to the
-/// file's folder, checked against a stated `data_sha256`), with the data's SHA-256; a
-/// terrain that is not a wrench space, or data that do not load, is bad input naming the
-/// field.
+/// file's folder, checked against a stated `data_sha256`); a terrain that is not a wrench
+/// space, or data that do not load, is bad input naming the field.
 pub fn wrench_space_of(
     file: &Path,
     terrain: &PlanarTerrainConfig,
-) -> Result<(Arc<crate::terrain::wrench_space::WrenchSpace>, String), ApiError> {
+) -> Result<Arc<crate::terrain::wrench_space::WrenchSpace>, ApiError> {
     use crate::terrain::wrench_space::WrenchSpace;
     let PlanarTerrainConfig::WrenchSpace(ground) = terrain else {
         return Err(ApiError::BadInput(format!(
@@ -57,9 +69,8 @@ pub fn wrench_space_of(
             file.display()
         )));
     };
-    let path = data_path(file, ground.data.as_ref());
-    let sha = data_sha256(file, &path, ground.data_sha256.as_ref())?;
-    let space = WrenchSpace::load(&path)
+    wrench_data_sha256(file, ground)?;
+    let space = WrenchSpace::load(&data_path(file, ground.data.as_ref()))
         .map_err(|e| ApiError::BadInput(format!("{}: terrain.data: {e}", file.display())))?;
-    Ok((Arc::new(space), sha))
+    Ok(Arc::new(space))
 }

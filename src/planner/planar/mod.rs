@@ -414,14 +414,7 @@ pub fn plan_from(
     // starts. Measured on the monopod's gait from 0.6 m/s to 0.5-0.7 m/s: a one-stage solve
     // from the neighbour took 128-279 iterations, against 22-31 from the guess.
     if let (Some(start), Strategy::TwoStage) = (start, problem.strategy) {
-        let mut held = start.clone();
-        if let Some(total) = problem.task.stride_time() {
-            let sum: f64 = held.phases.iter().map(|p| p.duration).sum();
-            for phase in &mut held.phases {
-                phase.duration *= total / sum;
-            }
-        }
-        return plan_refined(problem, settings, &held, on_iteration);
+        return plan_refined(problem, settings, start, on_iteration);
     }
     let started = Instant::now();
     let planner = Rc::new(PlanarPlanner::new(problem));
@@ -493,7 +486,15 @@ pub fn plan_refined(
     let started = Instant::now();
     let planner = Rc::new(PlanarPlanner::new(problem));
     let mut nlp = planner.nlp()?;
-    let x0 = nlp.pack(start);
+    // The start's durations, scaled to this task's stride time where a speed sets one (a
+    // neighbour's plan at another speed; a coarser round of the same task already meets it).
+    let durations =
+        planner.fit_stride_time(start.phases.iter().map(|p| Some(p.duration)).collect());
+    let mut start = start.clone();
+    for (phase, d) in start.phases.iter_mut().zip(&durations) {
+        phase.duration = d.expect("every duration held");
+    }
+    let x0 = nlp.pack(&start);
     let rule = super::StageOneRule {
         held: start
             .phases

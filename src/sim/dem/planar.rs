@@ -293,8 +293,7 @@ pub fn replay_planar(
     // and none while the bed settles.
     let inputs = |t: f64, q: &[f64], v: &[f64]| -> Vec<f64> {
         let (xr, ur) = plan.at(t.max(0.0));
-        let x: Vec<f64> = q.iter().chain(v).copied().collect();
-        let mut u = crate::sim::planar::servo_command(robot, &kp, &kd, (&xr, &ur), &x);
+        let mut u = crate::sim::planar::servo_command(robot, &kp, &kd, (&xr, &ur), q, v);
         if t < 0.0 {
             for (ui, input) in u.iter_mut().zip(&robot.inputs) {
                 if input.drive.is_some() {

@@ -32,7 +32,7 @@ use std::sync::Arc;
 use super::{GrainInertia, MdpError, MdpOptions, MdpSim};
 use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
 use crate::sim::planar::{
-    mode_name, replay_columns, servo_command, servo_gains, strides_of, summarise, Event,
+    mode_name, replay_columns, replay_plan_with, servo_command, servo_gains, summarise, Event,
     Integration, PlanTable, PlanarReplay, Ran,
 };
 use crate::terrain::wrench_set::WrenchSet;
@@ -65,16 +65,7 @@ pub fn replay_plan(
     periods: Option<usize>,
     settings: &MdpReplaySettings,
 ) -> Result<PlanarReplay, MdpError> {
-    if problem.task.periodic {
-        let periods = periods.unwrap_or(
-            problem
-                .task
-                .replay_periods(crate::sim::planar::DEFAULT_STRIDES),
-        );
-        strides_of(problem, plan, periods, |p, t| replay(p, t, set, settings))
-    } else {
-        replay(problem, plan, set, settings)
-    }
+    replay_plan_with(problem, plan, periods, |p, t| replay(p, t, set, settings))
 }
 
 /// Replays `plan` once on the wrench space `set` (see the module's docs). A replay that
@@ -128,8 +119,7 @@ pub fn replay(
     let (mut q, mut v) = (plan.x[0][..n].to_vec(), plan.x[0][n..2 * n].to_vec());
     let command = |k: usize, t: f64, q: &[f64], v: &[f64]| {
         let (xr, ur) = plan.at_piece(k, t);
-        let x: Vec<f64> = q.iter().chain(v).copied().collect();
-        servo_command(&robot, &kp, &kd, (&xr, &ur), &x)
+        servo_command(&robot, &kp, &kd, (&xr, &ur), q, v)
     };
     let in_contact = |reports: &[super::ContactReport]| -> Vec<usize> {
         (0..reports.len())

@@ -47,7 +47,15 @@ impl Sim<'_> {
     /// limits); a drive gets the plan's command rate alone, open loop (it is a servo itself).
     pub(super) fn inputs(&self, piece: usize, t: f64, x: &[f64]) -> Vec<f64> {
         let (xr, ur) = self.plan.at_piece(piece, t);
-        super::plan::servo_command(self.robot, &self.kp, &self.kd, (&xr, &ur), x)
+        let n = self.n;
+        super::plan::servo_command(
+            self.robot,
+            &self.kp,
+            &self.kd,
+            (&xr, &ur),
+            &x[..n],
+            &x[n..2 * n],
+        )
     }
 
     /// The state's derivative and the held contacts' wrenches (F_x, F_z, τ each) in `mode`:

@@ -45,7 +45,7 @@ use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
 use dynamics::{Mode, Sim};
 use events::{Run, TOLERANCES};
 pub use plan::{read_plan, servo_command, servo_gains, PlanTable};
-pub use strides::{replay_plan, replay_strides, strides_of, StrideReport, DEFAULT_STRIDES};
+pub use strides::{replay_plan, replay_plan_with, strides_of, StrideReport, DEFAULT_STRIDES};
 pub use summary::{apex_body_of, replay_columns, summarise, Ran};
 
 #[derive(Debug, thiserror::Error)]
@@ -127,7 +127,7 @@ pub struct PlanarReplaySummary {
     /// unit/s\]. The replay does not stop the joint there; it counts.
     pub joint_limits: Vec<LimitCount>,
     pub events: Vec<Event>,
-    /// A periodic plan (a gait) replayed stride after stride (`replay_strides`): each
+    /// A periodic plan (a gait) replayed stride after stride (`strides_of`): each
     /// stride's length and apex against the plan's. Empty for a plan that is not periodic.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub strides: Vec<StrideReport>,

@@ -94,8 +94,8 @@ pub fn servo_gains(robot: &PlanarRobot, plan: &PlanTable) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// The inputs the servos apply at state `x` (q, v, ...) against the plan's `reference`
-/// (its state and inputs at that time): u_i = u_plan,i + K_p (q_plan,j − q_j) +
+/// The inputs the servos apply at coordinates `q` and rates `v` against the plan's
+/// `reference` (its state and inputs at that time): u_i = u_plan,i + K_p (q_plan,j − q_j) +
 /// K_d (v_plan,j − v_j) on input i's coordinate j, clamped to the input's limits; a drive's
 /// input is the plan's (the drive is a servo of its own). `kp`, `kd` from [`servo_gains`].
 pub fn servo_command(
@@ -103,7 +103,8 @@ pub fn servo_command(
     kp: &[f64],
     kd: &[f64],
     reference: (&[f64], &[f64]),
-    x: &[f64],
+    q: &[f64],
+    v: &[f64],
 ) -> Vec<f64> {
     let (xr, ur) = reference;
     let n = robot.body.n_q();
@@ -116,7 +117,7 @@ pub fn servo_command(
                 return ur[i];
             }
             let j = input.coordinate;
-            let u = ur[i] + kp[i] * (xr[j] - x[j]) + kd[i] * (xr[n + j] - x[n + j]);
+            let u = ur[i] + kp[i] * (xr[j] - q[j]) + kd[i] * (xr[n + j] - v[j]);
             u.clamp(input.limit.0, input.limit.1)
         })
         .collect()

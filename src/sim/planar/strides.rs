@@ -59,32 +59,31 @@ impl PlanTable {
 /// does not say whether it holds.
 pub const DEFAULT_STRIDES: usize = 3;
 
-/// The replay `loam simulate` makes of a plan: a gait (`task.periodic`) over `periods`
-/// repetitions of its plan (`None`: enough for [`DEFAULT_STRIDES`] strides), any other plan
-/// once.
+/// The replay `loam simulate` makes of a plan in the event loop: a gait (`task.periodic`)
+/// over `periods` repetitions of its plan (`None`: enough for [`DEFAULT_STRIDES`] strides),
+/// any other plan once.
 pub fn replay_plan(
     problem: &PlanarProblem,
     plan: &PlanTable,
     periods: Option<usize>,
     settings: &ReplaySettings,
 ) -> Result<PlanarReplay, PlanarSimError> {
-    if problem.task.periodic {
-        let periods = periods.unwrap_or(problem.task.replay_periods(DEFAULT_STRIDES));
-        replay_strides(problem, plan, periods, settings)
-    } else {
-        replay(problem, plan, settings)
-    }
+    replay_plan_with(problem, plan, periods, |p, t| replay(p, t, settings))
 }
 
-/// Replays a periodic plan over `strides` strides (1: the plan itself) and measures every
-/// stride (`summary.strides`).
-pub fn replay_strides(
+/// [`replay_plan`] by any simulator's `replay` (the event loop's, the MDP simulator's).
+pub fn replay_plan_with<E>(
     problem: &PlanarProblem,
     plan: &PlanTable,
-    strides: usize,
-    settings: &ReplaySettings,
-) -> Result<PlanarReplay, PlanarSimError> {
-    strides_of(problem, plan, strides, |p, t| replay(p, t, settings))
+    periods: Option<usize>,
+    replay: impl FnOnce(&PlanarProblem, &PlanTable) -> Result<PlanarReplay, E>,
+) -> Result<PlanarReplay, E> {
+    if problem.task.periodic {
+        let periods = periods.unwrap_or(problem.task.replay_periods(DEFAULT_STRIDES));
+        strides_of(problem, plan, periods, replay)
+    } else {
+        replay(problem, plan)
+    }
 }
 
 /// A periodic plan replayed over `strides` strides by `replay` (a simulator's replay of a
