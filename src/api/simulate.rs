@@ -301,6 +301,37 @@ pub fn read_planar_run(run_dir: &Path) -> Result<SavedPlanarPlan, ApiError> {
     })
 }
 
+impl SavedPlanarPlan {
+    /// How each of the robot's contacts meets DEM grains: the disc the plan's ground model
+    /// presses into the bed where it has one (the added-mass model's `foot_radius`, under
+    /// every foot), else a box on the contact's sole (`sim::dem::planar::GrainFoot`).
+    pub fn grain_feet(&self) -> Vec<crate::sim::dem::planar::GrainFoot> {
+        use crate::sim::dem::planar::GrainFoot;
+        let foot = match &self.problem.terrain {
+            // As thick as the hopper's own disc in its DEM replay (5 mm).
+            PlanarTerrainConfig::AddedMass(ground) => GrainFoot::Disc {
+                radius: ground.foot_radius,
+                thickness: crate::sim::dem::hopper::HopperReplaySettings::default().foot_thickness,
+            },
+            _ => GrainFoot::Box,
+        };
+        vec![foot; self.robot.contacts.len()]
+    }
+
+    /// What a DEM replay of this plan measures as its apex: for a task with `apex_rise`, the
+    /// rise of `apex_of` (the centre of mass without one), waiting up to 0.5 s past the plan's
+    /// end for a higher hop's later apex.
+    pub fn dem_apex(&self) -> Option<crate::sim::dem::planar::ApexTask> {
+        self.problem
+            .task
+            .apex_rise
+            .map(|_| crate::sim::dem::planar::ApexTask {
+                body: planar::apex_body_of(&self.problem, &self.robot),
+                wait: 0.5,
+            })
+    }
+}
+
 /// A planar plan's ground from a terrain spec: `rigid` or a medium preset with the plan's
 /// friction, or a planar problem file's `terrain`, with the replay's stem and, for a wrench
 /// space, the file its data are named relative to (its `data_sha256` filled in, so that the

@@ -341,7 +341,9 @@ struct PlanarDemRecord {
     grain_radius_m: f64,
     /// The bed's contact law and its parameters.
     contact: loam::sim::dem::ContactLaw,
-    /// The feet: boxes on each contact's sole, this deep across the plane [m].
+    /// Each contact's solid on the grains (a disc of the plan's added-mass foot, else a box on
+    /// its sole), and a box's extent across the plane [m].
+    feet: Vec<loam::sim::dem::planar::GrainFoot>,
     foot_depth_m: f64,
     settle_time_s: f64,
     #[serde(flatten)]
@@ -377,23 +379,13 @@ pub fn run_planar(
     }
     let run = loam::api::read_planar_run(run_dir)?;
     let bed = load_bed(bed_path, args)?;
-    if let (loam::problem::planar::PlanarTerrainConfig::AddedMass(ground), false) =
-        (&run.problem.terrain, quiet)
-    {
-        // The planner's feet are the added-mass model's discs; the grains meet boxes.
-        let side = 2.0 * PlanarDemSettings::default().point_foot_half_width;
-        eprintln!(
-            "note: the plan's feet are discs of {:.3} m radius in the added-mass model; on the \
-             grains each foot is a box on its sole ({side:.3} m long for a point foot), \
-             --foot-depth {} m across",
-            ground.foot_radius, args.foot_depth
-        );
-    }
     let (mut engine, name) = engine(backend, 1)?;
     let settings = PlanarDemSettings {
         depth: args.foot_depth,
         settle_time,
         time_step: args.time_step,
+        feet: run.grain_feet(),
+        apex: run.dem_apex(),
         ..PlanarDemSettings::default()
     };
     let duration = run.table.t.last().copied().unwrap_or(0.0);
@@ -417,6 +409,7 @@ pub fn run_planar(
         grains: bed.grains.len(),
         grain_radius_m: bed.scene.grains.radius,
         contact: bed.scene.step_params().law,
+        feet: settings.feet.clone(),
         foot_depth_m: settings.depth,
         settle_time_s: settings.settle_time,
         summary: dem.summary.clone(),

@@ -168,13 +168,16 @@ fn read_json(path: &Path) -> anyhow::Result<serde_json::Value> {
 /// planar robot's).
 fn outcomes(record: &serde_json::Value) -> Outcomes {
     let f = |key: &str| record[key].as_f64();
+    let complete = record["complete"].as_bool().unwrap_or(true) && record["fell_at_s"].is_null();
     if let Some(planned) = f("planned_apex_rise_m") {
+        // The hopper's record names it `apex_rise_m` (and says whether the apex came), a
+        // planar robot's `achieved_apex_rise_m`.
+        let value = f("apex_rise_m").or(f("achieved_apex_rise_m"));
         let reached = record["reached_apex"]
             .as_bool()
-            .unwrap_or(f("apex_rise_m").is_some());
-        return vec![("apex_rise_m", planned, f("apex_rise_m"), reached)];
+            .unwrap_or(value.is_some() && complete);
+        return vec![("apex_rise_m", planned, value, reached)];
     }
-    let complete = record["complete"].as_bool().unwrap_or(true) && record["fell_at_s"].is_null();
     vec![
         (
             "distance_m",

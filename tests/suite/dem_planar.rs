@@ -322,3 +322,87 @@ fn a_toppling_robot_stops_the_replay_when_its_body_reaches_the_grains() {
     assert_eq!(s.fell_body.as_deref(), Some("body"), "{s:?}");
     assert!((r.samples.last().unwrap().t - fell).abs() < 1e-9);
 }
+
+/// The hopper described as a robot file (`problems/hopper_jump.yaml`, a planar plan) and the
+/// hopper's own plan (`problems/hopper_granular.yaml`) reach the same optimum; replayed on one
+/// bed, the planar coupling (a kinematic disc of the plan's `foot_radius`, the robot settled
+/// with its joints held) and the hopper's own (a dynamic disc under the leg's load) are two
+/// independent computations of the same jump: each settles with the grains carrying the
+/// robot's weight, and the rod's apex rise agrees within 3 %.
+#[test]
+fn the_hopper_as_a_robot_file_jumps_on_the_grains_as_the_hoppers_own_replay() {
+    use common::run::{assert_exit, loam, read_json};
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("dem_planar_hopper");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // A cylinder wide enough for the 7.6 cm disc, of coarse grains (about 700).
+    std::fs::write(
+        dir.join("bed.yaml"),
+        "container: { shape: cylinder, radius: 0.05 }\n\
+         grains: { radius: 0.004, size_spread: 0.1, density: 1000, friction: 0.5, \
+         fill_height: 0.04, seed: 11 }\n\
+         settle: { kinetic_energy: 1.0e-12, max_time: 3.0 }\n",
+    )
+    .unwrap();
+    assert_exit(
+        &loam(&dir, &["dem", "prepare", "bed.yaml", "-o", "bed.bed"]),
+        0,
+        &[],
+    );
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut apex = Vec::new();
+    for (problem, key) in [
+        ("hopper_granular", "apex_rise_m"),
+        ("hopper_jump", "achieved_apex_rise_m"),
+    ] {
+        let run = dir.join(problem);
+        let file = format!("problems/{problem}.yaml");
+        let out = run.to_str().unwrap();
+        assert_exit(
+            &loam(manifest, &["solve", &file, "--out", out, "-q"]),
+            0,
+            &[],
+        );
+        let simulate = loam(
+            &dir,
+            &[
+                "simulate",
+                out,
+                "--backend",
+                "dem-cpu",
+                "--bed",
+                "bed.bed",
+                "-q",
+            ],
+        );
+        assert_exit(&simulate, 0, &[]);
+        let record = read_json(&run.join("dem-cpu/dem.json"));
+        apex.push(record[key].as_f64().unwrap());
+        if problem == "hopper_jump" {
+            assert_eq!(
+                record["feet"],
+                serde_json::json!([{"shape": "disc", "radius": 0.038, "thickness": 0.005}]),
+                "{record}"
+            );
+            // Settled at rest with the grains carrying its weight; the planned rise is the
+            // task's, and the grains' apex came (the replay went on past the plan's end).
+            let weight = record["robot_weight_n"].as_f64().unwrap();
+            let carried = record["settled_bed_force_n"].as_f64().unwrap();
+            assert!((carried - weight).abs() < 0.01 * weight, "{record}");
+            assert!(
+                record["start_speed_mps"].as_f64().unwrap() < 0.005,
+                "{record}"
+            );
+            assert!(
+                (record["planned_apex_rise_m"].as_f64().unwrap() - 0.06).abs() < 1e-6,
+                "{record}"
+            );
+            assert_eq!(record["reached_apex"], true, "{record}");
+        }
+    }
+    let (own, file) = (apex[0], apex[1]);
+    assert!(
+        (file - own).abs() < 0.03 * own,
+        "apex rise: the hopper's replay {own}, the robot file's {file}"
+    );
+}

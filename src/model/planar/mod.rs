@@ -324,8 +324,21 @@ impl PlanarRobot {
                 .as_slice()
                 .to_vec();
         }
+        self.forward_dynamics_holding(q, v, generalized, &self.locked)
+    }
+
+    /// [`Self::forward_dynamics`] with the coordinates `held` (and the locked ones) held: their
+    /// accelerations 0, the others' from the rows of the free coordinates (a robot settling
+    /// with its joints held moves as one rigid body).
+    pub fn forward_dynamics_holding(
+        &self,
+        q: &[f64],
+        v: &[f64],
+        generalized: &[f64],
+        held: &[usize],
+    ) -> Vec<f64> {
         let free: Vec<usize> = (0..self.n_q())
-            .filter(|j| !self.locked.contains(j))
+            .filter(|j| !self.locked.contains(j) && !held.contains(j))
             .collect();
         let m = self.body.mass_matrix_f64(q);
         let h = self.body.bias_forces(q, v);

@@ -2,10 +2,13 @@
 //! simulated grains (`loam simulate RUN_DIR --backend dem-cpu --bed CHECKPOINT` for a planar
 //! robot's run).
 //!
-//! **Feet.** Every contact of the robot is a kinematic box in the bed, fixed to its body: the
-//! sole (the contact's flat sole of half width w, or a point foot drawn as a sole of half width
-//! [`PlanarDemSettings::point_foot_half_width`]) is the box's bottom face, `sole_thickness`
-//! thick, and the box reaches `depth / 2` either side of the robot's plane. Planar conventions
+//! **Feet.** Every contact of the robot is a kinematic solid in the bed, fixed to its body,
+//! whose bottom face is the sole, `sole_thickness` thick ([`GrainFoot`]): a disc where the
+//! plan's ground model says the foot is one (the added-mass model's foot of radius r, so the
+//! grains meet the foot the plan was made for), else a box on the contact's flat sole of half
+//! width w (a point foot drawn as a sole of half width
+//! [`PlanarDemSettings::point_foot_half_width`]) reaching `depth / 2` either side of the
+//! robot's plane. Planar conventions
 //! are those of [`super::drag`]: the motion is in the world's x–z plane, a body angle φ turns
 //! the box about −y, a planar angular velocity ω is (0, −ω, 0) and a planar torque is −τ_y.
 //!
@@ -28,9 +31,13 @@
 //! (`fell_at_s`), rather than let the body pass through the bed.
 //!
 //! **Settling.** The robot starts at the plan's first state lifted so that its lowest sole is
-//! a grain radius above the surface, and tracks the plan's first state for `settle_time`
-//! before the plan's clock starts, so that it comes down until the grains carry what its
-//! inputs do not. The plan's path is centred in the container along x.
+//! a grain radius above the surface, and comes down for `settle_time` before the plan's clock
+//! starts with its joints held at the plan's first state (accelerations 0, drives' states
+//! frozen): it moves as one rigid body until the grains carry what its base inputs do not. At
+//! t = 0 the joints are released at rest, so a robot whose plan starts in equilibrium (as
+//! every plan starting at rest does) starts at rest on the grains, whatever the bed's
+//! stiffness; a lightly damped leg spring (the hopper's) would otherwise still ring. The
+//! plan's path is centred in the container along x.
 //!
 //! Choices: kinematic boxes driven by the robot's state (not dynamic bodies) keep one
 //! integrator for the whole robot; the explicit coupling is stable while the robot's bodies are
@@ -58,7 +65,7 @@ pub struct PlanarDemSettings {
     pub time_step: Option<f64>,
     /// The feet's extent across the robot's plane [m].
     pub depth: f64,
-    /// The feet's thickness above the sole [m].
+    /// A box foot's thickness above the sole [m].
     pub sole_thickness: f64,
     /// Half width of the sole drawn for a point foot [m].
     pub point_foot_half_width: f64,
@@ -66,6 +73,35 @@ pub struct PlanarDemSettings {
     pub foot_friction: Option<f64>,
     /// Interval between samples [s].
     pub sample_every: f64,
+    /// Each contact's solid on the grains, in the robot's contact order; empty: every contact
+    /// a box ([`GrainFoot::Box`]).
+    pub feet: Vec<GrainFoot>,
+    /// The task asks for an apex (`task.apex_rise`): the replay runs past the plan's end
+    /// while the centre of mass still rises (a higher hop peaks later), at most `apex_wait`
+    /// longer, and reports the rise of `apex_of`'s centre of mass (the robot's with `None`) at
+    /// the highest centre of mass, as the reduced-order replay does.
+    pub apex: Option<ApexTask>,
+}
+
+/// What an apex task measures (`PlanarDemSettings::apex`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ApexTask {
+    /// The body whose rise the task asks for (`task.apex_of`); `None`: the centre of mass.
+    pub body: Option<usize>,
+    /// The longest the replay goes on past the plan's end waiting for the apex [s].
+    pub wait: f64,
+}
+
+/// How one contact meets the grains: the solid whose bottom face is its sole.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "shape", rename_all = "snake_case")]
+pub enum GrainFoot {
+    /// A box on the contact's sole (its half width, or the settings' point-foot half width),
+    /// the settings' `depth` across the plane.
+    Box,
+    /// A disc of this radius and thickness [m] lying on the sole, its axis the body's
+    /// vertical (the added-mass model's foot).
+    Disc { radius: f64, thickness: f64 },
 }
 
 impl Default for PlanarDemSettings {
@@ -78,6 +114,8 @@ impl Default for PlanarDemSettings {
             point_foot_half_width: 0.01,
             foot_friction: None,
             sample_every: 1e-3,
+            feet: Vec::new(),
+            apex: None,
         }
     }
 }
@@ -113,6 +151,14 @@ pub struct PlanarDemSummary {
     /// The centre of mass's highest rise above its start [m], planned and on the grains.
     pub planned_com_peak_m: f64,
     pub achieved_com_peak_m: f64,
+    /// An apex task's rise (`PlanarDemSettings::apex`) [m], planned and on the grains, and
+    /// whether the grains' apex came before the replay's end; absent for other tasks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub planned_apex_rise_m: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub achieved_apex_rise_m: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reached_apex: Option<bool>,
     /// The centre of mass's speed when the plan's clock starts [m/s]: above a few mm/s the
     /// robot was still sinking or rocking, and a longer settle is the fairer start.
     pub start_speed_mps: f64,
@@ -134,12 +180,14 @@ pub struct PlanarDemReplay {
     pub summary: PlanarDemSummary,
 }
 
-/// A foot box: its contact, its centre in its body's frame and its half extents.
+/// A foot on the grains: its body, its centre and sole in the body's frame, its half extents
+/// (along the sole, across the plane, up) and its solid.
 struct Foot {
     body: usize,
     centre: [f64; 2],
     sole: [f64; 2],
     half: [f64; 3],
+    shape: Shape,
 }
 
 /// Replays `plan` of `robot` on the grains of `bed`.
@@ -181,24 +229,49 @@ pub fn replay_planar(
     let surface = bed.info.surface_height;
     let grain = scene.grains.radius;
 
-    let feet: Vec<Foot> = robot
-        .contacts
-        .iter()
-        .map(|c| {
-            let w = if c.half_width > 0.0 {
-                c.half_width
-            } else {
-                settings.point_foot_half_width
-            };
-            let h = 0.5 * settings.sole_thickness;
-            Foot {
-                body: c.body,
-                centre: [c.point[0], c.point[1] + h],
-                sole: c.point,
-                half: [w, 0.5 * settings.depth, h],
+    if !(settings.feet.is_empty() || settings.feet.len() == robot.contacts.len()) {
+        return Err(DemError::Invalid(format!(
+            "{} foot shapes for the robot's {} contacts",
+            settings.feet.len(),
+            robot.contacts.len()
+        )));
+    }
+    let mut feet = Vec::new();
+    for (i, c) in robot.contacts.iter().enumerate() {
+        let (half, shape) = match settings.feet.get(i).copied().unwrap_or(GrainFoot::Box) {
+            GrainFoot::Box => {
+                let w = if c.half_width > 0.0 {
+                    c.half_width
+                } else {
+                    settings.point_foot_half_width
+                };
+                let half = [w, 0.5 * settings.depth, 0.5 * settings.sole_thickness];
+                (half, Shape::Box { half_extents: half })
             }
-        })
-        .collect();
+            GrainFoot::Disc { radius, thickness } => {
+                if !(radius > 0.0 && radius.is_finite() && thickness > 0.0 && thickness.is_finite())
+                {
+                    return Err(DemError::Invalid(format!(
+                        "contact `{}`: a disc foot of radius {radius} m and thickness \
+                         {thickness} m; both must be positive",
+                        c.name
+                    )));
+                }
+                (
+                    [radius, radius, 0.5 * thickness],
+                    Shape::Disc { radius, thickness },
+                )
+            }
+        };
+        let h = half[2];
+        feet.push(Foot {
+            body: c.body,
+            centre: [c.point[0], c.point[1] + h],
+            sole: c.point,
+            half,
+            shape,
+        });
+    }
 
     // Centre the feet's path over the plan in the container along x, and check it fits.
     let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -214,19 +287,30 @@ pub fn replay_planar(
         Container::Cylinder { radius } => (radius, radius),
         Container::Box { half_x, half_y } => (half_x, half_y),
     };
-    let reach = 0.5 * (high - low) + 2.0 * grain;
-    let across = 0.5 * settings.depth + 2.0 * grain;
-    let fits = match scene.container {
-        Container::Cylinder { radius } => reach.hypot(across) <= radius,
-        Container::Box { .. } => reach <= half_x && across <= half_y,
-    };
+    // Every foot at every node, with a grain's clearance: a disc's rim and a box's far corner
+    // within a cylinder's radius; the half extents within a box's.
+    let clear = 2.0 * grain;
+    let mut fits = true;
+    for x in &plan.x {
+        for (c, foot) in feet.iter().enumerate() {
+            let along = (robot.contact_point(&x[..n], c)[0] - shift).abs() + foot.half[0] + clear;
+            let across = foot.half[1] + clear;
+            fits &= match (&scene.container, &foot.shape) {
+                (Container::Cylinder { radius }, Shape::Disc { .. }) => {
+                    along - foot.half[0] + foot.half[0].max(foot.half[1]) <= *radius
+                }
+                (Container::Cylinder { radius }, _) => along.hypot(across) <= *radius,
+                (Container::Box { .. }, _) => along <= half_x && across <= half_y,
+            };
+        }
+    }
     if !fits {
         return Err(DemError::Invalid(format!(
-            "the plan's feet sweep {:.3} m along x and are {:.3} m deep across the plane; the \
+            "the plan's feet sweep {:.3} m along x and reach {:.3} m across the plane; the \
              bed's container (half widths {half_x} m, {half_y} m) cannot hold them with a \
              grain's clearance: use a larger bed or a shorter plan",
             high - low,
-            settings.depth
+            2.0 * feet.iter().map(|f| f.half[1]).fold(0.0, f64::max)
         )));
     }
 
@@ -274,9 +358,7 @@ pub fn replay_planar(
         .into_iter()
         .zip(&feet)
         .map(|(state, f)| Body {
-            geometry: BodyGeometry::Shape(Shape::Box {
-                half_extents: f.half,
-            }),
+            geometry: BodyGeometry::Shape(f.shape.clone()),
             motion: Motion::Kinematic,
             mass: 1.0,
             friction,
@@ -303,6 +385,16 @@ pub fn replay_planar(
         }
         u
     };
+    // The joints, held while the robot settles (the base's three coordinates come first),
+    // and the share of its inertia it settles with: its feet's bodies' (see the module docs).
+    let joints: Vec<usize> = (3..n).collect();
+    let settle_mass_share = {
+        let mut bodies: Vec<usize> = feet.iter().map(|f| f.body).collect();
+        bodies.sort_unstable();
+        bodies.dedup();
+        let feet_mass: f64 = bodies.iter().map(|&b| robot.body.bodies[b].mass).sum();
+        (feet_mass / robot.body.total_mass()).clamp(1e-3, 1.0)
+    };
     // The drives' states (integrators and commands), from the plan's start.
     let mut drives = plan.x[0][2 * n..].to_vec();
 
@@ -317,17 +409,40 @@ pub fn replay_planar(
     let mut start_com = plan_start;
     let mut start_speed = f64::NAN;
     let mut peak: f64 = 0.0;
+    // The apex task's body's centre of mass height (the robot's centre of mass: none).
+    let apex_height = |frames: &[Frame<f64>]| match settings.apex.and_then(|a| a.body) {
+        Some(b) => frames[b].transform(robot.body.bodies[b].com)[1],
+        None => robot.body.centre_of_mass_in(frames)[1],
+    };
+    let (mut apex_start, mut apex_rise) = (0.0, 0.0);
+    // An apex task goes on past the plan's end while the centre of mass rises.
+    let last_allowed = match settings.apex {
+        Some(apex) => steps + (apex.wait.max(0.0) / dt).ceil() as i64,
+        None => steps,
+    };
+    let mut reached_apex = settings.apex.is_none();
+    let mut end_com = None;
     let mut deepest: f64 = 0.0;
     let mut bed_force = (0.0, 0usize);
     let footless: Vec<usize> = (0..robot.body.bodies.len())
         .filter(|b| !feet.iter().any(|f| f.body == *b))
         .collect();
     let mut fell: Option<(f64, String)> = None;
-    let mut last_step = steps;
-    for k in -settle_steps..steps {
+    let mut last_step = -settle_steps;
+    for k in -settle_steps..last_allowed {
         let t = k as f64 * dt;
+        if k == steps {
+            end_com = Some(robot.body.centre_of_mass_in(&frames));
+        }
+        if k >= steps && com_velocity(robot, &frames, &v)[1] <= 0.0 {
+            reached_apex = true;
+            last_step = k;
+            break;
+        }
+        last_step = k + 1;
         if k == 0 {
             start_com = robot.body.centre_of_mass_in(&frames);
+            apex_start = apex_height(&frames);
             start_speed = com_speed(robot, &frames, &v);
         }
         let u = inputs(t, &q, &v);
@@ -350,8 +465,10 @@ pub fn replay_planar(
         let forces = backend.body_forces()?;
         let x: Vec<f64> = q.iter().chain(&v).chain(&drives).copied().collect();
         let efforts = robot.efforts(&x, &u);
-        for (d, rate) in drives.iter_mut().zip(robot.drive_rates(&x, &u)) {
-            *d += dt * rate;
+        if k >= 0 {
+            for (d, rate) in drives.iter_mut().zip(robot.drive_rates(&x, &u)) {
+                *d += dt * rate;
+            }
         }
         let mut generalized = robot.generalized_forces(&q, &v, &efforts);
         for (i, (f, force)) in feet.iter().zip(&forces).enumerate() {
@@ -369,7 +486,12 @@ pub fn replay_planar(
             let arm = frames[f.body].rotate([0.0, f.centre[1] - f.sole[1]]);
             wrenches[i] = [w[0], w[1], w[2] + arm[0] * w[1] - arm[1] * w[0]];
         }
-        let a = robot.forward_dynamics(&q, &v, &generalized);
+        let a = if k < 0 && !joints.is_empty() {
+            let a = robot.forward_dynamics_holding(&q, &v, &generalized, &joints);
+            a.into_iter().map(|a| a / settle_mass_share).collect()
+        } else {
+            robot.forward_dynamics(&q, &v, &generalized)
+        };
         for (vi, ai) in v.iter_mut().zip(a.iter()) {
             *vi += dt * ai;
         }
@@ -395,7 +517,6 @@ pub fn replay_planar(
         }
         if let Some(&b) = footless.iter().find(|&&b| frames[b].position[1] < 0.0) {
             fell = Some((t + dt, robot.body.bodies[b].name.clone()));
-            last_step = k + 1;
             break;
         }
         if k < 0 && t >= -0.02 - 1e-12 {
@@ -404,7 +525,10 @@ pub fn replay_planar(
         }
         if k >= 0 {
             let c = robot.body.centre_of_mass_in(&frames);
-            peak = peak.max(c[1] - start_com[1]);
+            if c[1] - start_com[1] > peak {
+                peak = c[1] - start_com[1];
+                apex_rise = apex_height(&frames) - apex_start;
+            }
             deepest = deepest.min(here.iter().fold(f64::INFINITY, |m: f64, &h| m.min(h)));
         }
     }
@@ -429,9 +553,22 @@ pub fn replay_planar(
         settle_sink_m: plan_start[1] - start_com[1],
         start_speed_mps: start_speed,
         planned_distance_m: planned_distance,
-        achieved_distance_m: robot.body.centre_of_mass_in(&frames)[0] - start_com[0],
+        achieved_distance_m: end_com.unwrap_or_else(|| robot.body.centre_of_mass_in(&frames))[0]
+            - start_com[0],
         planned_com_peak_m: planned_peak,
         achieved_com_peak_m: peak,
+        planned_apex_rise_m: settings.apex.map(|_| {
+            // At the plan's highest centre of mass, as the reduced-order replay measures it.
+            let top = plan
+                .x
+                .iter()
+                .max_by(|a, b| plan_com(a)[1].total_cmp(&plan_com(b)[1]))
+                .expect("nodes");
+            apex_height(&robot.body.frames(&top[..n]))
+                - apex_height(&robot.body.frames(&plan.x[0][..n]))
+        }),
+        achieved_apex_rise_m: settings.apex.map(|_| apex_rise),
+        reached_apex: settings.apex.map(|_| reached_apex && fell.is_none()),
         settled_bed_force_n: if bed_force.1 > 0 {
             bed_force.0 / bed_force.1 as f64
         } else {
@@ -445,8 +582,15 @@ pub fn replay_planar(
     Ok(PlanarDemReplay { samples, summary })
 }
 
-/// The speed of the centre of mass [m/s]: Σ m_b v(c_b) / M over the bodies' centres of mass.
+/// The speed of the centre of mass [m/s].
 fn com_speed(robot: &PlanarRobot, frames: &[Frame<f64>], v: &[f64]) -> f64 {
+    let [vx, vz] = com_velocity(robot, frames, v);
+    vx.hypot(vz)
+}
+
+/// The velocity of the centre of mass [m/s]: Σ m_b v(c_b) / M over the bodies' centres of
+/// mass.
+fn com_velocity(robot: &PlanarRobot, frames: &[Frame<f64>], v: &[f64]) -> [f64; 2] {
     let bodies = &robot.body.bodies;
     let centres: Vec<(usize, [f64; 2])> = bodies
         .iter()
@@ -463,5 +607,6 @@ fn com_speed(robot: &PlanarRobot, frames: &[Frame<f64>], v: &[f64]) -> f64 {
         momentum[0] += body.mass * velocity[0];
         momentum[1] += body.mass * velocity[1];
     }
-    momentum[0].hypot(momentum[1]) / robot.body.total_mass()
+    let m = robot.body.total_mass();
+    [momentum[0] / m, momentum[1] / m]
 }
