@@ -267,6 +267,9 @@ pub struct SavedPlanarPlan {
     pub robot: crate::model::planar::PlanarRobot,
     pub table: planar::PlanTable,
     pub plan_id: String,
+    /// A wrench-space plan's data file where the run recorded it (`provenance.data_files`)
+    /// and it is still there with the recorded hash; `None` otherwise.
+    pub wrench_data: Option<PathBuf>,
 }
 
 /// Reads a planar run folder's plan; a folder that is not one is bad input naming the file.
@@ -293,21 +296,44 @@ pub fn read_planar_run(run_dir: &Path) -> Result<SavedPlanarPlan, ApiError> {
             table.t.len()
         )));
     }
+    let wrench_data = files.json["provenance"]["data_files"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|d| d["field"] == "terrain.data")
+        .and_then(|d| {
+            let path = PathBuf::from(d["path"].as_str()?);
+            let bytes = std::fs::read(&path).ok()?;
+            (problem::sha256_hex(&bytes) == d["sha256"].as_str()?).then_some(path)
+        });
     Ok(SavedPlanarPlan {
         problem,
         robot,
         table,
         plan_id: files.plan_id,
+        wrench_data,
     })
 }
 
 impl SavedPlanarPlan {
-    /// How each of the robot's contacts meets DEM grains: the disc the plan's ground model
-    /// presses into the bed where it has one (the added-mass model's `foot_radius`, under
-    /// every foot), else a box on the contact's sole (`sim::dem::planar::GrainFoot`).
+    /// How each of the robot's contacts meets DEM grains: the foot the plan's ground model
+    /// puts under every contact where it has one (the added-mass model's disc of
+    /// `foot_radius`; a wrench space's measured foot, when its data file is where the run
+    /// recorded it), else a box on the contact's sole (`sim::dem::planar::GrainFoot`).
     pub fn grain_feet(&self) -> Vec<crate::sim::dem::planar::GrainFoot> {
         use crate::sim::dem::planar::GrainFoot;
+        let measured = || {
+            let path = self.wrench_data.as_ref()?;
+            let space = crate::terrain::wrench_space::WrenchSpace::load(path).ok()?;
+            let foot = &space.data().foot;
+            Some(GrainFoot::Block {
+                width: foot.width,
+                height: foot.height,
+                thickness: foot.thickness,
+            })
+        };
         let foot = match &self.problem.terrain {
+            PlanarTerrainConfig::WrenchSpace(_) => measured().unwrap_or(GrainFoot::Box),
             // As thick as the hopper's own disc in its DEM replay (5 mm).
             PlanarTerrainConfig::AddedMass(ground) => GrainFoot::Disc {
                 radius: ground.foot_radius,

@@ -379,6 +379,14 @@ pub fn run_planar(
     }
     let run = loam::api::read_planar_run(run_dir)?;
     let bed = load_bed(bed_path, args)?;
+    if let (loam::problem::planar::PlanarTerrainConfig::WrenchSpace(_), None, false) =
+        (&run.problem.terrain, &run.wrench_data, quiet)
+    {
+        eprintln!(
+            "note: the wrench space's data file is not where the run recorded it (or has \
+             changed), so its measured foot is unknown: each foot is a box on its sole"
+        );
+    }
     let (mut engine, name) = engine(backend, 1)?;
     let settings = PlanarDemSettings {
         depth: args.foot_depth,

@@ -102,6 +102,13 @@ pub enum GrainFoot {
     /// A disc of this radius and thickness [m] lying on the sole, its axis the body's
     /// vertical (the added-mass model's foot).
     Disc { radius: f64, thickness: f64 },
+    /// A block of these sizes [m] on the sole: `width` along it, `height` up the body,
+    /// `thickness` across the plane (a wrench space's measured foot).
+    Block {
+        width: f64,
+        height: f64,
+        thickness: f64,
+    },
 }
 
 impl Default for PlanarDemSettings {
@@ -261,6 +268,21 @@ pub fn replay_planar(
                     [radius, radius, 0.5 * thickness],
                     Shape::Disc { radius, thickness },
                 )
+            }
+            GrainFoot::Block {
+                width,
+                height,
+                thickness,
+            } => {
+                let half = [0.5 * width, 0.5 * thickness, 0.5 * height];
+                if !half.iter().all(|h| *h > 0.0 && h.is_finite()) {
+                    return Err(DemError::Invalid(format!(
+                        "contact `{}`: a block foot of {width} x {height} x {thickness} m; \
+                         every size must be positive",
+                        c.name
+                    )));
+                }
+                (half, Shape::Box { half_extents: half })
             }
         };
         let h = half[2];
