@@ -18,6 +18,8 @@ pub enum WarmStart {
     /// The better of `rest` and `ballistic` (`initial_guess: best`); `solution.json`'s
     /// `starts` says which was kept.
     Best,
+    /// The schedule's footholds (`initial_guess: footholds`).
+    Footholds,
     /// Another plan's primal and dual solution (a warm-started sweep): its identity and folder.
     Plan { plan_id: String, dir: String },
 }
@@ -29,6 +31,7 @@ impl From<InitialGuess> for WarmStart {
             InitialGuess::Rest => WarmStart::Rest,
             InitialGuess::Ballistic => WarmStart::Ballistic,
             InitialGuess::Best => WarmStart::Best,
+            InitialGuess::Footholds => WarmStart::Footholds,
         }
     }
 }

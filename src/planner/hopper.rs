@@ -275,6 +275,7 @@ impl Transcribe for Jump {
             InitialGuess::Rest => nlp.pack(&self.rest_guess()),
             InitialGuess::Ballistic => nlp.pack(&self.ballistic_guess()),
             InitialGuess::Best => unreachable!("plan_with solves `best` as rest and ballistic"),
+            InitialGuess::Footholds => unreachable!("refused by the hopper's schema"),
         }
     }
 

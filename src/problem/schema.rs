@@ -420,6 +420,12 @@ pub enum InitialGuess {
     /// and 80 mm and below it at 50 mm (`results/README.md`, "Initial guess"). It takes as long
     /// as both.
     Best,
+    /// A planar robot only, for gaits: the schedule's footholds. The base moves evenly over
+    /// the distance; each stance's feet stand still where the start posture puts them at the
+    /// stance's middle, the swing feet move between footholds in a low arc, the joints reach
+    /// them (damped least squares), the weight is shared by the feet on the ground
+    /// (`planner/planar/footholds.rs`).
+    Footholds,
 }
 
 /// How the planner climbs from its starting point to a plan.
@@ -492,6 +498,7 @@ impl InitialGuess {
             InitialGuess::Rest => "rest",
             InitialGuess::Ballistic => "ballistic",
             InitialGuess::Best => "best",
+            InitialGuess::Footholds => "footholds",
         }
     }
 }

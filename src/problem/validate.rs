@@ -91,6 +91,15 @@ impl Problem {
             }
         }
 
+        if self.initial_guess == super::InitialGuess::Footholds {
+            checks.fail(
+                "initial_guess",
+                "`footholds` is a planar robot's gait guess; the hopper starts from `rest`, \
+                 `ballistic`, `best` or `zero`"
+                    .to_owned(),
+            );
+        }
+
         if checks.violations.is_empty() {
             Ok(())
         } else {

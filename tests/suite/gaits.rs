@@ -251,3 +251,52 @@ fn a_warm_start_across_speeds_reaches_the_cold_optimum() {
         "stride time {duration}"
     );
 }
+
+/// `initial_guess: footholds` (the gait's guess from its schedule) reaches the monopod
+/// stride's optimum that the rest guess reaches; the hopper refuses it by name.
+#[test]
+fn the_footholds_guess_reaches_the_strides_optimum() {
+    use common::run::{assert_exit, loam, read_json};
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("gaits_footholds");
+    let _ = std::fs::remove_dir_all(&dir);
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut objectives = Vec::new();
+    for guess in ["rest", "footholds"] {
+        let out = dir.join(guess);
+        let set = format!("initial_guess={guess}");
+        let solve = loam(
+            manifest,
+            &[
+                "solve",
+                "problems/monopod_gait.yaml",
+                "--set",
+                &set,
+                "--out",
+                out.to_str().unwrap(),
+                "-q",
+            ],
+        );
+        assert_exit(&solve, 0, &[]);
+        let solution = read_json(&out.join("solution.json"));
+        assert_eq!(
+            solution["provenance"]["warm_start"]["kind"], guess,
+            "{}",
+            solution["provenance"]
+        );
+        objectives.push(solution["objective"].as_f64().unwrap());
+    }
+    assert!(
+        (objectives[0] - objectives[1]).abs() < 1e-6 * objectives[0],
+        "{objectives:?}"
+    );
+    let refused = loam(
+        manifest,
+        &[
+            "check",
+            "problems/hopper_granular.yaml",
+            "--set",
+            "initial_guess=footholds",
+        ],
+    );
+    assert_exit(&refused, 2, &["initial_guess", "footholds", "planar robot"]);
+}

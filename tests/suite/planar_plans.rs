@@ -133,7 +133,7 @@ fn the_hoppers_guesses_are_refused_for_a_planar_robot() {
             &format!(
                 "robot:\n  model: monopod\nschedule:\n  - {{contacts: [foot]}}\n  - {{contacts: []}}\ninitial_guess: {guess}\n"
             ),
-            &["initial_guess", "the hopper's guesses", "`rest` or `zero`"],
+            &["initial_guess", "the hopper's guesses", "`rest`, `footholds` or `zero`"],
         );
     }
 }

@@ -39,6 +39,7 @@ use crate::terrain::ContactModel;
 use crate::transcription::{Bounded, PhaseTrajectory, Scheme, Trajectory};
 
 pub mod error;
+mod footholds;
 pub mod multi_start;
 mod ocp;
 pub mod refine;

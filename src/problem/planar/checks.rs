@@ -68,7 +68,7 @@ impl Schema for PlanarProblem {
             fail!(
                 "initial_guess".into(),
                 "`ballistic` and `best` are the hopper's guesses; a planar robot starts from \
-                 `rest` or `zero`"
+                 `rest`, `footholds` or `zero`"
                     .into(),
             );
         }

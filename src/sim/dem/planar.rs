@@ -32,12 +32,16 @@
 //!
 //! **Settling.** The robot starts at the plan's first state lifted so that its lowest sole is
 //! a grain radius above the surface, and comes down for `settle_time` before the plan's clock
-//! starts with its joints held at the plan's first state (accelerations 0, drives' states
-//! frozen): it moves as one rigid body until the grains carry what its base inputs do not. At
-//! t = 0 the joints are released at rest, so a robot whose plan starts in equilibrium (as
-//! every plan starting at rest does) starts at rest on the grains, whatever the bed's
-//! stiffness; a lightly damped leg spring (the hopper's) would otherwise still ring. The
-//! plan's path is centred in the container along x.
+//! starts with every coordinate but its base's height held at the plan's first state
+//! (accelerations 0, drives' states frozen): it sinks straight down as one rigid body until
+//! the grains carry its weight (less what its inputs on the height carry), with its feet's
+//! bodies' share of its inertia, as the hopper's own DEM replay settles its foot under the
+//! leg's load, so that it stops within tens of ms rather than ringing on the grains (a light
+//! body on the bed's stiffness rings fast and the grains damp it). At t = 0 everything is
+//! released at rest, so a robot whose plan starts in equilibrium (as every plan starting at
+//! rest does) starts at rest on the grains; a lightly damped leg spring (the hopper's) would
+//! otherwise still ring, and a robot balanced on one foot does not topple while it settles.
+//! The plan's path is centred in the container along x.
 //!
 //! Choices: kinematic boxes driven by the robot's state (not dynamic bodies) keep one
 //! integrator for the whole robot; the explicit coupling is stable while the robot's bodies are
@@ -407,9 +411,9 @@ pub fn replay_planar(
         }
         u
     };
-    // The joints, held while the robot settles (the base's three coordinates come first),
-    // and the share of its inertia it settles with: its feet's bodies' (see the module docs).
-    let joints: Vec<usize> = (3..n).collect();
+    // Every coordinate but the base's height (q[1]) is held while the robot settles, and the
+    // share of its inertia it settles with is its feet's bodies' (see the module docs).
+    let held: Vec<usize> = (0..n).filter(|&j| j != 1).collect();
     let settle_mass_share = {
         let mut bodies: Vec<usize> = feet.iter().map(|f| f.body).collect();
         bodies.sort_unstable();
@@ -508,8 +512,8 @@ pub fn replay_planar(
             let arm = frames[f.body].rotate([0.0, f.centre[1] - f.sole[1]]);
             wrenches[i] = [w[0], w[1], w[2] + arm[0] * w[1] - arm[1] * w[0]];
         }
-        let a = if k < 0 && !joints.is_empty() {
-            let a = robot.forward_dynamics_holding(&q, &v, &generalized, &joints);
+        let a = if k < 0 {
+            let a = robot.forward_dynamics_holding(&q, &v, &generalized, &held);
             a.into_iter().map(|a| a / settle_mass_share).collect()
         } else {
             robot.forward_dynamics(&q, &v, &generalized)
