@@ -267,9 +267,9 @@ pub struct SavedPlanarPlan {
     pub robot: crate::model::planar::PlanarRobot,
     pub table: planar::PlanTable,
     pub plan_id: String,
-    /// A wrench-space plan's data file where the run recorded it (`provenance.data_files`)
-    /// and it is still there with the recorded hash; `None` otherwise.
-    pub wrench_data: Option<PathBuf>,
+    /// A wrench-space plan's data file as the run recorded it (`provenance.data_files`): its
+    /// path and SHA-256.
+    pub wrench_data: Option<(PathBuf, String)>,
 }
 
 /// Reads a planar run folder's plan; a folder that is not one is bad input naming the file.
@@ -302,9 +302,10 @@ pub fn read_planar_run(run_dir: &Path) -> Result<SavedPlanarPlan, ApiError> {
         .flatten()
         .find(|d| d["field"] == "terrain.data")
         .and_then(|d| {
-            let path = PathBuf::from(d["path"].as_str()?);
-            let bytes = std::fs::read(&path).ok()?;
-            (problem::sha256_hex(&bytes) == d["sha256"].as_str()?).then_some(path)
+            Some((
+                PathBuf::from(d["path"].as_str()?),
+                d["sha256"].as_str()?.to_string(),
+            ))
         });
     Ok(SavedPlanarPlan {
         problem,
@@ -322,8 +323,13 @@ impl SavedPlanarPlan {
     /// recorded it), else a box on the contact's sole (`sim::dem::planar::GrainFoot`).
     pub fn grain_feet(&self) -> Vec<crate::sim::dem::planar::GrainFoot> {
         use crate::sim::dem::planar::GrainFoot;
+        // The data's foot, when the file is still where the run recorded it, unchanged.
         let measured = || {
-            let path = self.wrench_data.as_ref()?;
+            let (path, sha256) = self.wrench_data.as_ref()?;
+            let bytes = std::fs::read(path).ok()?;
+            if problem::sha256_hex(&bytes) != *sha256 {
+                return None;
+            }
             let space = crate::terrain::wrench_space::WrenchSpace::load(path).ok()?;
             let foot = &space.data().foot;
             Some(GrainFoot::Block {

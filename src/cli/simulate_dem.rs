@@ -341,8 +341,9 @@ struct PlanarDemRecord {
     grain_radius_m: f64,
     /// The bed's contact law and its parameters.
     contact: loam::sim::dem::ContactLaw,
-    /// Each contact's solid on the grains (a disc of the plan's added-mass foot, else a box on
-    /// its sole), and a box's extent across the plane [m].
+    /// Each contact's solid on the grains (a disc of the plan's added-mass foot, a wrench
+    /// space's measured block, else a box on its sole), and a box's extent across the plane
+    /// [m].
     feet: Vec<loam::sim::dem::planar::GrainFoot>,
     foot_depth_m: f64,
     settle_time_s: f64,
@@ -379,20 +380,23 @@ pub fn run_planar(
     }
     let run = loam::api::read_planar_run(run_dir)?;
     let bed = load_bed(bed_path, args)?;
-    if let (loam::problem::planar::PlanarTerrainConfig::WrenchSpace(_), None, false) =
-        (&run.problem.terrain, &run.wrench_data, quiet)
+    let feet = run.grain_feet();
+    if let (loam::problem::planar::PlanarTerrainConfig::WrenchSpace(_), false) =
+        (&run.problem.terrain, quiet)
     {
-        eprintln!(
-            "note: the wrench space's data file is not where the run recorded it (or has \
+        if feet.first() == Some(&loam::sim::dem::planar::GrainFoot::Box) {
+            eprintln!(
+                "note: the wrench space's data file is not where the run recorded it (or has \
              changed), so its measured foot is unknown: each foot is a box on its sole"
-        );
+            );
+        }
     }
     let (mut engine, name) = engine(backend, 1)?;
     let settings = PlanarDemSettings {
         depth: args.foot_depth,
         settle_time,
         time_step: args.time_step,
-        feet: run.grain_feet(),
+        feet,
         apex: run.dem_apex(),
         ..PlanarDemSettings::default()
     };

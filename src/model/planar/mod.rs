@@ -329,7 +329,7 @@ impl PlanarRobot {
 
     /// [`Self::forward_dynamics`] with the coordinates `held` (and the locked ones) held: their
     /// accelerations 0, the others' from the rows of the free coordinates (a robot settling
-    /// with its joints held moves as one rigid body).
+    /// on DEM grains moves straight down as one rigid body, `sim::dem::planar`).
     pub fn forward_dynamics_holding(
         &self,
         q: &[f64],

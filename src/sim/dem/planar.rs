@@ -3,12 +3,12 @@
 //! robot's run).
 //!
 //! **Feet.** Every contact of the robot is a kinematic solid in the bed, fixed to its body,
-//! whose bottom face is the sole, `sole_thickness` thick ([`GrainFoot`]): a disc where the
-//! plan's ground model says the foot is one (the added-mass model's foot of radius r, so the
-//! grains meet the foot the plan was made for), else a box on the contact's flat sole of half
-//! width w (a point foot drawn as a sole of half width
-//! [`PlanarDemSettings::point_foot_half_width`]) reaching `depth / 2` either side of the
-//! robot's plane. Planar conventions
+//! whose bottom face is the sole ([`GrainFoot`]): the foot the plan's ground model says it is
+//! where it says one (the added-mass model's disc of radius r; a wrench space's measured
+//! block), so that the grains meet the foot the plan was made for; else a box
+//! `sole_thickness` thick on the contact's flat sole of half width w (a point foot drawn as a
+//! sole of half width [`PlanarDemSettings::point_foot_half_width`]) reaching `depth / 2`
+//! either side of the robot's plane. Planar conventions
 //! are those of [`super::drag`]: the motion is in the world's x–z plane, a body angle φ turns
 //! the box about −y, a planar angular velocity ω is (0, −ω, 0) and a planar torque is −τ_y.
 //!
@@ -81,9 +81,10 @@ pub struct PlanarDemSettings {
     /// a box ([`GrainFoot::Box`]).
     pub feet: Vec<GrainFoot>,
     /// The task asks for an apex (`task.apex_rise`): the replay runs past the plan's end
-    /// while the centre of mass still rises (a higher hop peaks later), at most `apex_wait`
-    /// longer, and reports the rise of `apex_of`'s centre of mass (the robot's with `None`) at
-    /// the highest centre of mass, as the reduced-order replay does.
+    /// while the centre of mass still rises (a higher hop peaks later), at most
+    /// [`ApexTask::wait`] longer, with the inputs and servo references of the plan's last
+    /// node held, and reports the rise of the apex body's centre of mass at the highest centre
+    /// of mass, as the reduced-order replay measures it.
     pub apex: Option<ApexTask>,
 }
 
