@@ -7,7 +7,7 @@
 #   bash results/regenerate.sh --cheap           # everything but the DEM (6 minutes on 2 busy cores)
 #   bash results/regenerate.sh --cheap PART...   # only these parts, e.g. jump-sweep hopper_rigid
 #
-# Parts: jump-sweep, hopper_granular, hopper_rigid, hopper_two_hops, hopper_rail,
+# Parts: jump-sweep, hopper_granular, hopper_rigid, hopper_jump, hopper_two_hops, hopper_rail,
 # monopod_sand_hop, monopod_hop, monopod_granular_hop, monopod_gait, gait-cot,
 # planar_foot_step, wrench_space, mdp and, without --cheap, dem. `--cheap` is what `cargo test --release --test suite --
 # results_fresh::` checks: when that test reports a drift the code meant, run it, look at the
@@ -27,7 +27,7 @@ if [ "${1:-}" = "--cheap" ]; then
     cheap=true
     shift
 fi
-all_parts="jump-sweep hopper_granular hopper_rigid hopper_two_hops hopper_rail monopod_sand_hop
+all_parts="jump-sweep hopper_granular hopper_rigid hopper_jump hopper_two_hops hopper_rail monopod_sand_hop
 monopod_hop monopod_granular_hop monopod_gait gait-cot planar_foot_step wrench_space mdp"
 $cheap || all_parts="$all_parts dem"
 parts="${*:-$all_parts}"
@@ -103,6 +103,15 @@ for problem in hopper_granular hopper_rigid; do
     $loam plot "results/$problem" -q
 done
 
+# The same 60 mm jump with the hopper described as a robot file (robots/hopper.yaml), planned
+# and replayed by the planar pipeline: the plan, its replays on both grounds, its figure.
+if wanted hopper_jump; then
+    solve_into hopper_jump
+    $loam simulate results/hopper_jump -q
+    $loam simulate results/hopper_jump -q --terrain rigid
+    $loam plot results/hopper_jump -q
+fi
+
 # Two hops on rigid ground (the schedule as data): the plan, its replay, its figure.
 if wanted hopper_two_hops; then
     solve_into hopper_two_hops
@@ -146,6 +155,9 @@ if wanted dem; then
     $loam validate results/hopper_granular --bed results/dem/poppy_bed.bed --realisations 6 -q
     $loam validate results/hopper_rigid --bed results/dem/poppy_bed.bed --realisations 3 \
         --t-max 0.3 -q || [ $? -eq 1 ]
+    # The hopper as a robot file on the same bed, through the planar DEM replay (about 5
+    # minutes): the one pipeline's verdict beside the hopper's own.
+    $loam validate results/hopper_jump --bed results/dem/poppy_bed.bed --realisations 6 -q
     # The poppy-seed material calibrated against its targets (docs/DEM.md, "Calibration"; about
     # 9 minutes on two cores): no candidate meets every target, so the command exits 1.
     $loam material calibrate materials/poppy_seeds.yaml \
