@@ -111,3 +111,12 @@ pub(crate) fn write_new(tmp: &Path, bytes: &[u8], path: &Path) -> Result<(), Out
     file.sync_all().ok();
     Ok(())
 }
+
+/// `field` as one CSV field: quoted when it holds a comma, a quote or a line break.
+pub fn csv_field(field: &str) -> String {
+    if field.contains([',', '"', '\n']) {
+        format!("\"{}\"", field.replace('"', "\"\""))
+    } else {
+        field.to_string()
+    }
+}

@@ -31,7 +31,7 @@ mod robot;
 mod run;
 mod style;
 mod sweep;
-mod table;
+pub mod table;
 pub mod validation;
 pub mod wrench;
 

@@ -60,6 +60,8 @@ pub struct PlanarSweepFigure {
     title: String,
     x_name: String,
     groups: Vec<Group>,
+    /// The first panel's label: the distance, or an apex task's rise (its columns then).
+    first_label: &'static str,
 }
 
 const COLORS: [RGBColor; 6] = [BLUE, VERMILION, GREEN, ORANGE, PURPLE, DARK];
@@ -98,9 +100,28 @@ impl PlanarSweepFigure {
             Ok(_) => number("cost_of_transport")?,
             Err(_) => vec![f64::NAN; x.len()],
         };
+        // An apex task's sweep (`planned_apex_rise_m` filled; older sweeps lack the column)
+        // draws the task's apex where the others draw the distance travelled.
+        let apex = match table.text("planned_apex_rise_m") {
+            Ok(_) => number("planned_apex_rise_m")?,
+            Err(_) => vec![f64::NAN; x.len()],
+        };
+        let apex_task = apex.iter().any(|v| v.is_finite());
+        let (first_label, first) = if apex_task {
+            (
+                "the task's apex rise [m] (task.apex_of)",
+                [apex, number("replay_apex_rise_m")?],
+            )
+        } else {
+            (
+                "base distance travelled [m] (a gait: its worst stride)",
+                [number("distance_m")?, number("replay_distance_m")?],
+            )
+        };
+        let [first_plan, first_replay] = first;
         let columns = [
-            number("distance_m")?,
-            number("replay_distance_m")?,
+            first_plan,
+            first_replay,
             number("planned_com_peak_m")?,
             number("replay_com_peak_m")?,
             cot,
@@ -149,6 +170,7 @@ impl PlanarSweepFigure {
             ),
             x_name,
             groups,
+            first_label,
         })
     }
 }
@@ -184,7 +206,7 @@ impl Figure for PlanarSweepFigure {
         let with_cot = all().any(|p| p[5].is_finite());
         let panels = rest.split_evenly((1, if with_cot { 3 } else { 2 }));
         let labels = [
-            "base distance travelled [m] (a gait: its worst stride)",
+            self.first_label,
             "centre-of-mass peak rise [m] (a gait: apex height)",
             "cost of transport (plan) [-]",
         ];

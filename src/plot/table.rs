@@ -38,7 +38,7 @@ impl Table {
         let header: Vec<String> = header.split(',').map(|c| c.trim().to_string()).collect();
         let mut records = Vec::new();
         for (line, record) in lines {
-            let fields: Vec<String> = record.split(',').map(|f| f.trim().to_string()).collect();
+            let fields = fields_of(record);
             if fields.len() != header.len() {
                 return Err(PlotError::Csv {
                     path: path.to_path_buf(),
@@ -173,5 +173,41 @@ impl Table {
     /// The line (1-based) record `i` came from.
     pub fn line(&self, i: usize) -> usize {
         self.records[i].0
+    }
+}
+
+/// One CSV record's fields: split at commas outside double quotes; a quoted field loses its
+/// quotes, and `""` inside it is one quote (a sweep's varied section, `"{model: rigid}"`).
+pub fn fields_of(record: &str) -> Vec<String> {
+    let mut fields = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = record.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(std::mem::take(&mut field).trim().to_string()),
+            c => field.push(c),
+        }
+    }
+    fields.push(field.trim().to_string());
+    fields
+}
+
+#[cfg(test)]
+mod csv_tests {
+    use super::fields_of;
+    use crate::output::csv_field;
+
+    #[test]
+    fn a_quoted_field_keeps_its_commas_and_quotes() {
+        let value = "{model: added_mass, medium: \"poppy\"}";
+        let record = format!("0.03,{},x", csv_field(value));
+        assert_eq!(fields_of(&record), ["0.03", value, "x"]);
+        assert_eq!(csv_field("plain"), "plain");
     }
 }

@@ -30,6 +30,28 @@ pub struct VaryError {
     pub why: String,
 }
 
+/// A YAML value written on one line, as `--set` reads it (`{model: rigid}`).
+fn flow_yaml(value: &serde_yaml::Value) -> String {
+    use serde_yaml::Value;
+    match value {
+        Value::Mapping(map) => {
+            let items: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", flow_yaml(k), flow_yaml(v)))
+                .collect();
+            format!("{{{}}}", items.join(", "))
+        }
+        Value::Sequence(items) => {
+            let items: Vec<String> = items.iter().map(flow_yaml).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Value::Tagged(tagged) => flow_yaml(&tagged.value),
+        scalar => serde_yaml::to_string(scalar)
+            .map(|s| s.trim_end().to_string())
+            .unwrap_or_default(),
+    }
+}
+
 /// One varied field.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Axis {
@@ -37,8 +59,11 @@ pub struct Axis {
     pub values: Vec<String>,
 }
 
-/// Parses `PATH=start:stop:step` or `PATH=a,b,c` (or a single `PATH=value`). A range whose
-/// stop is below its start counts down (`0.10:0.03:0.01`); the step is always positive.
+/// Parses `PATH=start:stop:step` or `PATH=a,b,c` (or a single `PATH=value`), or a YAML flow
+/// list `PATH=[v1, v2]` whose items may be sections (`terrain=[{model: rigid}, {model:
+/// added_mass, medium: poppy_seeds}]`: a whole section replaced per point, as `--set` does).
+/// A range whose stop is below its start counts down (`0.10:0.03:0.01`); the step is always
+/// positive.
 pub fn parse_axis(spec: &str) -> Result<Axis, VaryError> {
     let bad = |why: &str| VaryError {
         spec: spec.to_string(),
@@ -49,7 +74,11 @@ pub fn parse_axis(spec: &str) -> Result<Axis, VaryError> {
     if path.is_empty() {
         return Err(bad("no field path before `=`"));
     }
-    let values: Vec<String> = if range.contains(':') {
+    let values: Vec<String> = if range.trim_start().starts_with('[') {
+        let items: Vec<serde_yaml::Value> = serde_yaml::from_str(range)
+            .map_err(|e| bad(&format!("not a YAML list of values: {e}")))?;
+        items.iter().map(flow_yaml).collect()
+    } else if range.contains(':') {
         let parts: Vec<&str> = range.split(':').collect();
         if parts.len() != 3 {
             return Err(bad("a range has three parts"));
@@ -152,6 +181,23 @@ pub fn other_terrain(problem: &Problem) -> problem::Terrain {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_yaml_list_varies_whole_sections() {
+        let a = parse_axis(
+            "terrain=[{model: rigid}, {model: added_mass, medium: poppy_seeds, foot_radius: 0.038}]",
+        )
+        .unwrap();
+        assert_eq!(a.path, "terrain");
+        assert_eq!(
+            a.values,
+            [
+                "{model: rigid}",
+                "{model: added_mass, medium: poppy_seeds, foot_radius: 0.038}"
+            ]
+        );
+        assert!(parse_axis("terrain=[{model: rigid}").is_err());
+    }
 
     #[test]
     fn ranges_include_their_stop_and_print_cleanly() {

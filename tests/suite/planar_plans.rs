@@ -336,6 +336,72 @@ fn a_planar_sweep_plans_and_replays_every_point() {
     assert!(out.join("plots/sweep_planar.png").is_file());
 }
 
+/// A planar sweep may vary a whole section (`--vary 'terrain=[{model: rigid}, {...}]'`, one
+/// point per ground): the hopper file's jump at two heights on both grounds, each plan on its
+/// ground's optimum path, and an apex task's columns (the rod's apex, planned and replayed,
+/// within 0.5 %); the section's value is one quoted CSV field, and the figure draws.
+#[test]
+fn a_planar_sweep_varies_whole_terrain_sections_and_reports_the_apex() {
+    let dir = TempDir::new("sweep_sections");
+    let out = dir.path().join("sweep");
+    let file = manifest().join("problems/hopper_jump.yaml");
+    let run = loam(
+        manifest(),
+        &[
+            "sweep",
+            file.to_str().unwrap(),
+            "--vary",
+            "task.apex_rise=0.05,0.06",
+            "--vary",
+            "terrain=[{model: added_mass, medium: poppy_seeds, foot_radius: 0.038}, {model: rigid}]",
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ],
+    );
+    assert_eq!(run.status, Some(0), "{}", run.stderr);
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<String> = loam::plot::table::fields_of(lines.next().unwrap());
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<Vec<String>> = lines.map(loam::plot::table::fields_of).collect();
+    assert_eq!(rows.len(), 4);
+    for row in &rows {
+        assert_eq!(row[column("converged")], "true", "{row:?}");
+        let target: f64 = row[column("task.apex_rise")].parse().unwrap();
+        let planned: f64 = row[column("planned_apex_rise_m")].parse().unwrap();
+        let error: f64 = row[column("replay_apex_rise_error_rel")].parse().unwrap();
+        assert!((planned - target).abs() < 1e-6, "{row:?}");
+        assert!(error < 0.005, "{row:?}");
+        let folder = out.join(&row[column("run")]);
+        let solution: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(folder.join("solution.json")).unwrap())
+                .unwrap();
+        let model = &solution["problem"]["terrain"]["model"];
+        assert_eq!(
+            model,
+            if row[column("terrain")] == "{model: rigid}" {
+                "rigid"
+            } else {
+                "added_mass"
+            },
+            "{row:?}"
+        );
+    }
+    // The 60 mm poppy-seed point is the file's own problem: its optimum.
+    let own = rows
+        .iter()
+        .find(|r| r[0] == "0.06" && r[column("terrain")].contains("added_mass"))
+        .unwrap();
+    let objective: f64 = own[column("objective")].parse().unwrap();
+    assert!((objective - 0.047632).abs() < 1e-6, "{own:?}");
+    let plot = loam(
+        manifest(),
+        &["plot", out.to_str().unwrap(), "--png-only", "-q"],
+    );
+    assert_eq!(plot.status, Some(0), "{}", plot.stderr);
+}
+
 /// The replay's stick law on the bed, against statics: the planar foot held at the depth
 /// where F_hyd carries its weight stays there and the bed carries exactly m g; pulled up with
 /// twice its weight it leaves the bed at once; pushed down with its weight again it sinks,

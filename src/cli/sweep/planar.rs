@@ -28,7 +28,7 @@ struct Point {
 }
 
 /// The figures of `sweep.csv` after the varied fields, in order.
-const FIGURES: [&str; 14] = [
+const FIGURES: [&str; 17] = [
     "converged",
     "status",
     "iterations",
@@ -43,6 +43,9 @@ const FIGURES: [&str; 14] = [
     "replay_com_peak_error_rel",
     "cost_of_transport",
     "mesh_tolerance_met",
+    "planned_apex_rise_m",
+    "replay_apex_rise_m",
+    "replay_apex_rise_error_rel",
 ];
 
 pub fn run(args: &Args, file: &Path, axes: &[Axis], out: &Path) -> anyhow::Result<u8> {
@@ -73,12 +76,20 @@ pub fn run(args: &Args, file: &Path, axes: &[Axis], out: &Path) -> anyhow::Resul
             }
         };
         check(&problem).map_err(|why| refuse(&why))?;
+        // A section's value (`{model: rigid}`) names its folder by its words
+        // (`terrain=model_rigid`).
         let name: Vec<String> = varied
             .iter()
-            .map(|(p, v)| format!("{}={v}", p.rsplit('.').next().unwrap_or(p)))
+            .map(|(p, v)| {
+                let words: Vec<&str> = v
+                    .split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '-'))
+                    .filter(|w| !w.is_empty())
+                    .collect();
+                format!("{}={}", p.rsplit('.').next().unwrap_or(p), words.join("_"))
+            })
             .collect();
         points.push(Point {
-            dir: out.join(name.join("-").replace('/', "_")),
+            dir: out.join(name.join("-")),
             varied,
             overrides,
         });
@@ -120,6 +131,7 @@ pub fn run(args: &Args, file: &Path, axes: &[Axis], out: &Path) -> anyhow::Resul
     for point in &points {
         let (row, converged) = row_of(point)?;
         all_converged &= converged;
+        let row: Vec<String> = row.iter().map(|f| loam::output::csv_field(f)).collect();
         lines.push(row.join(","));
     }
     let path = out.join("sweep.csv");
@@ -267,6 +279,9 @@ fn row_of(point: &Point) -> anyhow::Result<(Vec<String>, bool)> {
             &peak_error,
             &key["cost_of_transport"],
             &solution["mesh_tolerance_met"],
+            &replay["planned_apex_rise_m"],
+            &replay["achieved_apex_rise_m"],
+            &replay["apex_rise_error_rel"],
         ]
         .into_iter()
         .map(text),
