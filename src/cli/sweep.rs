@@ -145,6 +145,17 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         interrupt::install();
         return planar::run(&args, &file, &axes, &out);
     }
+    // The hopper's sweep names its folders and sweep.csv's fields by the values as given.
+    let section = |v: &String| v.contains(',') || v.starts_with(['{', '[']);
+    if let Some(axis) = axes.iter().find(|a| a.values.iter().any(section)) {
+        return Err(BadInput(format!(
+            "--vary {}: the hopper's sweep varies single values (a range or a list of them), \
+             not whole sections; a planar robot's problem (the hopper as `problems/hopper_jump.yaml`) \
+             takes a YAML list of sections",
+            axis.path
+        ))
+        .into());
+    }
     let base = super::ProblemArgs {
         file: file.clone(),
         overrides: args.overrides.clone(),

@@ -35,7 +35,7 @@ impl Table {
                 path: path.to_path_buf(),
             });
         };
-        let header: Vec<String> = header.split(',').map(|c| c.trim().to_string()).collect();
+        let header = fields_of(header);
         let mut records = Vec::new();
         for (line, record) in lines {
             let fields = fields_of(record);

@@ -395,6 +395,29 @@ fn a_planar_sweep_varies_whole_terrain_sections_and_reports_the_apex() {
         .unwrap();
     let objective: f64 = own[column("objective")].parse().unwrap();
     assert!((objective - 0.047632).abs() < 1e-6, "{own:?}");
+    // The hopper's own sweep names folders and fields by the values: it refuses sections.
+    let hopper_out = dir.path().join("hopper_sweep");
+    let refused = loam(
+        manifest(),
+        &[
+            "sweep",
+            manifest()
+                .join("problems/hopper_granular.yaml")
+                .to_str()
+                .unwrap(),
+            "--vary",
+            "terrain=[{model: rigid}]",
+            "--out",
+            hopper_out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(refused.status, Some(2), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("--vary terrain"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!hopper_out.exists(), "nothing is written");
     let plot = loam(
         manifest(),
         &["plot", out.to_str().unwrap(), "--png-only", "-q"],
