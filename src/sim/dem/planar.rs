@@ -300,37 +300,48 @@ pub fn replay_planar(
         });
     }
 
-    // Centre the feet's path over the plan in the container along x, and check it fits.
-    let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
-    for x in &plan.x {
-        for c in 0..robot.contacts.len() {
-            let p = robot.contact_point(&x[..n], c);
-            low = low.min(p[0] - feet[c].half[0]);
-            high = high.max(p[0] + feet[c].half[0]);
-        }
-    }
+    // Each foot's x over the plan's nodes (lowest, highest), once: the feet's path is centred
+    // in the container along x, and each foot must fit at its farthest.
+    let spans: Vec<(f64, f64)> = (0..feet.len())
+        .map(|c| {
+            plan.x
+                .iter()
+                .map(|x| robot.contact_point(&x[..n], c)[0])
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+                    (a.min(p), b.max(p))
+                })
+        })
+        .collect();
+    let low = feet
+        .iter()
+        .zip(&spans)
+        .map(|(f, s)| s.0 - f.half[0])
+        .fold(f64::INFINITY, f64::min);
+    let high = feet
+        .iter()
+        .zip(&spans)
+        .map(|(f, s)| s.1 + f.half[0])
+        .fold(f64::NEG_INFINITY, f64::max);
     let shift = 0.5 * (low + high);
     let (half_x, half_y) = match scene.container {
         Container::Cylinder { radius } => (radius, radius),
         Container::Box { half_x, half_y } => (half_x, half_y),
     };
-    // Every foot at every node, with a grain's clearance: a disc's rim and a box's far corner
-    // within a cylinder's radius; the half extents within a box's.
+    // With a grain's clearance: a disc's rim and a box's far corner within a cylinder's
+    // radius; the half extents within a box's.
     let clear = 2.0 * grain;
-    let mut fits = true;
-    for x in &plan.x {
-        for (c, foot) in feet.iter().enumerate() {
-            let along = (robot.contact_point(&x[..n], c)[0] - shift).abs() + foot.half[0] + clear;
-            let across = foot.half[1] + clear;
-            fits &= match (&scene.container, &foot.shape) {
-                (Container::Cylinder { radius }, Shape::Disc { .. }) => {
-                    along - foot.half[0] + foot.half[0].max(foot.half[1]) <= *radius
-                }
-                (Container::Cylinder { radius }, _) => along.hypot(across) <= *radius,
-                (Container::Box { .. }, _) => along <= half_x && across <= half_y,
-            };
+    let fits = feet.iter().zip(&spans).all(|(foot, &(a, b))| {
+        let far = (a - shift).abs().max((b - shift).abs());
+        let along = far + foot.half[0] + clear;
+        let across = foot.half[1] + clear;
+        match (&scene.container, &foot.shape) {
+            (Container::Cylinder { radius }, Shape::Disc { .. }) => {
+                far + foot.half[0].max(foot.half[1]) + clear <= *radius
+            }
+            (Container::Cylinder { radius }, _) => along.hypot(across) <= *radius,
+            (Container::Box { .. }, _) => along <= half_x && across <= half_y,
         }
-    }
+    });
     if !fits {
         return Err(DemError::Invalid(format!(
             "the plan's feet sweep {:.3} m along x and reach {:.3} m across the plane; the \
