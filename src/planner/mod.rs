@@ -173,6 +173,10 @@ pub struct StageOneRule {
     /// Whether a release that does not converge is followed by the one-stage solve from the
     /// same point (not for a multi-start's later starts: start 0 is that solve already).
     pub fallback: bool,
+    /// The durations held instead when IPOPT finds the first stage infeasible (a held
+    /// duration the task cannot meet: a flight too short for the apex asked), run once from
+    /// the same start; `None`: released from the infeasible stage's point.
+    pub if_infeasible: Option<Vec<(usize, f64)>>,
 }
 
 /// One stage of a two-stage solve, as `solution.json` lists it (`stages`).
@@ -214,17 +218,6 @@ pub(crate) fn solve_two_stage(
     mut on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
 ) -> Result<(SolveReport, Vec<StageOutcome>), PlanError> {
     use solver::OptionValue::{Int, Str};
-    let bounds: Vec<(usize, f64, f64)> = rule
-        .held
-        .iter()
-        .map(|&(i, _)| (i, nlp.x_lower[i], nlp.x_upper[i]))
-        .collect();
-    let mut start = x0.to_vec();
-    for &(i, d) in &rule.held {
-        nlp.x_lower[i] = d;
-        nlp.x_upper[i] = d;
-        start[i] = d;
-    }
     let mut first = settings.clone();
     first
         .options
@@ -237,13 +230,36 @@ pub(crate) fn solve_two_stage(
                 .map(|f| &mut **f as &mut dyn FnMut(&IterationInfo) -> bool)
         };
     }
-    let held = solver::solve(nlp, &start, &first, None, progress!());
-    for &(i, lower, upper) in &bounds {
-        nlp.x_lower[i] = lower;
-        nlp.x_upper[i] = upper;
-    }
-    let held = held?;
-    let mut stages = vec![StageOutcome::of("hold durations", &held)];
+    let mut stages = Vec::new();
+    let mut held_set = &rule.held;
+    let held = loop {
+        let bounds: Vec<(usize, f64, f64)> = held_set
+            .iter()
+            .map(|&(i, _)| (i, nlp.x_lower[i], nlp.x_upper[i]))
+            .collect();
+        let mut start = x0.to_vec();
+        for &(i, d) in held_set {
+            nlp.x_lower[i] = d;
+            nlp.x_upper[i] = d;
+            start[i] = d;
+        }
+        let held = solver::solve(nlp, &start, &first, None, progress!());
+        for &(i, lower, upper) in &bounds {
+            nlp.x_lower[i] = lower;
+            nlp.x_upper[i] = upper;
+        }
+        let held = held?;
+        stages.push(StageOutcome::of("hold durations", &held));
+        match &rule.if_infeasible {
+            Some(other)
+                if held.status == solver::IpoptStatus::InfeasibleProblemDetected
+                    && stages.len() == 1 =>
+            {
+                held_set = other
+            }
+            _ => break held,
+        }
+    };
     if held.status == solver::IpoptStatus::UserRequestedStop {
         return Ok((held, stages));
     }

@@ -442,21 +442,21 @@ pub enum Strategy {
     TwoStage,
 }
 
-/// The first stage of `strategy: two_stage`, where a problem sets it instead of its contact
-/// model's rule.
+/// The first stage of `strategy: two_stage` (and of the later starts of `starts`), where a
+/// problem sets it instead of its contact model's rule (either part may be left to the rule).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StageOne {
     /// Per phase of the schedule, the duration held in the first stage \[s\], or `null` for
-    /// a duration left free. Each must lie within its phase's bounds.
-    pub durations: Vec<Option<f64>>,
-    /// The most IPOPT iterations of the first stage (≥ 1). Default 20.
-    #[serde(default = "default_stage_one_iterations")]
-    pub iterations: usize,
-}
-
-fn default_stage_one_iterations() -> usize {
-    20
+    /// a duration left free. Each must lie within its phase's bounds. Default: the contact
+    /// model's rule (MODEL.md 5.2), whose held flights are freed should they make the first
+    /// stage infeasible.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durations: Option<Vec<Option<f64>>>,
+    /// The most IPOPT iterations of the first stage (≥ 1). Default: 20 where `durations` are
+    /// given, else the contact model's rule (10 on rigid and spring ground, 20 on the bed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<usize>,
 }
 
 /// Mesh refinement of a planar plan (`mesh:`; README "Mesh refinement"): while the plan's

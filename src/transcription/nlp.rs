@@ -8,6 +8,8 @@
 //! union of the instances' patterns; the Hessian pattern is deduplicated into slots when the
 //! NLP is built, so IPOPT's callbacks only gather, evaluate and scatter.
 
+mod held;
+mod links;
 mod total;
 use std::collections::HashMap;
 
@@ -44,6 +46,11 @@ impl ElementKind {
         cost: Option<Sx>,
         cons: Vec<Bounded>,
     ) -> Result<Self, SymbolicError> {
+        // Rows folded to constants within their bounds by held variables (`held`).
+        let cons: Vec<Bounded> = cons
+            .into_iter()
+            .filter(|c| !held::trivially_satisfied(c))
+            .collect();
         let n_con = cons.len();
         let con_names = cons.iter().map(|c| c.name.clone()).collect();
         let con_lower = cons.iter().map(|c| c.lower).collect();
@@ -273,7 +280,14 @@ impl Nlp {
         for (p, phase) in ocp.phases.iter().enumerate() {
             let points = if scheme.has_midpoint() { 3 } else { 2 };
             let z = Sx::symbol(&format!("z_{}", phase.name), points * w + 1);
-            let zs: Vec<Sx> = (0..points * w + 1).map(|i| z.get(i)).collect();
+            let (hx, hu) = (
+                held::held(&phase.state_bounds),
+                held::held(&phase.control_bounds),
+            );
+            let mut zs: Vec<Sx> = (0..points)
+                .flat_map(|q| held::point(&z, q * w, &hx, &hu))
+                .collect();
+            zs.push(z.get(points * w));
             let h = zs[points * w].clone() / (phase.nodes - 1) as f64;
             let xs: Vec<&[Sx]> = (0..points).map(|q| &zs[q * w..q * w + n_x]).collect();
             let us: Vec<&[Sx]> = (0..points).map(|q| &zs[q * w + n_x..(q + 1) * w]).collect();
@@ -345,7 +359,7 @@ impl Nlp {
 
             if let Some(path) = &phase.path {
                 let z = Sx::symbol(&format!("node_{}", phase.name), w);
-                let zs: Vec<Sx> = (0..w).map(|i| z.get(i)).collect();
+                let zs = held::point(&z, 0, &hx, &hu);
                 let cons = path(&zs[..n_x], &zs[n_x..]);
                 let kind = nlp.add_kind(ElementKind::build(
                     &format!("path_{}", phase.name),
@@ -378,59 +392,7 @@ impl Nlp {
             }
         }
 
-        // Phase links: the state (and the control, when asked) is continuous.
-        if ocp.phases.len() > 1 {
-            let z = Sx::symbol("link", 2 * w);
-            let zs: Vec<Sx> = (0..2 * w).map(|i| z.get(i)).collect();
-            let count = if ocp.control_continuity { w } else { n_x };
-            let cons = (0..count)
-                .map(|i| {
-                    let name = if i < n_x {
-                        &ocp.state_names[i]
-                    } else {
-                        &ocp.control_names[i - n_x]
-                    };
-                    let scale = if i < n_x {
-                        ocp.state_nominal[i]
-                    } else {
-                        ocp.control_nominal[i - n_x]
-                    };
-                    Bounded::equal(
-                        format!("continuity {name}"),
-                        zs[w + i].clone() - zs[i].clone(),
-                        0.0,
-                    )
-                    .nominal(scale)
-                })
-                .collect();
-            let kind = nlp.add_kind(ElementKind::build("link", 2 * w, &z, None, cons)?);
-            for p in 0..ocp.phases.len() - 1 {
-                let a = nlp.point_start(Point {
-                    phase: p,
-                    node: Node::Last,
-                });
-                let b = nlp.point_start(Point {
-                    phase: p + 1,
-                    node: Node::First,
-                });
-                let vars = (a..a + w).chain(b..b + w).collect();
-                let label = format!("{} -> {}", nlp.phases[p].name, nlp.phases[p + 1].name);
-                let kind = match &ocp.phases[p + 1].entry {
-                    None => kind,
-                    Some(entry) => {
-                        let points = vec![zs[..w].to_vec(), zs[w..].to_vec()];
-                        nlp.add_kind(ElementKind::build(
-                            &format!("entry_{}", p + 1),
-                            2 * w,
-                            &z,
-                            None,
-                            entry(&points),
-                        )?)
-                    }
-                };
-                nlp.add_element(kind, label, vars, &mut hess_slots);
-            }
-        }
+        nlp.add_links(ocp, &mut hess_slots)?;
 
         // Constraints on chosen points.
         for constraint in &ocp.point_constraints {

@@ -30,7 +30,7 @@ use std::time::Instant;
 
 use crate::model::planar::PlanarRobot;
 use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
-use crate::problem::{Scheme as ProblemScheme, Strategy};
+use crate::problem::{Scheme as ProblemScheme, StageOne, Strategy};
 use crate::scalar::Scalar;
 use crate::solver::{self, IterationInfo, SolveReport, SolveSettings};
 use crate::symbolic::Sx;
@@ -191,31 +191,47 @@ impl PlanarPlanner {
     /// contact model's rule (a stance phase's duration as the ground under it says, a
     /// flight's as well), clamped into the phase's bounds.
     pub fn stage_one(&self, nlp: &crate::transcription::Nlp) -> super::StageOneRule {
-        let (durations, iterations) = match &self.problem.stage_one {
-            Some(stage) => (stage.durations.clone(), stage.iterations),
-            None => (
-                self.phases
-                    .iter()
-                    .map(|feet| self.contact.stage_one_duration(!feet.is_empty()))
-                    .collect(),
-                self.contact.stage_one_iterations(),
-            ),
+        let given = self
+            .problem
+            .stage_one
+            .as_ref()
+            .and_then(|s| s.durations.clone());
+        let from_rule = given.is_none();
+        let durations = given.unwrap_or_else(|| {
+            self.phases
+                .iter()
+                .map(|feet| self.contact.stage_one_duration(!feet.is_empty()))
+                .collect()
+        });
+        let iterations = self.stage_one_iterations();
+        let held = |durations: &[Option<f64>]| -> Vec<(usize, f64)> {
+            let clamped = durations
+                .iter()
+                .zip(&self.problem.schedule)
+                .map(|(d, spec)| d.map(|d| d.clamp(spec.duration[0], spec.duration[1])))
+                .collect();
+            self.fit_stride_time(clamped)
+                .into_iter()
+                .enumerate()
+                .filter_map(|(p, d)| d.map(|d| (nlp.duration_index(p), d)))
+                .collect()
         };
-        let durations = durations
-            .iter()
-            .zip(&self.problem.schedule)
-            .map(|(d, spec)| d.map(|d| d.clamp(spec.duration[0], spec.duration[1])))
-            .collect();
-        let held = self
-            .fit_stride_time(durations)
-            .into_iter()
-            .enumerate()
-            .filter_map(|(p, d)| d.map(|d| (nlp.duration_index(p), d)))
-            .collect();
+        // The contact model's rule holds a flight at a guess; a task the flight cannot meet
+        // at that duration (a rigid 100 mm jump needs 0.14 s of flight to its apex, the rule
+        // holds 0.1 s) makes the stage infeasible: then the stances alone are held.
+        let stances_only = from_rule.then(|| {
+            let stances: Vec<Option<f64>> = durations
+                .iter()
+                .zip(&self.phases)
+                .map(|(d, feet)| d.filter(|_| !feet.is_empty()))
+                .collect();
+            held(&stances)
+        });
         super::StageOneRule {
-            held,
+            held: held(&durations),
             iterations,
             fallback: true,
+            if_infeasible: stances_only,
         }
     }
 
@@ -241,12 +257,19 @@ impl PlanarPlanner {
         held.into_iter().map(|d| d.map(|d| d * scale)).collect()
     }
 
-    /// The first stage's iteration cap: the problem's `stage_one`, else its contact model's.
+    /// The first stage's iteration cap: the problem's `stage_one.iterations`; else 20 where
+    /// it gives the durations, the contact model's rule where it does not.
     pub fn stage_one_iterations(&self) -> usize {
-        self.problem
-            .stage_one
-            .as_ref()
-            .map_or(self.contact.stage_one_iterations(), |s| s.iterations)
+        match &self.problem.stage_one {
+            Some(StageOne {
+                iterations: Some(n),
+                ..
+            }) => *n,
+            Some(StageOne {
+                durations: Some(_), ..
+            }) => 20,
+            _ => self.contact.stage_one_iterations(),
+        }
     }
 
     pub(super) fn weight(&self) -> f64 {
@@ -505,6 +528,7 @@ pub fn plan_refined(
             .collect(),
         iterations: planner.stage_one_iterations(),
         fallback: true,
+        if_infeasible: None,
     };
     let setup_seconds = started.elapsed().as_secs_f64();
     let (report, stages) = super::solve_two_stage(&mut nlp, &x0, &rule, settings, on_iteration)?;

@@ -107,6 +107,7 @@ pub fn solve(
                     .collect(),
                 iterations: planner.stage_one_iterations(),
                 fallback: false,
+                if_infeasible: None,
             };
             let (report, stages) = solve_two_stage(nlp, &x0, &rule, &settings, progress)?;
             (report, stages, held)

@@ -72,24 +72,22 @@ impl Schema for PlanarProblem {
                     .into(),
             );
         }
+        // `stage_one` is read by `strategy: two_stage` and by the later starts of `starts`
+        // (two-stage solves); a file's `stage_one` stays valid under `--set
+        // strategy=one_stage`.
         if let Some(stage) = &self.stage_one {
-            if self.strategy != Strategy::TwoStage {
-                fail!(
-                    "stage_one".into(),
-                    "is read only with `strategy: two_stage`".into()
-                );
-            }
-            if stage.durations.len() != self.schedule.len() {
+            let durations = stage.durations.as_deref().unwrap_or_default();
+            if stage.durations.is_some() && durations.len() != self.schedule.len() {
                 fail!(
                     "stage_one.durations".into(),
                     format!(
                         "needs one entry per phase of the schedule ({}: a duration or null), got {}",
                         self.schedule.len(),
-                        stage.durations.len()
+                        durations.len()
                     ),
                 );
             }
-            for (p, (d, spec)) in stage.durations.iter().zip(&self.schedule).enumerate() {
+            for (p, (d, spec)) in durations.iter().zip(&self.schedule).enumerate() {
                 if let Some(d) = *d {
                     let [lo, hi] = spec.duration;
                     if !(d.is_finite() && lo <= d && d <= hi) {
@@ -102,7 +100,7 @@ impl Schema for PlanarProblem {
                     }
                 }
             }
-            if stage.iterations == 0 {
+            if stage.iterations == Some(0) {
                 fail!("stage_one.iterations".into(), "must be at least 1".into());
             }
         }
