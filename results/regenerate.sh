@@ -7,7 +7,7 @@
 #   bash results/regenerate.sh --cheap           # everything but the DEM (6 minutes on 2 busy cores)
 #   bash results/regenerate.sh --cheap PART...   # only these parts, e.g. jump-sweep hopper_rigid
 #
-# Parts: jump-sweep, hopper_granular, hopper_rigid, hopper_jump, hopper_two_hops, hopper_rail,
+# Parts: jump-sweep, jump-sweep-planar, hopper_granular, hopper_rigid, hopper_jump, hopper_two_hops, hopper_rail,
 # monopod_sand_hop, monopod_hop, monopod_granular_hop, monopod_gait, gait-cot,
 # planar_foot_step, wrench_space, mdp and, without --cheap, dem. `--cheap` is what `cargo test --release --test suite --
 # results_fresh::` checks: when that test reports a drift the code meant, run it, look at the
@@ -27,7 +27,7 @@ if [ "${1:-}" = "--cheap" ]; then
     cheap=true
     shift
 fi
-all_parts="jump-sweep hopper_granular hopper_rigid hopper_jump hopper_two_hops hopper_rail monopod_sand_hop
+all_parts="jump-sweep jump-sweep-planar hopper_granular hopper_rigid hopper_jump hopper_two_hops hopper_rail monopod_sand_hop
 monopod_hop monopod_granular_hop monopod_gait gait-cot planar_foot_step wrench_space mdp"
 $cheap || all_parts="$all_parts dem"
 parts="${*:-$all_parts}"
@@ -91,6 +91,18 @@ if wanted jump-sweep; then
     $loam sweep problems/hopper_granular.yaml -q --out results/jump-sweep \
         --vary task.apex_height=0.03:0.10:0.01 --vary terrain.model=added_mass,rigid
     $loam plot results/jump-sweep -q
+fi
+
+# The same sweep with the hopper described as a robot file, through the planar pipeline: each
+# plan at the defaults (refined to 0.5 %), replayed on its own ground and on the other
+# (replays.csv, in sweep.csv's columns; tests/suite/results_fresh.rs runs it too).
+if wanted jump-sweep-planar; then
+    rm -rf results/jump-sweep-planar
+    $loam sweep problems/hopper_jump.yaml -q --out results/jump-sweep-planar \
+        --vary task.apex_rise=0.03:0.10:0.01 \
+        --vary 'terrain=[{model: added_mass, medium: poppy_seeds, foot_radius: 0.038}, {model: rigid}]' \
+        || [ $? -eq 1 ]
+    $loam plot results/jump-sweep-planar -q
 fi
 
 # One 60 mm plan per shipped problem, replayed on its own terrain and on the other.

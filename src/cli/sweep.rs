@@ -15,6 +15,7 @@
 
 mod planar;
 mod point;
+mod replays;
 mod shard;
 mod table;
 

@@ -181,11 +181,17 @@ pub struct SweepRow {
 
 impl SweepRow {
     /// The varied values that the figures do not already show (the apex target is the
-    /// x axis, the terrain model the group): `drag_scaling=5`, empty if none.
+    /// x axis, the terrain model, or a planar sweep's whole terrain, the group):
+    /// `drag_scaling=5`, empty if none.
     pub fn variant(&self) -> String {
         self.varied
             .iter()
-            .filter(|(path, _)| path != "task.apex_height" && path != "terrain.model")
+            .filter(|(path, _)| {
+                !matches!(
+                    path.as_str(),
+                    "task.apex_height" | "task.apex_rise" | "terrain.model" | "terrain"
+                )
+            })
             .map(|(path, value)| format!("{}={value}", path.rsplit('.').next().unwrap_or(path)))
             .collect::<Vec<_>>()
             .join(", ")
@@ -215,7 +221,13 @@ pub struct Sweep {
 
 impl Sweep {
     pub fn load(dir: &Path) -> Result<Sweep, PlotError> {
-        let table = Table::read(&dir.join("sweep.csv"))?;
+        Sweep::load_file(&dir.join("sweep.csv"))
+    }
+
+    /// A table in `sweep.csv`'s columns: the hopper's `sweep.csv`, or a planar sweep's
+    /// `replays.csv` (every plan replayed on every ground of the sweep).
+    pub fn load_file(path: &Path) -> Result<Sweep, PlotError> {
+        let table = Table::read(path)?;
         let plan = table.choices("plan_terrain", &SWEEP_TERRAINS)?;
         let target = table.numbers("apex_target_m")?;
         let converged = table.booleans("converged")?;

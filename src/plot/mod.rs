@@ -282,15 +282,20 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
             &out.join("sweep_planar"),
             settings.formats,
         )?);
+        // A sweep over grounds: every plan on every ground, the hopper's apex figure.
+        let replays = dir.join("replays.csv");
+        if replays.is_file() {
+            match planar_sweep::replay_grounds_drawn(&replays)? {
+                Ok(()) => {
+                    let sweep = data::Sweep::load_file(&replays)?;
+                    save_apex(&sweep, &out, settings, &mut report)?;
+                }
+                Err(why) => report.skipped.push(("sweep_apex".into(), why)),
+            }
+        }
     } else if contents.sweep {
         let sweep = data::Sweep::load(dir)?;
-        let apex = sweep::ApexFigure::new(&sweep);
-        report.sweep_groups = apex.summary();
-        report.files.extend(style::save(
-            &apex,
-            &out.join("sweep_apex"),
-            settings.formats,
-        )?);
+        save_apex(&sweep, &out, settings, &mut report)?;
         let plans = sweep_plans(dir, &sweep);
         if plans.present.is_empty() {
             report.skipped.push((
@@ -402,6 +407,24 @@ fn verify(dir: &Path, contents: &Contents) -> Result<(), PlotError> {
 struct SweepPlans {
     named: usize,
     present: Vec<PathBuf>,
+}
+
+/// The achieved-against-commanded apex figure of `sweep` into `out/sweep_apex`, its groups'
+/// errors into the report.
+fn save_apex(
+    sweep: &data::Sweep,
+    out: &Path,
+    settings: &PlotSettings,
+    report: &mut PlotReport,
+) -> Result<(), PlotError> {
+    let apex = sweep::ApexFigure::new(sweep);
+    report.sweep_groups = apex.summary();
+    report.files.extend(style::save(
+        &apex,
+        &out.join("sweep_apex"),
+        settings.formats,
+    )?);
+    Ok(())
 }
 
 fn sweep_plans(dir: &Path, sweep: &data::Sweep) -> SweepPlans {

@@ -267,3 +267,34 @@ impl Figure for PlanarSweepFigure {
         Ok(())
     }
 }
+
+/// Whether the apex figure can draw a planar sweep's `replays.csv`: it draws the paper's
+/// grounds (`rigid`, `poppy_seeds`), each from one value of the sweep's terrain axis.
+/// `Err` says why not (a ground it has no group for, or two values of the axis with one
+/// label, whose points it would merge).
+pub fn replay_grounds_drawn(path: &Path) -> Result<Result<(), String>, PlotError> {
+    let table = super::table::Table::read(path)?;
+    let grounds = table.text("replay_terrain")?;
+    let terrains = table.text("terrain").ok();
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for (i, ground) in grounds.iter().enumerate() {
+        if !super::data::SWEEP_TERRAINS.contains(ground) {
+            return Ok(Err(format!(
+                "replays.csv has ground `{ground}`; the apex figure draws {}",
+                super::data::SWEEP_TERRAINS.join(" and ")
+            )));
+        }
+        let plan = table.text("plan_terrain")?[i];
+        let value = terrains.as_ref().map_or("", |t| t[i]);
+        match seen.iter().find(|(label, _)| *label == plan) {
+            Some((_, v)) if *v != value => {
+                return Ok(Err(format!(
+                    "two grounds of the sweep are both `{plan}`; the apex figure would merge them"
+                )))
+            }
+            Some(_) => {}
+            None => seen.push((plan, value)),
+        }
+    }
+    Ok(Ok(()))
+}

@@ -57,7 +57,8 @@ impl Row {
         );
         for (_, value) in &self.varied {
             s.push(',');
-            s.push_str(value);
+            // A planar sweep's section value (`{model: rigid}`) holds commas: quoted.
+            s.push_str(&crate::output::csv_field(value));
         }
         s
     }

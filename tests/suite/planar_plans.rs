@@ -395,6 +395,75 @@ fn a_planar_sweep_varies_whole_terrain_sections_and_reports_the_apex() {
         .unwrap();
     let objective: f64 = own[column("objective")].parse().unwrap();
     assert!((objective - 0.047632).abs() < 1e-6, "{own:?}");
+    // Every plan replayed on both grounds of the sweep (the paper's Fig. 5): its own replay's
+    // apex as sweep.csv has it; the other ground's as `loam simulate RUN --terrain` gives it
+    // with the ground named apart (the preset `rigid`; the problem file, whose bed is the
+    // sweep's); the bed's plans overshoot on rigid ground and the rigid plans barely leave
+    // the bed, as the paper found.
+    let replays = std::fs::read_to_string(out.join("replays.csv")).unwrap();
+    let mut lines = replays.lines();
+    let head: Vec<String> = loam::plot::table::fields_of(lines.next().unwrap());
+    let at = |name: &str| head.iter().position(|h| h == name).unwrap();
+    let crossed: Vec<Vec<String>> = lines.map(loam::plot::table::fields_of).collect();
+    assert_eq!(crossed.len(), 8, "{replays}");
+    for row in &crossed {
+        let achieved: f64 = row[at("achieved_apex_m")].parse().unwrap();
+        let target: f64 = row[at("apex_target_m")].parse().unwrap();
+        let (plan, ground) = (&row[at("plan_terrain")], &row[at("replay_terrain")]);
+        let point = rows
+            .iter()
+            .find(|r| r[column("run")] == row[at("run_dir")])
+            .unwrap();
+        if plan == ground {
+            let own: f64 = point[column("replay_apex_rise_m")].parse().unwrap();
+            // replays.csv prints 7 significant digits, as the hopper's sweep.csv does.
+            assert!((achieved - own).abs() <= 1e-6 * own.abs(), "{row:?}");
+        } else {
+            let (terrain, stem) = if ground == "rigid" {
+                ("rigid".to_string(), "replay-on-rigid".to_string())
+            } else {
+                (
+                    file.to_str().unwrap().to_string(),
+                    "replay-on-hopper_jump-".to_string(),
+                )
+            };
+            let run_dir = out.join(&row[at("run_dir")]);
+            let sim = loam(
+                manifest(),
+                &[
+                    "simulate",
+                    run_dir.to_str().unwrap(),
+                    "--terrain",
+                    &terrain,
+                    "-q",
+                ],
+            );
+            assert_eq!(sim.status, Some(0), "{}", sim.stderr);
+            let written = std::fs::read_dir(&run_dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| {
+                    let name = p.file_name().unwrap().to_str().unwrap();
+                    name.starts_with(&stem) && name.ends_with(".json")
+                })
+                .unwrap();
+            let json: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(written).unwrap()).unwrap();
+            let apart = json["achieved_apex_rise_m"].as_f64().unwrap();
+            assert!(
+                (achieved - apart).abs() <= 1e-6 * apart.abs() + 1e-12,
+                "{row:?}: {apart}"
+            );
+            if ground == "rigid" {
+                assert!(achieved > 1.3 * target, "{row:?}");
+            } else {
+                assert!(achieved < 0.5 * target, "{row:?}");
+            }
+        }
+    }
+    let plot = loam(manifest(), &["plot", out.to_str().unwrap(), "-q"]);
+    assert_eq!(plot.status, Some(0), "{}", plot.stderr);
+    assert!(out.join("plots/sweep_apex.png").is_file());
     // The hopper's own sweep names folders and fields by the values: it refuses sections.
     let hopper_out = dir.path().join("hopper_sweep");
     let refused = loam(

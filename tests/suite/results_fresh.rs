@@ -59,6 +59,16 @@ const SWEEP_ARGS: &[&str] = &[
     "terrain.model=added_mass,rigid",
 ];
 
+/// The planar jump sweep's arguments, as `results/regenerate.sh` gives them.
+const PLANAR_SWEEP_ARGS: &[&str] = &[
+    "sweep",
+    "problems/hopper_jump.yaml",
+    "--vary",
+    "task.apex_rise=0.03:0.10:0.01",
+    "--vary",
+    "terrain=[{model: added_mass, medium: poppy_seeds, foot_radius: 0.038}, {model: rigid}]",
+];
+
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -437,10 +447,23 @@ fn printed_unit(text: &str) -> f64 {
 
 #[test]
 fn jump_sweep_matches_a_fresh_sweep() {
-    let committed_file = results().join("jump-sweep").join("sweep.csv");
+    sweep_matches_a_fresh_sweep("jump-sweep", "sweep.csv", SWEEP_ARGS);
+}
+
+/// The same sweep through the robot file and the planar pipeline (`results/regenerate.sh`'s
+/// part `jump-sweep-planar`): its `replays.csv`, every plan on both grounds, in the hopper
+/// sweep's columns.
+#[test]
+fn planar_jump_sweep_matches_a_fresh_sweep() {
+    sweep_matches_a_fresh_sweep("jump-sweep-planar", "replays.csv", PLANAR_SWEEP_ARGS);
+}
+
+/// `results/FOLDER/FILE` against `loam ARGS --out TEMP` 's FILE, row by row.
+fn sweep_matches_a_fresh_sweep(folder: &str, file: &str, sweep_args: &[&str]) {
+    let committed_file = results().join(folder).join(file);
     let temp = TempDir::new("results-fresh-sweep");
     let out = temp.path().join("sweep");
-    let mut args: Vec<&str> = SWEEP_ARGS.to_vec();
+    let mut args: Vec<&str> = sweep_args.to_vec();
     args.extend(["--out", out.to_str().expect("UTF-8 path"), "-q"]);
     let run = common::run::loam(repo(), &args);
     // A sweep with unreachable heights (90, 100 mm on poppy seeds) exits 1.
@@ -451,7 +474,7 @@ fn jump_sweep_matches_a_fresh_sweep() {
         run.dump()
     );
     let (header, rows) = common::csv::read_csv(&committed_file);
-    let (fresh_header, fresh_rows) = common::csv::read_csv(&out.join("sweep.csv"));
+    let (fresh_header, fresh_rows) = common::csv::read_csv(&out.join(file));
     assert_eq!(
         header,
         fresh_header,
@@ -473,7 +496,7 @@ fn jump_sweep_matches_a_fresh_sweep() {
         fresh_keys,
         "{}: not the plans a fresh sweep makes (loam {})",
         shown(&committed_file),
-        SWEEP_ARGS.join(" ")
+        sweep_args.join(" ")
     );
     let exact = [
         "plan_terrain",
@@ -506,5 +529,5 @@ fn jump_sweep_matches_a_fresh_sweep() {
             }
         }
     }
-    drifts.assert_none("results/jump-sweep/sweep.csv");
+    drifts.assert_none(&shown(&committed_file));
 }

@@ -2,7 +2,9 @@
 //! by `loam solve` and replayed by `loam simulate`, each point in processes of its own, `jobs`
 //! at a time, into `OUT/<field=value-...>/`. `sweep.csv` has one row per point: a column for
 //! every varied field, the solve's status and key figures, and the replay's distance and
-//! peak rise against the plan's. `loam plot OUT` draws them (`plot::planar_sweep`).
+//! peak rise against the plan's. `loam plot OUT` draws them (`plot::planar_sweep`). A sweep
+//! that varies the ground also replays every plan on every ground of the sweep
+//! (`replays.rs`: `replays.csv`, the paper's Fig. 5).
 //!
 //! Not for planar problems (refused, exit 2): `--warm-start` and `--shard` (the hopper's
 //! chains and slices), and wrench-space terrains (their replay is `loam solve`'s own).
@@ -21,10 +23,10 @@ use super::{combinations, Args, Axis};
 use crate::cli::{interrupt, BadInput};
 
 /// One combination: its values, overrides and folder.
-struct Point {
-    varied: Vec<(String, String)>,
+pub(super) struct Point {
+    pub(super) varied: Vec<(String, String)>,
     overrides: Vec<String>,
-    dir: PathBuf,
+    pub(super) dir: PathBuf,
 }
 
 /// The figures of `sweep.csv` after the varied fields, in order.
@@ -136,11 +138,22 @@ pub fn run(args: &Args, file: &Path, axes: &[Axis], out: &Path) -> anyhow::Resul
     }
     let path = out.join("sweep.csv");
     loam::output::write_atomic(&path, (lines.join("\n") + "\n").as_bytes())?;
+    // A sweep over grounds replays every plan on each of them (`replays.rs`).
+    let replays = match super::replays::terrain_axis(axes) {
+        Some(axis) => super::replays::write(&points, axes, axis, out, jobs)?,
+        None => None,
+    };
     if !args.quiet {
         for line in &lines {
             println!("{line}");
         }
         println!("wrote {}", path.display());
+        if let Some(replays) = replays {
+            println!(
+                "wrote {} (every plan replayed on every ground of the sweep)",
+                replays.display()
+            );
+        }
     }
     Ok(if all_converged { 0 } else { 1 })
 }
