@@ -51,11 +51,13 @@ pub struct Args {
     /// one ulp): the spread of the outcome over realisations. At least 1.
     #[arg(long, default_value_t = 16, value_name = "N")]
     pub realisations: usize,
-    /// The hopper's DEM realisations replayed side by side, this many at a time: scenes of one
-    /// launch on the GPU, scenes stepped in parallel on the CPU (each writes its own folder;
-    /// scene s is bit for bit the single replay of its bed). Default: all of them on dem-cuda,
-    /// 2 on dem-cpu (on two quiet cores, two shipped-bed replays side by side took 186 s
-    /// against 213 s one after the other). A planar robot's realisations run one by one.
+    /// DEM realisations replayed side by side, this many at a time (each writes its own
+    /// folder; realisation s is bit for bit the single replay of its bed). The hopper's: scenes
+    /// of one launch on the GPU, scenes stepped in parallel on the CPU; a planar robot's: one
+    /// replay per thread, each with its engine (on the CPU they share its cores; on the GPU
+    /// they are launches of their own, not yet scenes of one). Default: 2 on dem-cpu (on two
+    /// quiet cores, two shipped-bed replays of the hopper side by side took 186 s against 213 s
+    /// one after the other); on dem-cuda all of the hopper's, a planar robot's one by one.
     #[arg(long, value_name = "K")]
     pub side_by_side: Option<usize>,
     /// A planar robot's feet on the grains: their extent across the plane [m].
@@ -464,10 +466,10 @@ fn dem_rows(
     let mut records = Vec::new();
     let started = Instant::now();
     let side_by_side = match (&plan, args.side_by_side, args.backend) {
-        (None, _, _) => 1,
-        (Some(_), Some(k), _) => k,
+        (_, Some(k), _) => k,
         (Some(_), None, Backend::DemCuda) => args.realisations,
-        (Some(_), None, _) => 2,
+        (None, None, Backend::DemCuda) => 1,
+        (_, None, _) => 2,
     };
     let realisation = |k: usize| {
         // Realisation 0 is the bed itself; the others move grains spread over the bed.
@@ -492,25 +494,48 @@ fn dem_rows(
             .collect();
         let codes = match &plan {
             None => {
-                match super::simulate_dem::run_planar(&args.run_dir, args.backend, &batch[0], true)
-                {
-                    Ok(code) => vec![code],
-                    // A replay the grains could not carry on (a foot through the bed's floor):
-                    // the DEM's row says why, and the other rows stand.
-                    Err(e)
-                        if e.downcast_ref::<BadInput>().is_none()
-                            && e.downcast_ref::<std::io::Error>().is_none() =>
-                    {
-                        say(format!("  {name}: no replay ({e:#})"));
-                        return Ok(refused(
-                            name,
-                            &bed.display().to_string(),
-                            planned,
-                            &format!("{e:#}"),
-                        ));
+                // One thread per realisation of the batch, each replay with its own engine.
+                let results: Vec<anyhow::Result<u8>> = std::thread::scope(|scope| {
+                    let threads: Vec<_> = batch
+                        .iter()
+                        .map(|dem| {
+                            scope.spawn(|| {
+                                super::simulate_dem::run_planar(
+                                    &args.run_dir,
+                                    args.backend,
+                                    dem,
+                                    true,
+                                )
+                            })
+                        })
+                        .collect();
+                    threads
+                        .into_iter()
+                        .map(|t| t.join().expect("a DEM realisation's thread"))
+                        .collect()
+                });
+                let mut codes = Vec::new();
+                for result in results {
+                    match result {
+                        Ok(code) => codes.push(code),
+                        // A replay the grains could not carry on (a foot through the bed's
+                        // floor): the DEM's row says why, and the other rows stand.
+                        Err(e)
+                            if e.downcast_ref::<BadInput>().is_none()
+                                && e.downcast_ref::<std::io::Error>().is_none() =>
+                        {
+                            say(format!("  {name}: no replay ({e:#})"));
+                            return Ok(refused(
+                                name,
+                                &bed.display().to_string(),
+                                planned,
+                                &format!("{e:#}"),
+                            ));
+                        }
+                        Err(e) => return Err(e),
                     }
-                    Err(e) => return Err(e),
                 }
+                codes
             }
             Some(plan) => super::simulate_dem::run_realisations(plan, args.backend, &batch, true)?,
         };
