@@ -55,9 +55,11 @@ pub struct Args {
     /// folder; realisation s is bit for bit the single replay of its bed). The hopper's: scenes
     /// of one launch on the GPU, scenes stepped in parallel on the CPU; a planar robot's: one
     /// replay per thread, each with its engine (on the CPU they share its cores; on the GPU
-    /// they are launches of their own, not yet scenes of one). Default: 2 on dem-cpu (on two
-    /// quiet cores, two shipped-bed replays of the hopper side by side took 186 s against 213 s
-    /// one after the other); on dem-cuda all of the hopper's, a planar robot's one by one.
+    /// they are launches of their own, not yet scenes of one). Default: the hopper's 2 on
+    /// dem-cpu (on two quiet cores, two shipped-bed replays side by side took 186 s against
+    /// 213 s one after the other) and all on dem-cuda; a planar robot's one by one (two
+    /// threads of the hopper file's replay on the shipped bed took 140 s against 121 s one
+    /// after the other on two cores: each replay already spreads its grains over the cores).
     #[arg(long, value_name = "K")]
     pub side_by_side: Option<usize>,
     /// A planar robot's feet on the grains: their extent across the plane [m].
@@ -468,8 +470,8 @@ fn dem_rows(
     let side_by_side = match (&plan, args.side_by_side, args.backend) {
         (_, Some(k), _) => k,
         (Some(_), None, Backend::DemCuda) => args.realisations,
-        (None, None, Backend::DemCuda) => 1,
-        (_, None, _) => 2,
+        (None, None, _) => 1,
+        (Some(_), None, _) => 2,
     };
     let realisation = |k: usize| {
         // Realisation 0 is the bed itself; the others move grains spread over the bed.

@@ -253,8 +253,9 @@ fn simulate_replays_a_planar_plan_on_a_prepared_bed() {
         times.last()
     );
 
-    // `loam validate` takes the same replay over two realisations of the bed: the first is
-    // the replay above to the bit, the second a nudged copy; each row value is its record's.
+    // `loam validate` takes the same replay over two realisations of the bed, side by side
+    // (a thread each): the first is the replay above to the bit, the second a nudged copy;
+    // each row value is its record's.
     let verdict = loam(
         &dir,
         &[
@@ -265,6 +266,8 @@ fn simulate_replays_a_planar_plan_on_a_prepared_bed() {
             "--foot-depth",
             "0.03",
             "--realisations",
+            "2",
+            "--side-by-side",
             "2",
             "-q",
         ],
