@@ -227,11 +227,13 @@ impl PlanarPlanner {
                 .collect();
             held(&stances)
         });
+        let held = held(&durations);
         super::StageOneRule {
-            held: held(&durations),
+            // Not the same durations again (the bed's rule holds no flight).
+            if_infeasible: stances_only.filter(|s| *s != held),
+            held,
             iterations,
             fallback: true,
-            if_infeasible: stances_only,
         }
     }
 
