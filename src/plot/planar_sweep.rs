@@ -275,7 +275,13 @@ impl Figure for PlanarSweepFigure {
 pub fn replay_grounds_drawn(path: &Path) -> Result<Result<(), String>, PlotError> {
     let table = super::table::Table::read(path)?;
     let grounds = table.text("replay_terrain")?;
-    let terrains = table.text("terrain").ok();
+    // The sweep's terrain axis: `terrain` or a field under it (`terrain.friction`).
+    let axis = table
+        .columns()
+        .iter()
+        .find(|c| c.as_str() == "terrain" || c.starts_with("terrain."))
+        .cloned();
+    let terrains = axis.map(|c| table.text(&c)).transpose()?;
     let mut seen: Vec<(&str, &str)> = Vec::new();
     for (i, ground) in grounds.iter().enumerate() {
         if !super::data::SWEEP_TERRAINS.contains(ground) {

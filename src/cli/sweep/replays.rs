@@ -12,8 +12,10 @@
 //!
 //! Choices: written for a task with an apex rise only (`task.apex_rise`: the figure's axes);
 //! a ground is labelled as the hopper's sweep labels it, `rigid` or its medium's name on the
-//! bed (`poppy_seeds`), `spring` for the spring ground. A plan that did not converge, or a
-//! replay that fails, keeps its row with no achieved apex (the figure counts it as failed).
+//! bed (`poppy_seeds`), `spring` for the spring ground; two grounds of one model (a sweep
+//! over `terrain.friction`) share a label, so their rows are told apart only by order (the
+//! axis's) and `loam plot` does not draw them. A plan that did not converge, or a replay
+//! that fails, keeps its row with no achieved apex (the figure counts it as failed).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -103,17 +105,18 @@ pub(super) fn write(
                     break;
                 };
                 let achieved = replay_on(&points[i], &points[j], i == j);
-                let ground = ground_label(&solutions[j]["problem"]["terrain"]);
-                rows.lock().unwrap().push((i, ground, achieved));
+                rows.lock().unwrap().push((i, j, achieved));
             });
         }
     });
-    let mut rows: Vec<(usize, String, Option<f64>)> = rows.into_inner().unwrap();
-    rows.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    // In the sweep's order: by plan, then by the ground's point (the axis's order).
+    let mut rows: Vec<(usize, usize, Option<f64>)> = rows.into_inner().unwrap();
+    rows.sort_by_key(|&(i, j, _)| (i, j));
 
     let mut lines = vec![loam::sweep::table::header(axes)];
-    for (plan, replay_terrain, achieved) in rows {
+    for (plan, ground, achieved) in rows {
         let (point, solution) = (&points[plan], &solutions[plan]);
+        let replay_terrain = ground_label(&solutions[ground]["problem"]["terrain"]);
         let number = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
         let target = number(&solution["problem"]["task"]["apex_rise"]);
         let row = Row {
