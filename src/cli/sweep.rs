@@ -591,12 +591,7 @@ fn replay_point(point: &Point, out: &Path) -> anyhow::Result<Vec<Row>> {
             varied: point.varied.clone(),
             replay_terrain: terrain_label(&terrain),
             achieved,
-            run_dir: point
-                .dir
-                .strip_prefix(out)
-                .unwrap_or(&point.dir)
-                .display()
-                .to_string(),
+            run_dir: loam::sweep::table::run_dir(&point.dir, out),
         });
     }
     Ok(rows)

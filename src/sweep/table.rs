@@ -25,6 +25,11 @@ pub struct Row {
 /// named by its path (README documents each with its unit).
 const FIXED_COLUMNS: &str = "plan_terrain,apex_target_m,status,converged,planned_apex_m,solve_s,iterations,replay_terrain,achieved_apex_m,error_m,run_dir,objective";
 
+/// A plan's folder as `sweep.csv`'s `run_dir` names it: relative to the sweep's folder `out`.
+pub fn run_dir(dir: &std::path::Path, out: &std::path::Path) -> String {
+    dir.strip_prefix(out).unwrap_or(dir).display().to_string()
+}
+
 /// The header line of `sweep.csv` (no newline).
 pub fn header(axes: &[Axis]) -> String {
     let mut s = String::from(FIXED_COLUMNS);

@@ -131,12 +131,7 @@ pub(super) fn write(
             varied: point.varied.clone(),
             replay_terrain,
             achieved,
-            run_dir: point
-                .dir
-                .strip_prefix(out)
-                .unwrap_or(&point.dir)
-                .display()
-                .to_string(),
+            run_dir: loam::sweep::table::run_dir(&point.dir, out),
         };
         lines.push(row.csv_line());
     }
