@@ -63,6 +63,11 @@ pub struct Multibody {
     pub bodies: Vec<Body>,
     /// g [m/s²], acting along −z.
     pub gravity: f64,
+    /// β [rad]: the angle by which the base's coordinate axes are turned from the world's
+    /// (counter-clockwise +), 0 for a free robot. A guide tilted from the vertical (a rail at
+    /// β holding `x` and `pitch`) moves the base along (−sin β, cos β): the base's frame is
+    /// at R(β)(x, z) and its angle is pitch + β, so everything on it leans with the guide.
+    pub guide_angle: f64,
 }
 
 /// A body's frame in the world at one configuration.
@@ -99,6 +104,8 @@ pub enum MultibodyError {
     NoBodies,
     #[error("gravity must be finite, got {0} m/s^2")]
     Gravity(f64),
+    #[error("the guide's angle must be finite and within (-pi/2, pi/2) rad, got {0}")]
+    GuideAngle(f64),
     #[error("body `{body}`: {message}")]
     Body { body: String, message: String },
 }
@@ -132,6 +139,13 @@ impl Multibody {
         (body > 0).then_some(body + 2)
     }
 
+    /// The world directions in which the base's `x` and `z` move: R(β) x̂ and R(β) ẑ, β the
+    /// [`guide_angle`](Self::guide_angle) ((1, 0) and (0, 1) for a free robot).
+    pub fn base_axes(&self) -> [[f64; 2]; 2] {
+        let (s, c) = self.guide_angle.sin_cos();
+        [[c, s], [-s, c]]
+    }
+
     pub fn total_mass(&self) -> f64 {
         self.bodies.iter().map(|b| b.mass).sum()
     }
@@ -151,6 +165,9 @@ impl Multibody {
         }
         if !self.gravity.is_finite() {
             return Err(MultibodyError::Gravity(self.gravity));
+        }
+        if !(self.guide_angle.is_finite() && self.guide_angle.abs() < std::f64::consts::FRAC_PI_2) {
+            return Err(MultibodyError::GuideAngle(self.guide_angle));
         }
         for (index, body) in self.bodies.iter().enumerate() {
             let fail = |message: String| {
@@ -209,11 +226,16 @@ impl Multibody {
             self.n_q()
         );
         let mut frames: Vec<Frame<S>> = Vec::with_capacity(self.bodies.len());
+        let base = self.base_axes();
+        let angle = q[2].clone() + self.guide_angle;
         frames.push(Frame {
-            position: [q[0].clone(), q[1].clone()],
-            angle: q[2].clone(),
-            cos: q[2].cos(),
-            sin: q[2].sin(),
+            position: [
+                q[0].clone() * base[0][0] + q[1].clone() * base[1][0],
+                q[0].clone() * base[0][1] + q[1].clone() * base[1][1],
+            ],
+            cos: angle.cos(),
+            sin: angle.sin(),
+            angle,
         });
         for b in 1..self.bodies.len() {
             let joint = self.joint(b);
@@ -272,8 +294,11 @@ impl Multibody {
         let r = frames[body].transform(local);
         let mut jx = vec![S::zero(); n];
         let mut jz = vec![S::zero(); n];
-        jx[0] = S::constant(1.0);
-        jz[1] = S::constant(1.0);
+        let base = self.base_axes();
+        jx[0] = S::constant(base[0][0]);
+        jz[0] = S::constant(base[0][1]);
+        jx[1] = S::constant(base[1][0]);
+        jz[1] = S::constant(base[1][1]);
         // The base angle turns everything about the base origin.
         let [px, pz] = perp(&sub(&r, &frames[0].position));
         jx[2] = px;
@@ -320,8 +345,12 @@ impl Multibody {
             self.n_q()
         );
         let mut motions: Vec<FrameMotion<S>> = Vec::with_capacity(self.bodies.len());
+        let base = self.base_axes();
         motions.push(FrameMotion {
-            velocity: [v[0].clone(), v[1].clone()],
+            velocity: [
+                v[0].clone() * base[0][0] + v[1].clone() * base[1][0],
+                v[0].clone() * base[0][1] + v[1].clone() * base[1][1],
+            ],
             rate: v[2].clone(),
             bias: [S::zero(), S::zero()],
         });
@@ -618,6 +647,7 @@ mod tests {
     fn symbolic_trace_matches_f64() {
         let body = Multibody {
             gravity: 9.81,
+            guide_angle: 0.0,
             bodies: vec![
                 Body {
                     name: "base".into(),

@@ -462,6 +462,7 @@ fn validate_names_the_body_at_fault() {
 
     let bad_parent = Multibody {
         gravity: G,
+        guide_angle: 0.0,
         bodies: vec![
             Body {
                 name: "base".into(),
@@ -507,6 +508,7 @@ fn compound_pendulum_on_a_heavy_base_swings_at_its_period() {
     let (m, l, i) = (1.0, 0.5, 0.01);
     let body = Multibody {
         gravity: G,
+        guide_angle: 0.0,
         bodies: vec![
             Body {
                 name: "base".into(),
@@ -638,5 +640,63 @@ fn monopod_pushes_off_forward_with_its_foot_behind() {
     for r in 0..2 {
         let foot_acc: f64 = (0..n).map(|k| jac[r][k] * solution[k]).sum::<f64>() + bias[r];
         assert!(foot_acc.abs() < 1e-9);
+    }
+}
+
+/// A base on a guide tilted by β is the free base reparametrized: with T the map from the
+/// guided coordinates to the free ones ((x, z) turned by R(β), pitch + β, joints as they
+/// are), M_guided(q) = Tᵀ M_free(T q) T and h_guided = Tᵀ h_free, and every point sits
+/// where the free robot puts it (1e-12, at random states of every preset).
+#[test]
+fn a_tilted_guide_is_the_free_base_turned() {
+    let mut rng = Lcg(7);
+    for free in robots() {
+        for beta in [0.2, -0.7] {
+            let mut guided = free.clone();
+            guided.body.guide_angle = beta;
+            let n = free.n_q();
+            let (s, c) = f64::sin_cos(beta);
+            // T: ∂q_free/∂q_guided.
+            let mut t = vec![vec![0.0; n]; n];
+            t[0][0] = c;
+            t[0][1] = -s;
+            t[1][0] = s;
+            t[1][1] = c;
+            for (i, row) in t.iter_mut().enumerate().skip(2) {
+                row[i] = 1.0;
+            }
+            let apply = |x: &[f64]| -> Vec<f64> {
+                (0..n)
+                    .map(|i| (0..n).map(|j| t[i][j] * x[j]).sum())
+                    .collect()
+            };
+            for _ in 0..5 {
+                let (q, v) = random_state(&guided, &mut rng);
+                let mut q_free = apply(&q);
+                q_free[2] += beta;
+                let v_free = apply(&v);
+                for (body, local) in points(&free, &mut rng) {
+                    let a = guided.body.point(&q, body, local);
+                    let b = free.body.point(&q_free, body, local);
+                    assert!(max_abs([a[0] - b[0], a[1] - b[1]]) < 1e-12, "{}", free.name);
+                }
+                let (mg, mf) = (guided.body.mass_matrix(&q), free.body.mass_matrix(&q_free));
+                let (hg, hf) = (
+                    guided.body.bias_forces(&q, &v),
+                    free.body.bias_forces(&q_free, &v_free),
+                );
+                for i in 0..n {
+                    let h: f64 = (0..n).map(|k| t[k][i] * hf[k]).sum();
+                    assert!((hg[i] - h).abs() < 1e-12, "{} h[{i}]", free.name);
+                    for j in 0..n {
+                        let m: f64 = (0..n)
+                            .flat_map(|k| (0..n).map(move |l| (k, l)))
+                            .map(|(k, l)| t[k][i] * mf[k][l] * t[l][j])
+                            .sum();
+                        assert!((mg[i][j] - m).abs() < 1e-12, "{} M[{i}][{j}]", free.name);
+                    }
+                }
+            }
+        }
     }
 }

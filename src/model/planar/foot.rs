@@ -56,6 +56,7 @@ impl PlanarFootParams {
     pub fn build(&self, gravity: f64) -> PlanarRobot {
         let body = Multibody {
             gravity,
+            guide_angle: 0.0,
             bodies: vec![Body {
                 name: "foot".into(),
                 mass: self.mass,

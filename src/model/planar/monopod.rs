@@ -80,6 +80,7 @@ impl MonopodParams {
     pub fn build(&self, gravity: f64) -> PlanarRobot {
         let body = Multibody {
             gravity,
+            guide_angle: 0.0,
             bodies: vec![
                 Body {
                     name: "body".into(),

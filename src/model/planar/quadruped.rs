@@ -172,7 +172,11 @@ impl QuadrupedParams {
         }
         PlanarRobot {
             name: "quadruped".into(),
-            body: Multibody { bodies, gravity },
+            body: Multibody {
+                bodies,
+                gravity,
+                guide_angle: 0.0,
+            },
             coordinates,
             inputs,
             contacts,

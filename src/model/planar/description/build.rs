@@ -44,7 +44,11 @@ impl RobotDescription {
                 }
             })
             .collect();
-        let multibody = Multibody { bodies, gravity };
+        let multibody = Multibody {
+            bodies,
+            gravity,
+            guide_angle: self.guide_angle,
+        };
         let joints: Vec<&JointSpec> = order[1..]
             .iter()
             .filter_map(|&i| self.bodies[i].joint.as_ref())
@@ -72,7 +76,8 @@ impl RobotDescription {
                 .iter()
                 .map(|c| multibody.point(&standing, c.body, c.point)[1])
                 .fold(f64::INFINITY, f64::min);
-            standing[1] -= lowest;
+            // z moves the base along the guide, cos β of it upward.
+            standing[1] -= lowest / self.guide_angle.cos();
         }
         let scale = self.length_scale.unwrap_or_else(|| {
             let z = standing[1].abs();
@@ -245,6 +250,7 @@ impl RobotDescription {
                 .collect(),
             length_scale: Some(robot.coordinates[0].nominal),
             locked: robot.locked.iter().map(|&j| name_of(j)).collect(),
+            guide_angle: robot.body.guide_angle,
         }
     }
 }

@@ -343,6 +343,15 @@ impl RobotDescription {
                 }
             }
         }
+        if !(self.guide_angle.is_finite() && self.guide_angle.abs() < std::f64::consts::FRAC_PI_2) {
+            checks.fail(
+                "guide_angle".to_string(),
+                format!(
+                    "must be a finite angle within (-pi/2, pi/2) rad, got {}",
+                    self.guide_angle
+                ),
+            );
+        }
         let mut seen = BTreeSet::new();
         for (i, name) in self.locked.iter().enumerate() {
             if !BASE.contains(&name.as_str()) {

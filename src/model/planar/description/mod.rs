@@ -22,7 +22,9 @@
 //!   hopper's PI position servo (docs/MODEL.md section 1), the planner's input is its command
 //!   rate and the drive adds two states (its integrator and its command) to the robot's.
 //! - A robot on a rail or a guide names the base coordinates the guide holds (`locked:
-//!   [x, pitch]`); they stay at their standing values and the guide supplies the force.
+//!   [x, pitch]`); they stay at their standing values and the guide supplies the force. A
+//!   tilted guide turns the base's coordinate axes (`guide_angle`), rather than adding a
+//!   joint for the rail: the coordinates stay the robot's own, measured along the guide.
 
 mod build;
 mod checks;
@@ -58,6 +60,11 @@ pub struct RobotDescription {
     /// Base coordinates (`x`, `z`, `pitch`) held by a frictionless guide at their standing
     /// values, e.g. `[x, pitch]` for a robot on a vertical rail. Default: none (a free base).
     pub locked: Vec<String>,
+    /// The guide's tilt from the vertical \[rad\], counter-clockwise +, within (−π/2, π/2):
+    /// the base's `x`, `z` and `pitch` are measured in the world turned by it, so a robot
+    /// with `locked: [x, pitch]` slides along a rail whose upward direction is
+    /// (−sin a, cos a), and leans with it (its feet tilted by a). Default: 0 (upright).
+    pub guide_angle: f64,
 }
 
 impl Default for RobotDescription {
@@ -71,6 +78,7 @@ impl Default for RobotDescription {
             standing: BTreeMap::new(),
             length_scale: None,
             locked: Vec::new(),
+            guide_angle: 0.0,
         }
     }
 }
