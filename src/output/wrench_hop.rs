@@ -87,12 +87,14 @@ pub fn replay(
     let l = hop.layout();
     let set: Arc<dyn WrenchSet> = hop.space.clone();
     let first = &plan.phases[0].states[0];
-    let (mut q, mut v) = (first[..l.n_q].to_vec(), first[l.n_q..].to_vec());
+    let (mut q, mut v) = (first[..l.n_q].to_vec(), first[l.n_q..2 * l.n_q].to_vec());
+    let mut drives = first[2 * l.n_q..].to_vec();
     let mut samples = vec![HopSample {
         time: 0.0,
         node: Some((0, 0)),
         q: q.clone(),
         v: v.clone(),
+        drives: drives.clone(),
         inputs: plan.phases[0].controls[0][..l.n_inputs].to_vec(),
         wrenches: vec![[0.0; 3]; l.n_contacts],
         depths: (0..l.n_contacts)
@@ -104,12 +106,16 @@ pub fn replay(
         clamped: false,
     }];
     let mut time = 0.0;
-    let record =
-        |report: &StepReport, u: &[f64], time: f64, node: Option<(usize, usize)>| HopSample {
-            time,
-            node,
-            q: report.q.clone(),
-            v: report.v.clone(),
+    let record = |report: &StepReport,
+                  drives: &[f64],
+                  u: &[f64],
+                  time: f64,
+                  node: Option<(usize, usize)>| HopSample {
+        time,
+        node,
+        q: report.q.clone(),
+        v: report.v.clone(),
+        drives: drives.to_vec(),
             inputs: u.to_vec(),
             wrenches: report.contacts.iter().map(|c| c.wrench).collect(),
             depths: report.contacts.iter().map(|c| c.depth).collect(),
@@ -142,10 +148,19 @@ pub fn replay(
                     let f = (s as f64 + 0.5) / substeps as f64;
                     u0.iter().zip(u1).map(|(a, b)| a + f * (b - a)).collect()
                 };
-                let report = sim.step(&q, &v, &u)?;
-                time += h / substeps as f64;
+                // A drive's input is its command rate: the step takes the efforts its state
+                // gives, and its integrator and command advance by explicit Euler, as the
+                // planner's ground step does.
+                let x: Vec<f64> = q.iter().chain(&v).chain(&drives).copied().collect();
+                let efforts = hop.robot.efforts(&x, &u);
+                let report = sim.step(&q, &v, &efforts)?;
+                let step = h / substeps as f64;
+                for (d, rate) in drives.iter_mut().zip(hop.robot.drive_rates(&x, &u)) {
+                    *d += step * rate;
+                }
+                time += step;
                 let node = (s + 1 == substeps).then_some((p, k + 1));
-                samples.push(record(&report, &u, time, node));
+                samples.push(record(&report, &drives, &u, time, node));
                 q = report.q;
                 v = report.v;
             }
@@ -166,7 +181,7 @@ pub fn trajectory_csv(hop: &WrenchHop, plan: &WrenchPlan) -> String {
             row.extend(&u[..l.n_inputs]);
             for c in 0..l.n_contacts {
                 let frame = hop.contact_frame(&x[..l.n_q], c);
-                let (w, _) = hop.wrench(&frame, &u[l.lambda(c)..l.lambda(c) + l.m]);
+                let w = hop.full_wrench(&frame, &u[l.lambda(c)..l.lambda(c) + l.m]);
                 row.extend(w);
                 row.extend([frame.depth, frame.tilt]);
             }
@@ -185,7 +200,7 @@ pub fn replay_csv(hop: &WrenchHop, plan: &WrenchPlan, samples: &[HopSample]) -> 
     let l = hop.layout();
     let mut out = format!("t,{}\n", state_and_input_names(hop).join(","));
     for (i, s) in samples.iter().enumerate() {
-        let mut row: Vec<f64> = s.q.iter().chain(&s.v).copied().collect();
+        let mut row: Vec<f64> = s.q.iter().chain(&s.v).chain(&s.drives).copied().collect();
         // What acts over the step that starts here (the last row: the plan's last inputs
         // and no step).
         match samples.get(i + 1) {

@@ -41,7 +41,7 @@ use crate::transcription::{Bounded, PhaseTrajectory, Scheme, Trajectory};
 pub mod error;
 mod footholds;
 pub mod multi_start;
-mod ocp;
+pub(crate) mod ocp;
 pub mod refine;
 mod rows;
 
@@ -161,30 +161,7 @@ impl PlanarPlanner {
     /// weight: each integrator at the effort its coordinate needs, each command at its
     /// coordinate (for the guess).
     pub(super) fn drives_at_rest(&self, q: &[f64]) -> Vec<f64> {
-        let l = self.layout;
-        let v = vec![0.0; l.n_q];
-        // With q̈ = 0 and q̇ = 0 and no effort, h − Q − Σ Jᵀ w is the effort each coordinate
-        // needs.
-        let h = self.robot.body.bias_forces(q, &v);
-        let f = self.robot.generalized_forces(q, &v, &vec![0.0; l.n_inputs]);
-        let mut need: Vec<f64> = h.iter().zip(&f).map(|(h, f)| h - f).collect();
-        let active = &self.phases[0];
-        for &c in active {
-            let w = [0.0, self.weight() / active.len() as f64, 0.0];
-            for (n, g) in need
-                .iter_mut()
-                .zip(rigid::generalized_force(&self.robot, c, q, &w))
-            {
-                *n -= g;
-            }
-        }
-        let mut states = Vec::new();
-        for (i, drive) in self.robot.drives() {
-            let j = self.robot.inputs[i].coordinate;
-            states.push(drive.holding_integral(need[j]));
-            states.push(q[j]);
-        }
-        states
+        drives_holding(&self.robot, q, &self.phases[0], self.weight())
     }
 
     /// The first stage of `strategy: two_stage`: the problem's `stage_one`, or per phase its
@@ -377,6 +354,40 @@ impl PlanarPlanner {
 }
 
 /// The centre of mass's vertical velocity: Σ m_b ż_b / m, from the bodies' COM points.
+/// The drives' states holding posture `q` still with the feet `feet` sharing `weight`
+/// (vertical forces): each integrator at the effort its coordinate then needs, each command
+/// at its coordinate. A guess, not an equilibrium the planner imposes.
+pub(crate) fn drives_holding(
+    robot: &PlanarRobot,
+    q: &[f64],
+    feet: &[usize],
+    weight: f64,
+) -> Vec<f64> {
+    let n_q = robot.n_q();
+    let v = vec![0.0; n_q];
+    // With q̈ = 0 and q̇ = 0 and no effort, h − Q − Σ Jᵀ w is the effort each coordinate
+    // needs.
+    let h = robot.body.bias_forces(q, &v);
+    let f = robot.generalized_forces(q, &v, &vec![0.0; robot.inputs.len()]);
+    let mut need: Vec<f64> = h.iter().zip(&f).map(|(h, f)| h - f).collect();
+    for &c in feet {
+        let w = [0.0, weight / feet.len() as f64, 0.0];
+        for (n, g) in need
+            .iter_mut()
+            .zip(rigid::generalized_force(robot, c, q, &w))
+        {
+            *n -= g;
+        }
+    }
+    let mut states = Vec::new();
+    for (i, drive) in robot.drives() {
+        let j = robot.inputs[i].coordinate;
+        states.push(drive.holding_integral(need[j]));
+        states.push(q[j]);
+    }
+    states
+}
+
 pub fn centre_of_mass_velocity<S: Scalar>(robot: &PlanarRobot, q: &[S], v: &[S]) -> S {
     let body = &robot.body;
     let mut sum = S::zero();

@@ -289,39 +289,11 @@ impl Transcribe for Rc<PlanarPlanner> {
                 instances: vec![vec![start]],
             });
         }
-        if drives && self.phases.len() > 1 {
-            let inputs: Vec<usize> = self.robot.drives().map(|(i, _)| i).collect();
-            point_constraints.push(PointConstraint {
-                name: "drive commands continuous".into(),
-                f: Box::new(move |p: &[Vec<Sx>]| {
-                    inputs
-                        .iter()
-                        .map(|&i| {
-                            let (a, b) = (&p[0][l.n_x() + i], &p[1][l.n_x() + i]);
-                            Bounded::equal(
-                                format!("command rate {i} continuous"),
-                                b.clone() - a.clone(),
-                                0.0,
-                            )
-                        })
-                        .collect()
-                }),
-                instances: (1..self.phases.len())
-                    .map(|p| {
-                        vec![
-                            Point {
-                                phase: p - 1,
-                                node: Node::Last,
-                            },
-                            Point {
-                                phase: p,
-                                node: Node::First,
-                            },
-                        ]
-                    })
-                    .collect(),
-            });
-        }
+        point_constraints.extend(drive_commands_continuous(
+            &self.robot,
+            l.n_x(),
+            self.phases.len(),
+        ));
 
         // The end.
         let last_phase = self.phases.len() - 1;
@@ -481,4 +453,49 @@ impl Transcribe for Rc<PlanarPlanner> {
             }
         }
     }
+}
+
+/// Each drive's command rate equal on both sides of every phase boundary (a drive's command
+/// is a physical signal: a step in its rate would be a jump in the servo's velocity
+/// feed-forward), for an NLP whose node vectors are (x, u) with x of length `n_x`; `None`
+/// without drives or with one phase.
+pub(crate) fn drive_commands_continuous(
+    robot: &crate::model::planar::PlanarRobot,
+    n_x: usize,
+    phases: usize,
+) -> Option<PointConstraint> {
+    let inputs: Vec<usize> = robot.drives().map(|(i, _)| i).collect();
+    if inputs.is_empty() || phases < 2 {
+        return None;
+    }
+    Some(PointConstraint {
+        name: "drive commands continuous".into(),
+        f: Box::new(move |p: &[Vec<Sx>]| {
+            inputs
+                .iter()
+                .map(|&i| {
+                    let (a, b) = (&p[0][n_x + i], &p[1][n_x + i]);
+                    Bounded::equal(
+                        format!("command rate {i} continuous"),
+                        b.clone() - a.clone(),
+                        0.0,
+                    )
+                })
+                .collect()
+        }),
+        instances: (1..phases)
+            .map(|p| {
+                vec![
+                    Point {
+                        phase: p - 1,
+                        node: Node::Last,
+                    },
+                    Point {
+                        phase: p,
+                        node: Node::First,
+                    },
+                ]
+            })
+            .collect(),
+    })
 }

@@ -37,9 +37,23 @@ impl WrenchHop {
         let torque_local = [spec.point[0], spec.point[1] + self.space.torque_point()];
         let [rx, rz] = body.point_jacobian_in(frames, spec.body, torque_local);
         let [cx, cz] = body.point_jacobian_in(frames, spec.body, spec.point);
+        // A foot whose angle only locked coordinates turn (a rail's foot) has a constant
+        // tilt: written as the constant, the wrench set's interpolant in the tilt folds away
+        // instead of being traced and differentiated at every node.
+        let angle = body.angle_jacobian(spec.body);
+        let fixed = angle
+            .iter()
+            .enumerate()
+            .all(|(j, &a)| a == 0.0 || self.robot.locked.contains(&j));
+        let tilt = if fixed {
+            S::constant(body.frames(&self.robot.standing)[spec.body].angle)
+        } else {
+            frame.angle.clone()
+        };
         ContactFrame {
             depth: centre[1].clone(),
-            tilt: frame.angle.clone(),
+            tilt,
+            directions: fixed.then(|| self.free_directions(spec.body, torque_local)),
             twist_r: [rx, rz, rate.clone()],
             twist_center: [cx, cz, rate],
         }
@@ -52,13 +66,67 @@ impl WrenchHop {
         [f * body.mass, f * body.mass, f * body.inertia]
     }
 
-    /// The contact's wrench w = B(θ) λ at q with weights `lambda`, and the vertices.
+    /// An orthonormal basis of the twists (ṗ_r,x, ṗ_r,z, rate) a foot can have on a body
+    /// that only locked coordinates turn: its free coordinates' twist columns, constant
+    /// there (translations along fixed directions). The rail's foot has one.
+    fn free_directions(&self, body: usize, torque_local: [f64; 2]) -> Vec<[f64; 3]> {
+        let robot = &self.robot;
+        let [jx, jz] = robot
+            .body
+            .point_jacobian(&robot.standing, body, torque_local);
+        let mut basis: Vec<[f64; 3]> = Vec::new();
+        for j in (0..robot.n_q()).filter(|j| !robot.locked.contains(j)) {
+            let mut d = [jx[j], jz[j], 0.0];
+            for b in &basis {
+                let p = d[0] * b[0] + d[1] * b[1];
+                d = [d[0] - p * b[0], d[1] - p * b[1], 0.0];
+            }
+            let norm = d[0].hypot(d[1]);
+            if norm > 1e-9 {
+                basis.push([d[0] / norm, d[1] / norm, 0.0]);
+            }
+        }
+        basis
+    }
+
+    /// The contact's wrench w = B(θ) λ at q with weights `lambda`, and the vertices. On a
+    /// foot with [`ContactFrame::directions`], each vertex is projected onto them: the
+    /// equations of motion (J_tᵀ w over the free coordinates) and the dissipation (gᵀw, g in
+    /// their span) see only that part, so the projection is exact, and it traces a third of
+    /// the wrench set's outputs for a rail's foot. [`Self::full_wrench`] is the whole one.
     pub fn wrench<S: Scalar>(
         &self,
         frame: &ContactFrame<S>,
         lambda: &[S],
     ) -> ([S; 3], Vec<[S; 3]>) {
-        let vertices = self.space.vertices(&frame.depth, &frame.tilt);
+        let vertices = match &frame.directions {
+            Some(directions) if directions.len() < 3 => {
+                let parts: Vec<Vec<S>> = directions
+                    .iter()
+                    .map(|d| self.space.projected_vertices(&frame.depth, &frame.tilt, *d))
+                    .collect();
+                (0..self.space.n_directions())
+                    .map(|i| {
+                        [0, 1, 2].map(|k| {
+                            directions
+                                .iter()
+                                .zip(&parts)
+                                .fold(S::zero(), |s, (d, p)| s + p[i].clone() * d[k])
+                        })
+                    })
+                    .collect()
+            }
+            _ => self.space.vertices(&frame.depth, &frame.tilt),
+        };
+        Self::combine(lambda, vertices)
+    }
+
+    /// The whole wrench B(θ) λ (the guide's share included), for what a run reports.
+    pub fn full_wrench(&self, frame: &ContactFrame<f64>, lambda: &[f64]) -> [f64; 3] {
+        Self::combine(lambda, self.space.vertices(&frame.depth, &frame.tilt)).0
+    }
+
+    fn combine<S: Scalar>(lambda: &[S], vertices: Vec<[S; 3]>) -> ([S; 3], Vec<[S; 3]>) {
         let mut w = [S::zero(), S::zero(), S::zero()];
         for (l, v) in lambda.iter().zip(&vertices) {
             for k in 0..3 {
@@ -78,12 +146,13 @@ impl WrenchHop {
         frames: &[ContactFrame<S>],
     ) -> Vec<S> {
         let l = self.layout();
-        let (q, v) = x.split_at(l.n_q);
+        let (q, v) = (&x[..l.n_q], &x[l.n_q..2 * l.n_q]);
         let a = &u[l.accel()..l.accel() + l.n_q];
         let body = &self.robot.body;
         let m = body.mass_matrix(q);
         let bias = body.bias_forces(q, v);
-        let f = self.robot.generalized_forces(q, v, &u[..l.n_inputs]);
+        let efforts = self.robot.efforts(x, &u[..l.n_inputs]);
+        let f = self.robot.generalized_forces(q, v, &efforts);
         let mut r: Vec<S> = (0..l.n_q)
             .map(|i| dot(&m[i], a) + bias[i].clone() - f[i].clone())
             .collect();
@@ -114,7 +183,7 @@ impl WrenchHop {
         let q = &now[..l.n_q];
         let u = &now[l.n_x()..];
         let y = &u[l.aux()..l.aux() + l.n_q];
-        let v_next = &next[l.n_q..l.n_x()];
+        let v_next = &next[l.n_q..2 * l.n_q];
         let all = self.contact_frames(q);
         let frames: Vec<&ContactFrame<S>> = active.iter().map(|&c| &all[c]).collect();
         // M y − Σ J_pᵀ M_g J_p v⁺ = 0.
@@ -131,8 +200,11 @@ impl WrenchHop {
             }
         }
         let names = &self.robot.coordinates;
+        // Over the free coordinates: a locked one's y is 0 and its row the guide's.
         for (i, r) in metric.into_iter().enumerate() {
-            rows.push((format!("grain metric {}", names[i].name), r, 0.0, 0.0));
+            if !self.robot.locked.contains(&i) {
+                rows.push((format!("grain metric {}", names[i].name), r, 0.0, 0.0));
+            }
         }
         let moved: Vec<S> = (0..l.n_q)
             .map(|i| v_next[i].clone() + y[i].clone())

@@ -58,6 +58,7 @@ use super::PlanError;
 
 mod contact;
 mod ocp;
+mod stable;
 
 /// One phase of the schedule: the feet that may touch the sand (empty: a flight).
 #[derive(Clone, Debug, PartialEq)]
@@ -93,6 +94,14 @@ pub struct WrenchHop {
     pub end_at_rest: bool,
     /// The base's x at the end [m] (the start is at x = 0).
     pub distance: Option<f64>,
+    /// The apex rise of the task \[m\]: the last flight ends at the apex (the centre of
+    /// mass at rest vertically), `apex_of`'s centre of mass (or the robot's) this much above
+    /// its start.
+    pub apex_rise: Option<f64>,
+    pub apex_of: Option<usize>,
+    /// `task.objective: inputs_squared` (½Σu² as the inputs are), else `effort` (each
+    /// torque or force relative to its limit; a drive's command rate as it is).
+    pub inputs_squared: bool,
     /// Impose maximum dissipation (the variational inequality). Without it any wrench in
     /// W(θ) is admissible: a relaxation that [`plan`] solves first, for a feasible start.
     pub maximum_dissipation: bool,
@@ -102,6 +111,8 @@ pub struct WrenchHop {
 #[derive(Clone, Copy, Debug)]
 pub struct WrenchLayout {
     pub n_q: usize,
+    /// Two per drive (its integrator and its command), after q and q̇.
+    pub n_drive_states: usize,
     pub n_inputs: usize,
     pub n_contacts: usize,
     /// Vertices per contact.
@@ -110,7 +121,7 @@ pub struct WrenchLayout {
 
 impl WrenchLayout {
     pub fn n_x(&self) -> usize {
-        2 * self.n_q
+        2 * self.n_q + self.n_drive_states
     }
     /// Offsets within the control vector.
     pub fn accel(&self) -> usize {
@@ -137,6 +148,9 @@ pub struct ContactFrame<S> {
     pub twist_r: [Vec<S>; 3],
     /// J_p: the same rows for the sole centre.
     pub twist_center: [Vec<S>; 3],
+    /// On a body only locked coordinates turn: an orthonormal basis of the twists the foot
+    /// can have (constant there); `None` on a free body.
+    pub directions: Option<Vec<[f64; 3]>>,
 }
 
 pub(super) fn dot<S: Scalar>(a: &[S], b: &[S]) -> S {
@@ -160,7 +174,18 @@ impl WrenchHop {
         let set = |map: &std::collections::BTreeMap<String, f64>| {
             map.iter().map(|(n, v)| (index(n), *v)).collect()
         };
+        let apex_of = problem.task.apex_of.as_ref().map(|name| {
+            robot
+                .body
+                .bodies
+                .iter()
+                .position(|b| &b.name == name)
+                .expect("validated body name")
+        });
         WrenchHop {
+            apex_rise: problem.task.apex_rise,
+            apex_of,
+            inputs_squared: problem.task.objective == crate::problem::planar::Objective::InputsSquared,
             phases: problem
                 .schedule
                 .iter()
@@ -189,6 +214,7 @@ impl WrenchHop {
     pub fn layout(&self) -> WrenchLayout {
         WrenchLayout {
             n_q: self.robot.n_q(),
+            n_drive_states: self.robot.n_x() - 2 * self.robot.n_q(),
             n_inputs: self.robot.inputs.len(),
             n_contacts: self.robot.contacts.len(),
             m: self.space.n_directions(),
@@ -208,6 +234,18 @@ impl WrenchHop {
             if phase.nodes < 2 {
                 return fail(format!("phase {p} has {} nodes; at least 2", phase.nodes));
             }
+            if let Some((longest, step)) = self.ground_duration_cap(p)? {
+                if longest < phase.duration.0 {
+                    return fail(format!(
+                        "ground phase {p} of {} nodes may last at most {longest:.4} s for its \
+                         steps to stay stable (below {:.2} ms, the robot's springs and drives), \
+                         less than its minimum {} s: give it more nodes",
+                        phase.nodes,
+                        step * 1e3,
+                        phase.duration.0
+                    ));
+                }
+            }
             if p > 0 && phase.is_ground() == self.phases[p - 1].is_ground() {
                 return fail(format!(
                     "phases {} and {p} are both {}: on sand the feet listed may touch at any \
@@ -222,6 +260,22 @@ impl WrenchHop {
             }
         }
         Ok(())
+    }
+}
+
+impl WrenchHop {
+    /// A ground phase's longest duration for its steps to stay stable, (N − 1) · 0.9 · the
+    /// longest stable step at the start's configuration ([`Self::stable_step`], a 10 %
+    /// margin), with that step; `None` for a flight or a robot stable at any step.
+    pub fn ground_duration_cap(&self, p: usize) -> Result<Option<(f64, f64)>, PlanError> {
+        let phase = &self.phases[p];
+        if !phase.is_ground() {
+            return Ok(None);
+        }
+        let q = self.rest_configuration()?;
+        Ok(self
+            .stable_step(&q)
+            .map(|step| ((phase.nodes - 1) as f64 * 0.9 * step, step)))
     }
 }
 

@@ -4,7 +4,10 @@
 use std::sync::Arc;
 
 use super::{ContactFrame, WrenchHop};
-use crate::planner::planar::{dynamics_rows, phase_name};
+use crate::planner::planar::ocp::drive_commands_continuous;
+use crate::planner::planar::{
+    centre_of_mass_velocity, drives_holding, dynamics_rows, phase_name,
+};
 use crate::planner::PlanError;
 use crate::scalar::Scalar;
 use crate::symbolic::Sx;
@@ -14,15 +17,22 @@ use crate::transcription::{
 
 impl WrenchHop {
     /// The depth where the terrain carries the robot's weight on the first phase's feet
-    /// (shared equally), the feet level; `None` if the data's deepest node cannot.
+    /// (shared equally), the feet level; `None` if the data's deepest node cannot. The
+    /// weight and the capacity are along the base's `z` (vertical for a free robot, along
+    /// the guide for one on a tilted rail: gravity's share g cos β, and each vertex's force
+    /// along the rail; the guide takes the rest), at the start's posture and tilt.
     pub fn rest_depth(&self) -> Option<f64> {
-        let feet = self.phases[0].contacts.len() as f64;
-        let weight = self.robot.body.total_mass() * self.robot.body.gravity / feet;
+        let feet = &self.phases[0].contacts;
+        let q = self.start_posture();
+        let zero = vec![0.0; q.len()];
+        let weight = self.robot.body.bias_forces(&q, &zero)[1] / feet.len() as f64;
+        let [ex, ez] = self.robot.body.base_axes()[1];
+        let tilt = self.contact_frame(&q, feet[0]).tilt;
         let capacity = |d: f64| {
             self.space
-                .vertices(&d, &0.0)
+                .vertices(&d, &tilt)
                 .iter()
-                .map(|w| w[1])
+                .map(|w| ex * w[0] + ez * w[1])
                 .fold(0.0, f64::max)
         };
         let mut low = self.space.depth_range().0;
@@ -41,6 +51,15 @@ impl WrenchHop {
         Some(low)
     }
 
+    /// The standing posture with the start's set coordinates.
+    fn start_posture(&self) -> Vec<f64> {
+        let mut q = self.robot.standing.clone();
+        for &(i, value) in &self.start_set {
+            q[i] = value;
+        }
+        q
+    }
+
     /// [`rest_depth`](Self::rest_depth), or why there is none.
     pub(super) fn start_depth(&self) -> Result<f64, PlanError> {
         self.rest_depth().ok_or_else(|| {
@@ -54,12 +73,10 @@ impl WrenchHop {
     /// phase's feet are at the rest depth.
     pub fn rest_configuration(&self) -> Result<Vec<f64>, PlanError> {
         let depth = self.start_depth()?;
-        let mut q = self.robot.standing.clone();
-        for &(i, value) in &self.start_set {
-            q[i] = value;
-        }
-        // The base moved up or down so that the first phase's feet sit at the rest depth on
-        // average (the start's set coordinates, a crouch say, move them from standing's z = 0).
+        let mut q = self.start_posture();
+        // The base moved along its z (up or down, cos β of it vertical on a guide) so that
+        // the first phase's feet sit at the rest depth on average (the start's set
+        // coordinates, a crouch say, move them from standing's z = 0).
         let feet = &self.phases[0].contacts;
         let mean = feet
             .iter()
@@ -67,7 +84,7 @@ impl WrenchHop {
             .sum::<f64>()
             / feet.len().max(1) as f64;
         if !self.start_set.iter().any(|&(i, _)| i == 1) {
-            q[1] += depth - mean;
+            q[1] += (depth - mean) / self.robot.body.base_axes()[1][1];
         }
         Ok(q)
     }
@@ -97,7 +114,16 @@ impl WrenchHop {
             let ground = spec.is_ground();
             let mut control_bounds = vec![(-inf, inf); l.n_u()];
             for (i, input) in self.robot.inputs.iter().enumerate() {
-                control_bounds[i] = input.limit;
+                // A drive's limit bounds its force (a path row); its input is a command rate.
+                if input.drive.is_none() {
+                    control_bounds[i] = input.limit;
+                }
+            }
+            // A locked coordinate does not move: no acceleration, and y (M⁻¹ of the grains'
+            // metric) over the free coordinates only.
+            for &j in &self.robot.locked {
+                control_bounds[l.accel() + j] = (0.0, 0.0);
+                control_bounds[l.aux() + j] = (0.0, 0.0);
             }
             for c in 0..l.n_contacts {
                 let on = spec.contacts.contains(&c);
@@ -120,6 +146,17 @@ impl WrenchHop {
                     .collect();
                 let residual = hop.dynamics_residual(x, u, &active, &contacts);
                 let mut rows = dynamics_rows(&hop.robot, residual, weight);
+                let efforts = hop.robot.efforts(x, &u[..l.n_inputs]);
+                for (input, effort) in hop.robot.inputs.iter().zip(efforts) {
+                    if input.drive.is_some() {
+                        rows.push(Bounded::between(
+                            format!("{} force", input.name),
+                            effort,
+                            input.limit.0,
+                            input.limit.1,
+                        ));
+                    }
+                }
                 // The bodies without a foot stay above the sand (their frame origins).
                 for (b, body) in hop.robot.body.bodies.iter().enumerate() {
                     if hop.robot.contacts.iter().any(|c| c.body == b) {
@@ -179,12 +216,19 @@ impl WrenchHop {
                         .collect::<Vec<_>>(),
                 ),
                 nodes: spec.nodes,
-                duration: spec.duration,
-                dynamics: Box::new(move |x: &[Sx], u: &[Sx]| {
-                    let mut dx: Vec<Sx> = x[l.n_q..].to_vec();
-                    dx.extend(u[l.accel()..l.accel() + l.n_q].iter().cloned());
-                    dx
-                }),
+                duration: match self.ground_duration_cap(p)? {
+                    Some((longest, _)) => (spec.duration.0, spec.duration.1.min(longest)),
+                    None => spec.duration,
+                },
+                dynamics: {
+                    let robot = self.robot.clone();
+                    Box::new(move |x: &[Sx], u: &[Sx]| {
+                        let mut dx: Vec<Sx> = x[l.n_q..2 * l.n_q].to_vec();
+                        dx.extend(u[l.accel()..l.accel() + l.n_q].iter().cloned());
+                        dx.extend(robot.drive_rates(x, &u[..l.n_inputs]));
+                        dx
+                    })
+                },
                 running_cost: Some(Box::new(self.running_cost())),
                 path: Some(path),
                 // The joints' position and velocity limits hold at every node.
@@ -192,8 +236,9 @@ impl WrenchHop {
                 control_bounds,
                 entry: None,
                 step: ground.then(|| -> crate::transcription::ocp::Step {
+                    let robot = self.robot.clone();
                     Box::new(move |x: &[Sx], u: &[Sx], h: &Sx| {
-                        let (q, v) = x.split_at(l.n_q);
+                        let (q, v) = (&x[..l.n_q], &x[l.n_q..2 * l.n_q]);
                         let a = &u[l.accel()..l.accel() + l.n_q];
                         let v_next: Vec<Sx> = (0..l.n_q)
                             .map(|i| v[i].clone() + h.clone() * a[i].clone())
@@ -202,6 +247,11 @@ impl WrenchHop {
                             .map(|i| q[i].clone() + h.clone() * v_next[i].clone())
                             .collect();
                         next.extend(v_next);
+                        // The drives' integrator and command by explicit Euler, from node k.
+                        let rates = robot.drive_rates(x, &u[..l.n_inputs]);
+                        for (k, rate) in rates.into_iter().enumerate() {
+                            next.push(x[2 * l.n_q + k].clone() + h.clone() * rate);
+                        }
                         next
                     })
                 }),
@@ -247,8 +297,8 @@ impl WrenchHop {
             if p > 0 {
                 at_surface.push(point(p - 1, Node::Last));
             }
-            if p + 2 == self.phases.len() {
-                // The schedule ends with a flight: it ends at touchdown.
+            if p + 2 == self.phases.len() && self.apex_rise.is_none() {
+                // The schedule ends with a flight: it ends at touchdown (or at the apex).
                 at_surface.push(point(p + 1, Node::Last));
             }
             if !at_surface.is_empty() {
@@ -278,13 +328,20 @@ impl WrenchHop {
         // The start: at rest on the sand.
         let depth = self.start_depth()?;
         let mut start = vec![None; l.n_x() + l.n_u()];
-        start[0] = Some((0.0, 0.0));
+        if !self.robot.locked.contains(&0) {
+            start[0] = Some((0.0, 0.0));
+        }
         for &(i, value) in &self.start_set {
             start[i] = Some((value, value));
         }
+        let drives = l.n_drive_states > 0;
         for i in 0..l.n_q {
             start[l.n_q + i] = Some((0.0, 0.0));
-            start[l.n_x() + l.accel() + i] = Some((0.0, 0.0));
+            // With drives, the "drives at rest" rows below say it (the command rate may start
+            // at any value, a step in the commanded velocity; the accelerations follow).
+            if !drives {
+                start[l.n_x() + l.accel() + i] = Some((0.0, 0.0));
+            }
         }
         point_bounds.push(PointBounds {
             point: point(0, Node::First),
@@ -311,6 +368,55 @@ impl WrenchHop {
             }),
             instances: vec![vec![point(0, Node::First)]],
         });
+
+        if drives {
+            // At rest: each drive's command at its coordinate, and the equations of motion
+            // balanced with every acceleration and command rate 0 under the first node's
+            // wrenches (the integrator holding the load).
+            let hop = Arc::clone(self);
+            let first = self.phases[0].contacts.clone();
+            point_constraints.push(PointConstraint {
+                name: "drives at rest".into(),
+                f: Box::new(move |pts: &[Vec<Sx>]| {
+                    let robot = &hop.robot;
+                    let (x, u) = pts[0].split_at(l.n_x());
+                    let mut rows = Vec::new();
+                    for (k, (i, _)) in robot.drives().enumerate() {
+                        let input = &robot.inputs[i];
+                        rows.push(
+                            Bounded::equal(
+                                format!("{} command at its position", input.name),
+                                x[2 * l.n_q + 2 * k + 1].clone() - x[input.coordinate].clone(),
+                                0.0,
+                            )
+                            .nominal(0.01),
+                        );
+                    }
+                    let mut still = u.to_vec();
+                    for a in &mut still[l.accel()..l.accel() + l.n_q] {
+                        *a = Sx::from(0.0);
+                    }
+                    for (i, _) in robot.drives() {
+                        still[i] = Sx::from(0.0);
+                    }
+                    let contacts = hop.contact_frames(&x[..l.n_q]);
+                    let residual = hop.dynamics_residual(x, &still, &first, &contacts);
+                    rows.extend(dynamics_rows(robot, residual, weight).into_iter().map(
+                        |mut row| {
+                            row.name = format!("at rest: {}", row.name);
+                            row
+                        },
+                    ));
+                    rows
+                }),
+                instances: vec![vec![point(0, Node::First)]],
+            });
+        }
+        point_constraints.extend(drive_commands_continuous(
+            &self.robot,
+            l.n_x(),
+            self.phases.len(),
+        ));
 
         // The end.
         let mut end = vec![None; l.n_x() + l.n_u()];
@@ -357,11 +463,52 @@ impl WrenchHop {
             });
         }
 
+        if let Some(rise) = self.apex_rise {
+            let hop = Arc::clone(self);
+            let apex_of = self.apex_of;
+            point_constraints.push(PointConstraint {
+                name: "apex".into(),
+                f: Box::new(move |pts: &[Vec<Sx>]| {
+                    let body = &hop.robot.body;
+                    let height = |q: &[Sx]| match apex_of {
+                        Some(b) => body.point(q, b, body.bodies[b].com)[1].clone(),
+                        None => body.centre_of_mass(q)[1].clone(),
+                    };
+                    let (first, last) = (&pts[0], &pts[1]);
+                    let vz = centre_of_mass_velocity(
+                        &hop.robot,
+                        &last[..l.n_q],
+                        &last[l.n_q..2 * l.n_q],
+                    );
+                    vec![
+                        Bounded::equal(
+                            "apex rise",
+                            height(&last[..l.n_q]) - height(&first[..l.n_q]),
+                            rise,
+                        )
+                        .nominal(0.01),
+                        Bounded::equal("apex", vz, 0.0).nominal(0.1),
+                    ]
+                }),
+                instances: vec![vec![point(0, Node::First), last]],
+            });
+        }
+
         let (state_names, control_names) = self.names();
         let mut state_nominal: Vec<f64> =
             self.robot.coordinates.iter().map(|c| c.nominal).collect();
         state_nominal.extend(self.robot.coordinates.iter().map(|c| c.nominal));
-        let mut control_nominal: Vec<f64> = self.robot.inputs.iter().map(|i| i.scale()).collect();
+        for (i, drive) in self.robot.drives() {
+            let input = &self.robot.inputs[i];
+            state_nominal.push(drive.holding_integral(input.scale()) / 4.0);
+            state_nominal.push(self.robot.coordinates[input.coordinate].nominal);
+        }
+        let mut control_nominal: Vec<f64> = self
+            .robot
+            .inputs
+            .iter()
+            .map(|i| if i.drive.is_some() { 1.0 } else { i.scale() })
+            .collect();
         control_nominal.extend(self.robot.coordinates.iter().map(|c| 10.0 * c.nominal));
         control_nominal.extend(vec![0.1; l.m * l.n_contacts]);
         control_nominal.extend(self.robot.coordinates.iter().map(|c| c.nominal));
@@ -378,9 +525,21 @@ impl WrenchHop {
         })
     }
 
-    /// ½ Σ (u_i / u_max,i)², the effort of the planar planner.
+    /// ½ Σ (u_i / u_max,i)², the effort of the planar planner (a drive's command rate as it
+    /// is); ½ Σ u_i² under `inputs_squared`.
     pub(super) fn running_cost(&self) -> impl Fn(&[Sx], &[Sx]) -> Sx {
-        let scales: Vec<f64> = self.robot.inputs.iter().map(|i| i.scale()).collect();
+        let scales: Vec<f64> = self
+            .robot
+            .inputs
+            .iter()
+            .map(|i| {
+                if i.drive.is_some() || self.inputs_squared {
+                    1.0
+                } else {
+                    i.scale()
+                }
+            })
+            .collect();
         move |_x: &[Sx], u: &[Sx]| {
             scales
                 .iter()
@@ -409,10 +568,16 @@ impl WrenchHop {
                 let mut q = rest.clone();
                 q[0] = distance * s;
                 if !spec.is_ground() {
-                    q[1] -= depth;
+                    q[1] -= depth / self.robot.body.base_axes()[1][1];
                 }
                 let mut x = q.clone();
                 x.extend(vec![0.0; l.n_q]);
+                x.extend(drives_holding(
+                    &self.robot,
+                    &q,
+                    &self.phases[0].contacts,
+                    self.robot.body.total_mass() * self.robot.body.gravity,
+                ));
                 let mut u = vec![0.0; l.n_u()];
                 if spec.is_ground() {
                     let share = self.robot.body.total_mass() * self.robot.body.gravity

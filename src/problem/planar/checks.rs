@@ -396,7 +396,7 @@ impl PlanarProblem {
             );
         }
         let why = "on a wrench space loam plans ground phases (the MDP step) and flights in \
-                   turn from rest in the sand to a distance";
+                   turn from rest in the sand to a distance or an apex";
         if let Some(first) = self.schedule.first() {
             if first.contacts.is_empty() {
                 fail("schedule[0].contacts", &format!("must list a foot: {why}"));
@@ -417,10 +417,11 @@ impl PlanarProblem {
                 );
             }
         }
-        if self.task.apex_rise.is_some() {
+        if self.task.apex_rise.is_some() && self.schedule.last().is_some_and(|p| !p.contacts.is_empty()) {
             fail(
                 "task.apex_rise",
-                &format!("not planned on a wrench space yet ({why})"),
+                "on a wrench space the apex is the end of the last flight: the schedule must \
+                 end with a flight",
             );
         }
         if self.task.periodic {
@@ -435,19 +436,17 @@ impl PlanarProblem {
                 &format!("not planned on a wrench space yet ({why})"),
             );
         }
-        let robot = self.robot.build(self.gravity);
-        if robot.drives().next().is_some() || !robot.locked.is_empty() {
-            fail(
-                "robot",
-                "a robot with drives or a locked base is not planned on a wrench space yet: \
-                 accepted, robots of ideal torque and force sources on a free base",
-            );
-        }
         if !self.task.start.at_rest {
             fail("task.start.at_rest", &format!("must be true: {why}"));
         }
-        if self.task.objective != Objective::Effort {
-            fail("task.objective", "on a wrench space: accepted `effort`");
+        if !matches!(
+            self.task.objective,
+            Objective::Effort | Objective::InputsSquared
+        ) {
+            fail(
+                "task.objective",
+                "on a wrench space: accepted `effort`, `inputs_squared`",
+            );
         }
         if self.transcription.scheme != crate::problem::Scheme::Trapezoidal {
             fail(

@@ -11,6 +11,8 @@ pub struct HopSample {
     pub node: Option<(usize, usize)>,
     pub q: Vec<f64>,
     pub v: Vec<f64>,
+    /// The drives' states (each integrator and command; empty without drives).
+    pub drives: Vec<f64>,
     /// The inputs applied over the step that ends here (the plan's first for the first
     /// sample).
     pub inputs: Vec<f64>,

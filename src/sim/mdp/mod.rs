@@ -475,6 +475,21 @@ impl MdpSim {
                 force[j] -= hold.stiffness * (q[j] - self.hold_target[j]);
             }
         }
+        // A locked coordinate (a guide's) does not move: its row and column leave the step
+        // (an identity row, no force, no contact column), so the rest is the free
+        // coordinates' step.
+        let mut M = M;
+        let locked = &self.robot.locked;
+        for &j in locked {
+            for i in 0..n {
+                for m in [&mut M, &mut M_step] {
+                    m[(i, j)] = 0.0;
+                    m[(j, i)] = 0.0;
+                }
+            }
+            M_step[(j, j)] = 1.0;
+            force[j] = 0.0;
+        }
         let cholesky = M_step
             .clone()
             .cholesky()
@@ -491,7 +506,12 @@ impl MdpSim {
         let mut H_hat = M_step.clone();
         for (a, (i, _)) in active.iter().enumerate() {
             J_t.rows_mut(3 * a, 3).copy_from(&kinematics[*i].twist_r);
-            let J_p = &kinematics[*i].twist_center;
+            let mut J_p = kinematics[*i].twist_center.clone();
+            for &j in locked {
+                J_t.column_mut(j).fill(0.0);
+                J_p.column_mut(j).fill(0.0);
+            }
+            let J_p = &J_p;
             let M_g = DMatrix::from_diagonal(&DVector::from_row_slice(&self.grain_inertia(*i)));
             H_hat += J_p.transpose() * M_g * J_p;
         }

@@ -23,9 +23,10 @@
 //!   (the data file's `foot`); the simulator puts it under every contact of the robot, as the
 //!   wrench-space planner does. A robot whose feet differ from the data's is replayed on the
 //!   data's foot: the table says which data.
-//! - **No drives, no locked coordinates.** The MDP step takes torques and forces on free
-//!   coordinates; a drive (a servo with a state of its own, the hopper's) and a rail
-//!   (`locked`) are refused with the reason.
+//! - **No drives.** This replay's servos take torques and forces; a drive (a servo with a
+//!   state of its own, the hopper's) is refused with the reason. Its plans are replayed on
+//!   a wrench space when they are made there (`output::wrench_hop::replay`). Locked
+//!   coordinates (a rail) stay where they are, as the MDP step holds them.
 
 use std::sync::Arc;
 
@@ -90,13 +91,6 @@ pub fn replay(
             "robot `{}`: input `{}` is a drive (a servo with a state of its own); the MDP \
              simulator steps torques and forces only",
             robot.name, input.name
-        ));
-    }
-    if !robot.locked.is_empty() {
-        return refuse(format!(
-            "robot `{}` has locked coordinates (a rail); the MDP simulator steps free bodies \
-             only",
-            robot.name
         ));
     }
     if !(settings.max_step > 0.0 && settings.max_step.is_finite()) {
