@@ -220,12 +220,6 @@ fn terrain_section(spec: &str) -> Result<(problem::Terrain, Option<String>), Api
         )));
     }
     let terrain = problem::load(path, &[])?.terrain;
-    if terrain.model == problem::TerrainModel::WrenchSpace {
-        return Err(ApiError::BadInput(format!(
-            "terrain {spec}: a wrench-space terrain; the hopper's replay runs on rigid ground or \
-             the added-mass bed, and a rail plan replays on its own wrench space only"
-        )));
-    }
     Ok((terrain, Some(stem)))
 }
 

@@ -1,27 +1,23 @@
 //! Solving a loaded problem and writing its run folder: the steps of `loam solve` between
 //! reading the arguments and printing the summary, for every kind of problem (the hopper on
-//! rigid or granular ground, the hopper on a rail over a wrench space, a planar robot, a
-//! planar robot on wrench spaces).
+//! rigid or granular ground, a planar robot, a planar robot on wrench spaces, the hopper's
+//! robot file on a rail among them).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::wrench_data::{data_path, data_sha256, wrench_space_of};
 use super::ApiError;
-use crate::output::rail::{write_rail_run, RailRecord, SavedRailPlan};
 use crate::output::wrench_hop::{self as hop_run, write_hop_run, HopReplayRecord};
 use crate::output::{self, PlanWritten, Provenance, WarmStart};
 use crate::planner::planar::refine::RefineRound;
 use crate::planner::planar::PlanarPlan;
-use crate::planner::rail::{RailJump, RailPlan};
 use crate::planner::warm_start::PlanStart;
 use crate::planner::wrench_hop::{WrenchHop, WrenchPlan};
 use crate::planner::{self, Plan};
 use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
-use crate::problem::{AnyProblem, Problem, TerrainModel};
+use crate::problem::{AnyProblem, Problem};
 use crate::sim::mdp::hop::HopSample;
-use crate::sim::mdp::rail::RailReplay;
-use crate::sim::mdp::{rail as mdp_rail, QpSolver};
 use crate::solver::{IterationInfo, SolveReport, SolveSettings};
 use crate::transcription::PhaseTrajectory;
 
@@ -47,7 +43,7 @@ pub struct SolveOptions<'a> {
     /// Refine a planar plan's mesh until its replay agrees (planar problems only).
     pub refine: Option<Refine>,
     /// Start IPOPT from the plan in this run folder (`loam solve --warm-start`; the hopper's
-    /// problems and the rail's): its nodes, and for the hopper its multipliers by name. A
+    /// problems and planar ones): its nodes, and for the hopper its multipliers by name. A
     /// warm start that does not converge is solved again from the problem's guess.
     pub warm_start: Option<PathBuf>,
     /// Called at each IPOPT iteration; returning false stops IPOPT there (the plan's status
@@ -70,14 +66,6 @@ pub enum Solved {
         plan: PlanarPlan,
         rounds: Vec<RefineRound>,
         /// Where IPOPT started: the problem's guess, or the warm start's plan.
-        start: WarmStart,
-    },
-    /// The hopper on a rail over a wrench space, with its MDP replay.
-    Rail {
-        problem: Problem,
-        plan: RailPlan,
-        replay: RailReplay,
-        data: PathBuf,
         start: WarmStart,
     },
     /// A planar robot on wrench spaces, with its MDP replay.
@@ -113,15 +101,6 @@ pub fn solve(problem: &AnyProblem, file: &Path, options: SolveOptions) -> Result
                      as a robot file is (problems/hopper_jump.yaml)",
                     file.display()
                 )));
-            }
-            if problem.terrain.model == TerrainModel::WrenchSpace {
-                return solve_rail(
-                    problem,
-                    file,
-                    &settings,
-                    warm_start.as_deref(),
-                    on_iteration,
-                );
             }
             let start = match &warm_start {
                 Some(dir) => Some(hopper_start(dir, problem)?),
@@ -194,37 +173,6 @@ fn hopper_start(dir: &Path, problem: &Problem) -> Result<(PlanStart, WarmStart),
         )));
     }
     Ok((start, plan_source(saved.plan_id, dir)))
-}
-
-/// The rail plan in `dir` as the start of `jump`: its node and vertex counts must be the
-/// problem's. Its nodes are used as they are (another angle's rest depth differs by a
-/// fraction of a millimetre; IPOPT moves them).
-pub fn rail_start(dir: &Path, jump: &RailJump) -> Result<(SavedRailPlan, WarmStart), ApiError> {
-    let refuse = |why: String| ApiError::BadInput(format!("warm start {}: {why}", dir.display()));
-    let saved = crate::output::rail::read_rail_plan(dir).map_err(|e| refuse(e.to_string()))?;
-    let nodes: Vec<usize> = saved
-        .trajectory
-        .phases
-        .iter()
-        .map(|p| p.states.len())
-        .collect();
-    let wanted = [jump.stance.0, jump.flight.0];
-    if nodes != wanted {
-        return Err(refuse(format!(
-            "the plan has {} stance and {} flight nodes, the problem {} and {} (node counts \
-             must match; set them with phases.N.nodes=...)",
-            nodes[0], nodes[1], wanted[0], wanted[1]
-        )));
-    }
-    let weights = saved.trajectory.phases[0].controls[0].len() - 1;
-    if weights != jump.rail.n_vertices() {
-        return Err(refuse(format!(
-            "the plan's wrench space has {weights} vertices, this problem's {}",
-            jump.rail.n_vertices()
-        )));
-    }
-    let source = plan_source(saved.plan_id.clone(), dir);
-    Ok((saved, source))
 }
 
 fn solve_planar(
@@ -352,75 +300,40 @@ pub fn replay_error(problem: &PlanarProblem, plan: &PlanarPlan) -> f64 {
     }
 }
 
-/// The rail hopper of a problem whose terrain is a wrench space: its data loaded and its
-/// rail angle checked against the data's tilts (bad input names the field).
-pub fn rail_jump(file: &Path, problem: &Problem) -> Result<RailJump, ApiError> {
-    use crate::model::rail::RailWrenches;
-    use crate::terrain::wrench_space::WrenchSpace;
-    let bad = |field: &str, message: String| {
-        ApiError::BadInput(format!("{}: {field}: {message}", file.display()))
-    };
-    let path = data_path(file, problem.terrain.data.as_ref());
-    data_sha256(file, &path, problem.terrain.data_sha256.as_ref())?;
-    let space = WrenchSpace::load(&path).map_err(|e| bad("terrain.data", e.to_string()))?;
-    let angle = problem.terrain.rail_angle.unwrap_or(0.0);
-    let (_, tilt_max) = space.tilt_range();
-    if angle.abs() > tilt_max {
-        return Err(bad(
-            "terrain.rail_angle",
-            format!(
-                "{angle} rad is outside the data's tilts (|tilt| <= {tilt_max} rad in {}); loam \
-                 does not extrapolate a wrench space",
-                path.display()
-            ),
-        ));
-    }
-    Ok(RailJump::from_problem(
-        problem,
-        angle,
-        RailWrenches::Data(space.into()),
-    )?)
-}
-
-fn solve_rail(
-    problem: &Problem,
-    file: &Path,
-    settings: &SolveSettings,
-    warm_start: Option<&Path>,
-    on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
-) -> Result<Solved, ApiError> {
-    let jump = rail_jump(file, problem)?;
-    let start = match warm_start {
-        Some(dir) => Some(rail_start(dir, &jump)?),
-        None => None,
-    };
-    let (plan, warm) = planner::rail::plan_from(
-        &jump,
-        settings,
-        start.as_ref().map(|s| &s.0.trajectory),
-        on_iteration,
-    )?;
-    let replay = mdp_rail::replay(&jump.rail, &plan.trajectory, SUBSTEPS, QpSolver::ActiveSet)
-        .map_err(|e| ApiError::Failed(format!("replaying the rail plan: {e}")))?;
-    let start = started_from(problem, start.map(|s| s.1), warm);
-    // The resolved problem records the data's hash, so that the plan's identity covers it.
-    let data = data_path(file, problem.terrain.data.as_ref());
-    let mut problem = problem.clone();
-    problem.terrain.data_sha256 = Some(data_sha256(file, &data, None)?);
-    Ok(Solved::Rail {
-        problem,
-        plan,
-        replay,
-        data,
-        start,
-    })
-}
-
 /// A planar problem on `terrain: {model: wrench_space}`, its data loaded from the path the
 /// file names (relative to the file's folder); a data file that does not load is bad input.
 pub fn wrench_hop(file: &Path, problem: &PlanarProblem) -> Result<Arc<WrenchHop>, ApiError> {
     let space = wrench_space_of(file, &problem.terrain)?;
-    Ok(Arc::new(WrenchHop::from_problem(problem, space)))
+    let hop = WrenchHop::from_problem(problem, space);
+    // A foot that starts leaning beyond the data's tilts (a guide tilted too far) cannot be
+    // planned: loam does not extrapolate a wrench space in its tilt.
+    let (_, tilt_max) = hop.space.tilt_range();
+    let frames = hop.robot.body.frames(&hop.robot.standing);
+    for contact in &hop.robot.contacts {
+        let tilt = frames[contact.body].angle;
+        if tilt.abs() > tilt_max + 1e-12 {
+            let field = if hop.robot.body.guide_angle != 0.0 {
+                "robot.description.guide_angle"
+            } else {
+                "robot"
+            };
+            return Err(ApiError::BadInput(format!(
+                "{}: {field}: foot `{}` stands tilted {tilt} rad, outside the data's tilts \
+                 (|tilt| <= {tilt_max} rad in {}); loam does not extrapolate a wrench space",
+                file.display(),
+                contact.name,
+                data_path(
+                    file,
+                    match &problem.terrain {
+                        PlanarTerrainConfig::WrenchSpace(ground) => ground.data.as_ref(),
+                        _ => None,
+                    }
+                )
+                .display()
+            )));
+        }
+    }
+    Ok(Arc::new(hop))
 }
 
 fn solve_wrench_hop(
@@ -457,7 +370,6 @@ impl Solved {
         match self {
             Solved::Hopper { plan, .. } => &plan.report,
             Solved::Planar { plan, .. } => &plan.report,
-            Solved::Rail { plan, .. } => &plan.report,
             Solved::WrenchHop { plan, .. } => &plan.report,
         }
     }
@@ -467,7 +379,6 @@ impl Solved {
         match self {
             Solved::Hopper { plan, .. } => plan.setup_seconds,
             Solved::Planar { plan, .. } => plan.setup_seconds,
-            Solved::Rail { plan, .. } => plan.setup_seconds,
             Solved::WrenchHop { plan, .. } => plan.setup_seconds,
         }
     }
@@ -477,7 +388,6 @@ impl Solved {
         match self {
             Solved::Hopper { plan, .. } => &plan.trajectory.phases,
             Solved::Planar { plan, .. } => &plan.trajectory.phases,
-            Solved::Rail { plan, .. } => &plan.trajectory.phases,
             Solved::WrenchHop { plan, .. } => &plan.trajectory.phases,
         }
     }
@@ -485,7 +395,7 @@ impl Solved {
     /// The problem's name (`runs/<name>/` by default).
     pub fn name(&self) -> &str {
         match self {
-            Solved::Hopper { problem, .. } | Solved::Rail { problem, .. } => problem.name(),
+            Solved::Hopper { problem, .. } => problem.name(),
             Solved::Planar { problem, .. } | Solved::WrenchHop { problem, .. } => problem.name(),
         }
     }
@@ -512,7 +422,6 @@ impl Solved {
         match self {
             Solved::Hopper { plan, .. } => output::trajectory_csv(plan),
             Solved::Planar { plan, .. } => output::planar::trajectory_csv(plan),
-            Solved::Rail { plan, .. } => output::rail::trajectory_csv(plan),
             Solved::WrenchHop { hop, plan, .. } => output::wrench_hop::trajectory_csv(hop, plan),
         }
     }
@@ -524,9 +433,6 @@ impl Solved {
         match self {
             Solved::Hopper { start, .. } => Provenance::new(start.clone()),
             Solved::Planar { start, .. } => Provenance::new(start.clone()),
-            Solved::Rail { start, data, .. } => {
-                Provenance::new(start.clone()).with_data("terrain.data", data)
-            }
             Solved::WrenchHop { problem, data, .. } => {
                 Provenance::new(WarmStart::from(problem.initial_guess))
                     .with_data("terrain.data", data)
@@ -550,23 +456,6 @@ impl Solved {
             }
             Solved::Planar { problem, plan, .. } => {
                 output::planar::write_planar_run(dir, problem, plan, provenance, ipopt_log)?
-            }
-            Solved::Rail {
-                problem,
-                plan,
-                replay,
-                ..
-            } => {
-                let record = RailRecord {
-                    angle_rad: plan.jump.rail.angle,
-                    data: problem.terrain.data.clone().unwrap_or_default(),
-                    vertices: plan.jump.rail.n_vertices(),
-                    stable_step_s: plan.jump.rail.stable_step(),
-                    stance_max_s: plan.jump.stance.1 .1,
-                };
-                write_rail_run(
-                    dir, problem, plan, record, replay, SUBSTEPS, provenance, ipopt_log,
-                )?
             }
             Solved::WrenchHop {
                 problem,

@@ -51,20 +51,6 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             return Ok(0);
         }
     };
-    if problem.terrain.model == loam::problem::TerrainModel::WrenchSpace {
-        let jump = loam::api::rail_jump(&args.problem.file, &problem)?;
-        let nlp = loam::planner::rail::transcribe(&jump)?;
-        println!(
-            "{}: ok ({} on a rail at {} rad over a wrench space, apex rise {:.1} mm; {} variables, {} constraints)",
-            args.problem.file.display(),
-            problem.name(),
-            jump.rail.angle,
-            problem.task.apex_height * 1e3,
-            nlp.n_variables(),
-            nlp.n_constraints()
-        );
-        return Ok(0);
-    }
     let (jump, nlp) = planner::transcribe(&problem)?;
     println!(
         "{}: ok ({} on {} terrain, apex rise {:.1} mm; {} scheme, {} variables, {} constraints)",

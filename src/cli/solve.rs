@@ -84,11 +84,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         }
     }
     if let (AnyProblem::Hopper(p), Some(dir)) = (&problem, &args.warm_start) {
-        if p.terrain.model != loam::problem::TerrainModel::WrenchSpace {
-            // The hopper's plan, checked with the command line's own messages.
-            let (start, _) = warm_start::read(dir)?;
-            warm_start::check(&start, p, dir)?;
-        }
+        // The hopper's plan, checked with the command line's own messages.
+        let (start, _) = warm_start::read(dir)?;
+        warm_start::check(&start, p, dir)?;
     }
     let refine = args.refine.map(|tolerance| api::Refine {
         tolerance,
@@ -267,34 +265,17 @@ fn print_solved(solved: &Solved, out: &Path, written: &PlanWritten) {
             }
             lines
         }
-        Solved::Rail {
-            problem,
-            plan,
-            replay,
-            ..
-        } => {
-            let replayed = replay
-                .apex_rise
-                .map_or("no apex".to_string(), |a| format!("{:.2} mm", a * 1e3));
-            vec![
-                format!("objective      {:.6e} (½∫u² dt)", plan.report.objective),
-                format!(
-                    "apex rise      {:.2} mm (target {:.2} mm), vertical, rail at {} rad",
-                    plan.apex_rise * 1e3,
-                    problem.task.apex_height * 1e3,
-                    plan.jump.rail.angle
-                ),
-                format!(
-                    "MDP replay     apex rise {replayed} (the plan's command, solution.json `replay`)"
-                ),
-            ]
-        }
         Solved::WrenchHop {
             hop, plan, replay, ..
         } => {
             let key = output::planar::key_figures_of(&hop.robot, &plan.trajectory);
-            vec![
-                format!("objective      {:.6e} (effort)", plan.report.objective),
+            let objective = if hop.inputs_squared {
+                "½∫u² dt"
+            } else {
+                "effort"
+            };
+            let mut lines = vec![
+                format!("objective      {:.6e} ({objective})", plan.report.objective),
                 format!(
                     "distance       {:.4} m, centre of mass rise {:.4} m, duration {:.3} s",
                     key.distance_m, key.com_rise_m, key.duration_s
@@ -303,7 +284,15 @@ fn print_solved(solved: &Solved, out: &Path, written: &PlanWritten) {
                     "MDP replay     distance {:.4} m, ground nodes within {:.1e} (open loop, replay.csv)",
                     replay.distance_m, replay.ground_difference
                 ),
-            ]
+            ];
+            if let (Some(target), Some(replayed)) = (hop.apex_rise, replay.apex_rise_m) {
+                lines.push(format!(
+                    "apex rise      {:.2} mm planned (vertical), MDP replay {:.2} mm",
+                    target * 1e3,
+                    replayed * 1e3
+                ));
+            }
+            lines
         }
     };
     print_summary(

@@ -4,4 +4,3 @@
 pub mod hopper;
 pub mod multibody;
 pub mod planar;
-pub mod rail;

@@ -17,7 +17,6 @@ pub mod planar;
 #[cfg(feature = "planner")]
 mod provenance;
 #[cfg(feature = "planner")]
-pub mod rail;
 #[cfg(feature = "planner")]
 mod solution;
 #[cfg(feature = "planner")]

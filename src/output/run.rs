@@ -115,15 +115,6 @@ pub fn read_plan(dir: &Path) -> Result<SavedPlan, RunError> {
             path: solution_path.clone(),
             source: Box::new(e),
         })?;
-    if problem.terrain.model == problem::TerrainModel::WrenchSpace {
-        return Err(not_loam(
-            &solution_path,
-            "a plan on a wrench-space terrain (the hopper on a rail): `loam simulate` and \
-             `sweep` do not read these yet (its MDP replay is in this file, `replay`); it can \
-             start another rail problem (`loam solve FILE --warm-start DIR`)"
-                .into(),
-        ));
-    }
     let status = field("status")?.as_str().unwrap_or("unknown").to_string();
     let converged = field("converged")?.as_bool().unwrap_or(false);
     let apex_rise = field("apex_rise_m")?.as_f64().unwrap_or(f64::NAN);

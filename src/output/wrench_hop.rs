@@ -44,6 +44,10 @@ pub struct HopReplayRecord {
     pub end_depths_m: Vec<f64>,
     /// Steps whose (d, φ) lay outside the data and were clamped.
     pub clamped_steps: usize,
+    /// Under an apex task: the highest rise of the apex body's centre of mass (or the
+    /// robot's) in the replay \[m\] (the plan's: `task.apex_rise`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub apex_rise_m: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -116,12 +120,12 @@ pub fn replay(
         q: report.q.clone(),
         v: report.v.clone(),
         drives: drives.to_vec(),
-            inputs: u.to_vec(),
-            wrenches: report.contacts.iter().map(|c| c.wrench).collect(),
-            depths: report.contacts.iter().map(|c| c.depth).collect(),
-            tilts: report.contacts.iter().map(|c| c.tilt).collect(),
-            clamped: report.contacts.iter().any(|c| c.clamped.is_some()),
-        };
+        inputs: u.to_vec(),
+        wrenches: report.contacts.iter().map(|c| c.wrench).collect(),
+        depths: report.contacts.iter().map(|c| c.depth).collect(),
+        tilts: report.contacts.iter().map(|c| c.tilt).collect(),
+        clamped: report.contacts.iter().any(|c| c.clamped.is_some()),
+    };
     for (p, (spec, phase)) in hop.phases.iter().zip(&plan.phases).enumerate() {
         let intervals = phase.states.len() - 1;
         let h = phase.duration / intervals as f64;
@@ -260,7 +264,21 @@ impl HopReplayRecord {
         let end_depths_m = (0..hop.robot.contacts.len())
             .map(|c| hop.contact_frame(&last.q, c).depth)
             .collect();
+        let height = |q: &[f64]| match hop.apex_of {
+            Some(b) => {
+                let body = &hop.robot.body;
+                body.point(q, b, body.bodies[b].com)[1]
+            }
+            None => com(q),
+        };
+        let apex_rise_m = hop.apex_rise.map(|_| {
+            samples
+                .iter()
+                .map(|s| height(&s.q) - height(&first.q))
+                .fold(f64::NEG_INFINITY, f64::max)
+        });
         HopReplayRecord {
+            apex_rise_m,
             simulator: "mdp, vertex form, active set, open loop",
             flight_substeps,
             distance_m: last.q[0] - first.q[0],

@@ -47,9 +47,6 @@ pub struct Jump {
 
 impl Jump {
     pub fn from_problem(problem: &Problem) -> Result<Jump, PlanError> {
-        if problem.terrain.model == problem::TerrainModel::WrenchSpace {
-            return Err(PlanError::WrenchSpace);
-        }
         let robot = Hopper::from_problem(problem);
         let terrain = Terrain::from_problem(&problem.terrain, problem.robot.foot_radius);
         let domains: Vec<Domain> = problem.phases.iter().map(|p| domain_of(p.domain)).collect();
@@ -372,7 +369,7 @@ impl Jump {
 }
 
 /// The actuator's and the leg's limits at a node: drive force, stroke, rod–foot stop.
-pub(crate) fn leg_limits(robot: &Hopper, task: &problem::Task, x: &[Sx], u: &Sx) -> Vec<Bounded> {
+fn leg_limits(robot: &Hopper, task: &problem::Task, x: &[Sx], u: &Sx) -> Vec<Bounded> {
     use state::*;
     vec![
         Bounded::between(
@@ -400,7 +397,7 @@ pub(crate) fn leg_limits(robot: &Hopper, task: &problem::Task, x: &[Sx], u: &Sx)
 
 /// The first node at rest: velocities 0, rod and foot at `rest`, the drive's integrator
 /// holding the motor, the actuator position free within the stroke or fixed by the task.
-pub(crate) fn start_at_rest(task: &problem::Task, rest: &[f64; state::COUNT]) -> PointBounds {
+fn start_at_rest(task: &problem::Task, rest: &[f64; state::COUNT]) -> PointBounds {
     use state::*;
     let fixed = |v: f64| Some((v, v));
     let position = match task.start_position {
@@ -430,7 +427,7 @@ pub(crate) fn start_at_rest(task: &problem::Task, rest: &[f64; state::COUNT]) ->
 }
 
 /// At the start the command equals the actuator position (the drive is at rest).
-pub(crate) fn command_at_rest() -> PointConstraint {
+fn command_at_rest() -> PointConstraint {
     use state::*;
     PointConstraint {
         name: "start at rest".into(),
@@ -452,7 +449,7 @@ pub(crate) fn command_at_rest() -> PointConstraint {
 
 /// The apex at point `apex` (momentum 0) and the task: the rod's rise from the start to it
 /// equals `rise` (in the robot's own coordinate).
-pub(crate) fn apex_rise(robot: &Hopper, rise: f64, apex: Point) -> [PointConstraint; 2] {
+fn apex_rise(robot: &Hopper, rise: f64, apex: Point) -> [PointConstraint; 2] {
     let robot = robot.clone();
     let start = Point {
         phase: 0,

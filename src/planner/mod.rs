@@ -11,11 +11,9 @@
 
 pub mod hopper;
 pub mod planar;
-pub mod rail;
 pub mod warm_start;
 pub mod wrench_hop;
 
-pub(crate) use hopper::{apex_rise, command_at_rest, leg_limits, start_at_rest};
 pub use hopper::{plan, plan_with, solver_options, transcribe, Jump, Plan, Transcriptions};
 
 use crate::problem::{self, InitialGuess};
@@ -30,10 +28,11 @@ pub enum PlanError {
          granular bed); the problem has phases {0}"
     )]
     Schedule(String),
-    /// A wrench-space terrain reached the 1-D planner (only `loam solve` plans it).
+    /// A wrench-space terrain reached the planar planner (only `loam solve` plans it, with
+    /// `planner::wrench_hop`).
     #[error(
-        "a wrench-space terrain is planned by `loam solve` alone (the hopper on a rail, \
-         `planner::rail`); sweeps, benchmarks and warm starts do not take it yet"
+        "a wrench-space terrain is planned by `loam solve` alone (`planner::wrench_hop`); \
+         sweeps, benchmarks and warm starts do not take it yet"
     )]
     WrenchSpace,
     /// A warm start from a plan that cannot start this problem: what differs.

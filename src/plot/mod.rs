@@ -26,7 +26,6 @@ mod dem;
 pub mod dem_scene;
 mod planar;
 mod planar_sweep;
-mod rail;
 mod robot;
 mod run;
 mod style;
@@ -231,22 +230,15 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
         }
     }
     if settings.animate && contents.run && !planar::is_planar(dir) {
-        // Said, not silently dropped: the hopper's and the rail's runs have no stick figure.
+        // Said, not silently dropped: the hopper's own runs have no stick figure.
         report.skipped.push((
             "animation".into(),
-            "`--animate` draws a planar robot's stick figure; the hopper's run (and the rail \
-             hopper's) has none yet"
+            "`--animate` draws a planar robot's stick figure; the hopper planner's run has none \
+             (the hopper as a robot file, problems/hopper_jump.yaml, has one)"
                 .into(),
         ));
     }
-    if contents.run && rail::is_rail(dir) {
-        let figure = rail::RailFigure::load(dir)?;
-        report.files.extend(style::save(
-            &figure,
-            &out.join("rail_run"),
-            settings.formats,
-        )?);
-    } else if contents.run && planar::is_planar(dir) {
+    if contents.run && planar::is_planar(dir) {
         let run = planar::PlanarRun::load(dir)?;
         report.files.extend(planar_figures(&run, "planar_run")?);
         if run.replay.is_some() {

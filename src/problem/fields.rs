@@ -35,7 +35,6 @@ const UNITS: &[(&str, &str)] = &[
     ("terrain.penetration_stiffness", "N/m"),
     ("terrain.resistive_stress", "N/m³"),
     ("terrain.drag_scaling", ""),
-    ("terrain.rail_angle", "rad"),
     ("phases[].duration", "s"),
     ("task.apex_height", "m"),
     ("task.max_motor_force", "N"),
@@ -193,10 +192,7 @@ mod tests {
     #[test]
     fn the_probe_reads_the_derived_names() {
         assert_eq!(fields_of::<Transcription>(), &["scheme"]);
-        assert_eq!(
-            variants_of::<TerrainModel>(),
-            &["rigid", "added_mass", "wrench_space"]
-        );
+        assert_eq!(variants_of::<TerrainModel>(), &["rigid", "added_mass"]);
         assert_eq!(fields_of::<Robot>().len(), 13);
         assert_eq!(
             fields_of::<super::super::schema::Phase>(),

@@ -28,13 +28,8 @@ impl Hopper {
 impl Terrain {
     /// The model terrain of a problem's terrain section, under a foot of `foot_radius`.
     ///
-    /// A wrench-space section is not one of these 1-D terrains: `planner::rail` plans it,
-    /// and every caller refuses it first (`Jump::from_problem`, `output::read_plan`).
     pub fn from_problem(terrain: &super::Terrain, foot_radius: f64) -> Terrain {
         match terrain.model {
-            TerrainModel::WrenchSpace => {
-                unreachable!("a wrench-space terrain is refused before the 1-D terrains")
-            }
             TerrainModel::Rigid => Terrain::Rigid,
             TerrainModel::AddedMass => Terrain::AddedMass(AddedMass::from_medium(
                 &terrain.medium_parameters(),

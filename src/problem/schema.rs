@@ -110,19 +110,6 @@ pub struct Terrain {
     pub resistive_stress: Option<f64>,
     /// b: inertial drag scaling \[-\].
     pub drag_scaling: Option<f64>,
-    /// `wrench_space` only: the wrench-space data file (docs/WRENCH_SPACE.md section 3.1),
-    /// relative to the problem file's folder. Absent from the resolved problem of other models.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub data: Option<String>,
-    /// `wrench_space` only: the SHA-256 of the data file's bytes (64 hex digits). Filled in when the problem is solved, so
-    /// `solution.json` records it and the plan's `plan_id` covers the data; a problem that
-    /// states it is refused when the file's bytes hash otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub data_sha256: Option<String>,
-    /// `wrench_space` only: the rail's angle from the vertical, α \[rad\]; the foot is
-    /// tilted by it. Default 0 (filled in when resolved); absent for other models.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rail_angle: Option<f64>,
 }
 
 impl Terrain {
@@ -157,9 +144,6 @@ impl Terrain {
         self.penetration_stiffness = Some(medium.penetration_stiffness);
         self.resistive_stress = Some(medium.resistive_stress);
         self.drag_scaling = Some(medium.drag_scaling);
-        if self.model == TerrainModel::WrenchSpace {
-            self.rail_angle.get_or_insert(0.0);
-        }
     }
 }
 
@@ -172,9 +156,6 @@ pub enum TerrainModel {
     /// The added-mass granular model of MODEL.md section 2.
     #[default]
     AddedMass,
-    /// A data-driven wrench space (docs/WRENCH_SPACE.md) under the hopper on an inclined
-    /// rail: `data` names the file, `rail_angle` the rail (`planner::rail`).
-    WrenchSpace,
 }
 
 impl TerrainModel {
@@ -183,7 +164,6 @@ impl TerrainModel {
         match self {
             TerrainModel::Rigid => "rigid",
             TerrainModel::AddedMass => "added_mass",
-            TerrainModel::WrenchSpace => "wrench_space",
         }
     }
 }

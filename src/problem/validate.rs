@@ -4,7 +4,7 @@
 
 use super::field_path::FieldPath;
 use super::fields::unit_of;
-use super::schema::{Domain, OptionValue, Problem, Scheme, StartPosition, TerrainModel};
+use super::schema::{Domain, OptionValue, Problem, StartPosition, TerrainModel};
 
 /// One rule a problem breaks.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,7 +53,6 @@ impl Problem {
 
         check_medium(&mut checks, &self.terrain.medium_parameters());
 
-        self.check_wrench_space(&mut checks);
         self.check_phases(&mut checks);
 
         let task = &self.task;
@@ -104,56 +103,6 @@ impl Problem {
             Ok(())
         } else {
             Err(checks.violations)
-        }
-    }
-
-    /// A wrench-space terrain: a data file, a rail angle, one hop, trapezoidal flight.
-    fn check_wrench_space(&self, checks: &mut Checks) {
-        let terrain = &self.terrain;
-        if terrain.model != TerrainModel::WrenchSpace {
-            for (field, set) in [
-                ("terrain.data", terrain.data.is_some()),
-                ("terrain.data_sha256", terrain.data_sha256.is_some()),
-                ("terrain.rail_angle", terrain.rail_angle.is_some()),
-            ] {
-                if set {
-                    checks.fail(
-                        field,
-                        format!(
-                            "only `model: wrench_space` reads it; this terrain is `{}`",
-                            terrain.model.name()
-                        ),
-                    );
-                }
-            }
-            return;
-        }
-        if terrain.data.is_none() {
-            checks.fail(
-                "terrain.data",
-                "`model: wrench_space` needs its data file, e.g. \
-                 `data: data/wrench_space/rft_poppy_hopper_disc.yaml` (relative to this file)"
-                    .to_owned(),
-            );
-        }
-        if let Some(angle) = terrain.rail_angle {
-            if !(angle.is_finite() && angle.abs() < std::f64::consts::FRAC_PI_2) {
-                checks.fail(
-                    "terrain.rail_angle",
-                    format!(
-                        "must be an angle in (-pi/2, pi/2) rad, got {}",
-                        number(angle)
-                    ),
-                );
-            }
-        }
-        if self.transcription.scheme != Scheme::Trapezoidal {
-            checks.fail(
-                "transcription.scheme",
-                "on a wrench space the stance is the MDP simulator's own step and the flight \
-                 is trapezoidal: accepted `trapezoidal`"
-                    .to_owned(),
-            );
         }
     }
 

@@ -60,7 +60,6 @@ pub fn command_of(plan: &SavedPlan) -> Result<Command, CommandError> {
 pub fn terrain_label(terrain: &problem::Terrain) -> String {
     match terrain.model {
         problem::TerrainModel::Rigid => "rigid".into(),
-        problem::TerrainModel::WrenchSpace => "wrench_space".into(),
         problem::TerrainModel::AddedMass => serde_json::to_value(terrain.medium)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
@@ -83,7 +82,7 @@ pub struct TerrainRecord {
 impl TerrainRecord {
     pub fn of(terrain: &problem::Terrain) -> TerrainRecord {
         match terrain.model {
-            TerrainModel::Rigid | TerrainModel::WrenchSpace => TerrainRecord {
+            TerrainModel::Rigid => TerrainRecord {
                 model: terrain.model,
                 medium: None,
                 parameters: None,

@@ -173,7 +173,6 @@ pub fn other_terrain(problem: &Problem) -> problem::Terrain {
     other.model = match problem.terrain.model {
         TerrainModel::Rigid => TerrainModel::AddedMass,
         TerrainModel::AddedMass => TerrainModel::Rigid,
-        TerrainModel::WrenchSpace => TerrainModel::WrenchSpace,
     };
     other
 }

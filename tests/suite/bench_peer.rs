@@ -116,10 +116,6 @@ fn the_peer_and_loam_solve_the_same_nlp() {
             ],
         )
         .unwrap();
-        if problem.terrain.model == problem::TerrainModel::WrenchSpace {
-            // The rail hopper on a wrench space: its own NLP (planner::rail), no peer yet.
-            continue;
-        }
         let settings = settings(&problem);
         let loam = planner::plan(&problem, &settings, None, None)
             .unwrap()

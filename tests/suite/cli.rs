@@ -26,12 +26,6 @@ fn shipped_problems() -> Vec<PathBuf> {
         .filter(|path| {
             !loam::problem::is_planar(&std::fs::read_to_string(path).unwrap_or_default(), &[])
         })
-        // The hopper on a rail over a wrench space: tests/suite/rail_planning.rs.
-        .filter(|path| {
-            !std::fs::read_to_string(path)
-                .unwrap_or_default()
-                .contains("model: wrench_space")
-        })
         .collect();
     files.sort();
     assert!(!files.is_empty(), "no problems/*.yaml found");

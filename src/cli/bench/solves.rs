@@ -92,14 +92,6 @@ pub fn run_solves(files: Vec<PathBuf>, repeat: usize) -> anyhow::Result<u8> {
             }
             continue;
         };
-        if let Some(terrain) = &problem.terrain.data {
-            println!(
-                "{name:<22} skipped: a wrench-space terrain ({}), planned by `loam solve` \
-                 alone (the rail hopper, planner::rail)",
-                terrain
-            );
-            continue;
-        }
         let guess = serde_json::to_value(problem.initial_guess)?;
         guesses.push(format!("{name} {}", guess.as_str().unwrap_or_default()));
         // Interleaved (loam, previous, baseline, loam-ldl, peer, loam, ...) so that all
@@ -370,10 +362,6 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<u8> {
             println!("{name:<22} skipped: {PLANAR}");
             continue;
         };
-        if problems.iter().any(|p| p.terrain.data.is_some()) {
-            println!("{name:<22} skipped: a wrench-space terrain (the rail hopper) has no sweep");
-            continue;
-        }
         let mut runs: [Vec<(f64, usize, usize)>; 2] = [Vec::new(), Vec::new()];
         // Per height, converged and objective, from each start's first run (solves repeat
         // exactly).

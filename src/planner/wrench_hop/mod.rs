@@ -185,7 +185,8 @@ impl WrenchHop {
         WrenchHop {
             apex_rise: problem.task.apex_rise,
             apex_of,
-            inputs_squared: problem.task.objective == crate::problem::planar::Objective::InputsSquared,
+            inputs_squared: problem.task.objective
+                == crate::problem::planar::Objective::InputsSquared,
             phases: problem
                 .schedule
                 .iter()

@@ -5,9 +5,7 @@ use std::sync::Arc;
 
 use super::{ContactFrame, WrenchHop};
 use crate::planner::planar::ocp::drive_commands_continuous;
-use crate::planner::planar::{
-    centre_of_mass_velocity, drives_holding, dynamics_rows, phase_name,
-};
+use crate::planner::planar::{centre_of_mass_velocity, drives_holding, dynamics_rows, phase_name};
 use crate::planner::PlanError;
 use crate::scalar::Scalar;
 use crate::symbolic::Sx;

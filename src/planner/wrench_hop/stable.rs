@@ -78,8 +78,7 @@ impl WrenchHop {
             let inverse = gram
                 .pseudo_inverse(1e-12)
                 .expect("the pseudo-inverse of a symmetric matrix exists");
-            DMatrix::identity(free.len(), free.len())
-                - &m_inv * jac.transpose() * inverse * &jac
+            DMatrix::identity(free.len(), free.len()) - &m_inv * jac.transpose() * inverse * &jac
         };
         let inputs = vec![0.0; robot.inputs.len()];
         let map = |x: &[f64]| -> Vec<f64> {

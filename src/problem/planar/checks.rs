@@ -417,7 +417,9 @@ impl PlanarProblem {
                 );
             }
         }
-        if self.task.apex_rise.is_some() && self.schedule.last().is_some_and(|p| !p.contacts.is_empty()) {
+        if self.task.apex_rise.is_some()
+            && self.schedule.last().is_some_and(|p| !p.contacts.is_empty())
+        {
             fail(
                 "task.apex_rise",
                 "on a wrench space the apex is the end of the last flight: the schedule must \

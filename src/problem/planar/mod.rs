@@ -343,9 +343,6 @@ impl AddedMassGroundConfig {
             penetration_stiffness: self.penetration_stiffness,
             resistive_stress: self.resistive_stress,
             drag_scaling: self.drag_scaling,
-            data: None,
-            data_sha256: None,
-            rail_angle: None,
         }
         .medium_parameters()
     }

@@ -45,8 +45,6 @@ pub mod control;
 pub mod hop;
 pub mod plan;
 mod qp;
-#[cfg(feature = "planner")]
-pub mod rail;
 
 use std::f64::consts::{FRAC_PI_2, PI};
 use std::sync::Arc;

@@ -128,9 +128,9 @@ pub fn shipped_problems(planar: bool) -> Vec<std::path::PathBuf> {
             let text = std::fs::read_to_string(p).expect("problem file");
             loam::problem::is_planar(&text, &[]) == planar
         })
-        // Plans on a wrench space have their own tests (tests/suite/rail_planning.rs,
+        // Plans on a wrench space have their own tests (tests/suite/wrench_rail.rs,
         // tests/suite/wrench_hop.rs): their replay is the MDP simulator's, run by `loam solve`.
-        .filter(|p| !is_rail(p))
+        .filter(|p| !on_wrench_space(p))
         .collect();
     files.sort();
     files
@@ -164,8 +164,8 @@ pub fn assert_exit(output: &Output, code: i32, needles: &[&str]) {
     }
 }
 
-/// Whether a shipped problem is the hopper on a rail over a wrench-space terrain.
-pub fn is_rail(file: &Path) -> bool {
+/// Whether a shipped problem plans on a wrench-space terrain.
+pub fn on_wrench_space(file: &Path) -> bool {
     std::fs::read_to_string(file).is_ok_and(|text| text.contains("model: wrench_space"))
 }
 

@@ -1,0 +1,211 @@
+//! The hopper on an inclined rail over a wrench space (docs/WRENCH_SPACE.md section 4.4),
+//! planned through the one planar pipeline: the hopper's robot file on a guide tilted by
+//! `guide_angle`, its PI drive and locked base in the wrench-space planner's ground step.
+
+use crate::common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use common::run::{assert_exit, loam, read_json};
+use common::temp_dir::TempDir;
+
+use loam::planner::wrench_hop::{self, WrenchHop};
+use loam::problem::planar::PlanarProblem;
+use loam::problem::AnyProblem;
+use loam::solver::SolveSettings;
+use loam::terrain::hull::HalfSpaces;
+use loam::terrain::wrench_space::WrenchSpace;
+
+const FILE: &str = "problems/hopper_rail.yaml";
+const DATA: &str = "problems/data/wrench_space/rft_poppy_hopper_disc.yaml";
+
+/// The rail planner that this pipeline replaced reached 0.0329547 on the shipped problem
+/// (½∫u² dt, 309 iterations; its last committed run, results/hopper_rail before the fold).
+const RAIL_PLANNER_OPTIMUM: f64 = 0.0329547;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn problem(angle: f64) -> PlanarProblem {
+    let any = loam::problem::load_any(
+        &root().join(FILE),
+        &[format!("robot.description.guide_angle={angle}")],
+    )
+    .unwrap();
+    let AnyProblem::Planar(problem) = any else {
+        panic!("{FILE} is a planar problem");
+    };
+    problem
+}
+
+fn hop(angle: f64) -> Arc<WrenchHop> {
+    let space = WrenchSpace::load(&root().join(DATA)).unwrap();
+    Arc::new(WrenchHop::from_problem(&problem(angle), Arc::new(space)))
+}
+
+/// The stable step is the boundary of stability of the ground step's linear part: just
+/// below it neither the free nor the held map grows, just above it one grows clearly; and it
+/// is the rail model's own 4.786 ms (its drive loop), measured by the rail planner this
+/// pipeline replaced on the same robot.
+#[test]
+fn the_stable_step_is_where_the_drive_loop_turns_unstable() {
+    for angle in [0.0, 0.2] {
+        let hop = hop(angle);
+        let q = hop.rest_configuration().unwrap();
+        let h = hop.stable_step(&q).expect("the drive loop bounds the step");
+        println!("α = {angle}: longest stable step {:.4} ms", h * 1e3);
+        assert!((h - 4.7859e-3).abs() < 2e-6, "stable step {h} s");
+        for held in [true, false] {
+            let below = hop.spectral_radius(&q, 0.99 * h, held);
+            assert!(below <= 1.0 + 1e-6, "held {held}: radius {below} at 0.99 h");
+        }
+        let above = [true, false].map(|held| hop.spectral_radius(&q, 1.02 * h, held));
+        assert!(above.iter().any(|&r| r > 1.01), "radii {above:?} at 1.02 h");
+    }
+}
+
+/// At rest the foot sits where the wrench space's capacity along the rail carries the
+/// hopper's weight along it (m g cos α): a vertex carries exactly that there, none more.
+#[test]
+fn the_rest_depth_carries_the_weight_along_the_rail() {
+    for angle in [0.0, 0.4] {
+        let hop = hop(angle);
+        let depth = hop.rest_depth().unwrap();
+        let weight = hop.robot.body.total_mass() * hop.robot.body.gravity * f64::cos(angle);
+        let along = |d: f64| {
+            hop.space
+                .vertices(&d, &angle)
+                .iter()
+                .map(|w| -angle.sin() * w[0] + angle.cos() * w[1])
+                .fold(0.0, f64::max)
+        };
+        println!("α = {angle}: rest depth {:.3} mm", depth * 1e3);
+        assert!(((along(depth) - weight) / weight).abs() < 1e-6);
+        let q = hop.rest_configuration().unwrap();
+        let foot = hop.contact_frame(&q, 0);
+        assert!((foot.depth - depth).abs() < 1e-12);
+        assert!(
+            (foot.tilt - angle).abs() < 1e-12,
+            "the foot leans with the rail"
+        );
+    }
+}
+
+/// The shipped problem through `loam solve`: it converges at the rail planner's optimum or
+/// below, its stance at the stable-step cap, every planned wrench inside W(θ), and
+/// the MDP simulator given the plan's command reproduces the stance node by node and
+/// reaches the planned apex within 1 mm (WRENCH_SPACE.md P2 and P3).
+#[test]
+fn the_shipped_rail_problem_plans_at_the_rail_planners_optimum_and_replays() {
+    let dir = TempDir::new("wrench_rail");
+    let out = dir.path().join("run");
+    let solve = loam(
+        root(),
+        &["solve", FILE, "--out", out.to_str().unwrap(), "-q"],
+    );
+    assert_exit(&solve, 0, &[]);
+    let solution = read_json(&out.join("solution.json"));
+    assert_eq!(solution["converged"], true);
+    let objective = solution["objective"].as_f64().unwrap();
+    println!(
+        "objective {objective:.7} in {} iterations (the rail planner: {RAIL_PLANNER_OPTIMUM})",
+        solution["iterations"]
+    );
+    assert!(
+        objective <= RAIL_PLANNER_OPTIMUM + 1e-6,
+        "objective {objective} against the rail planner's {RAIL_PLANNER_OPTIMUM}"
+    );
+    let replay = &solution["replay"];
+    assert!(replay["ground_difference"].as_f64().unwrap() < 1e-6);
+    let apex = replay["apex_rise_m"].as_f64().unwrap();
+    assert!((apex - 0.06).abs() < 1e-3, "replayed apex {apex} m");
+    assert_eq!(replay["clamped_steps"], 0);
+
+    // The stance at its cap: 30 steps of 0.9 × the stable step.
+    let hop = hop(0.2);
+    let stance = solution["phases"][0]["duration_s"].as_f64().unwrap();
+    let (cap, _) = hop.ground_duration_cap(0).unwrap().unwrap();
+    // At the cap, up to IPOPT's relaxation of the bound.
+    assert!(
+        stance <= cap * (1.0 + 1e-6) && stance >= cap * (1.0 - 1e-3),
+        "stance {stance} s, cap {cap} s"
+    );
+}
+
+/// P2 on plans at two more angles, solved in-process from the rest guess: every planned
+/// wrench at a stance node lies in W(θ) by the H-form (up to IPOPT's bound relaxation).
+#[test]
+fn plans_at_zero_and_steeper_angles_keep_every_wrench_in_the_set() {
+    let settings = SolveSettings {
+        log_level: 0,
+        options: loam::api::solver_options(&AnyProblem::Planar(problem(0.0))),
+        ..SolveSettings::default()
+    };
+    for angle in [0.0, 0.4] {
+        let hop = hop(angle);
+        let plan = wrench_hop::plan(&hop, &settings, None, None).unwrap();
+        assert!(
+            plan.report.converged,
+            "α = {angle}: {:?} after {} iterations",
+            plan.report.status, plan.report.iterations
+        );
+        let l = hop.layout();
+        let stance = &plan.trajectory.phases[0];
+        let mut worst: f64 = f64::INFINITY;
+        for (x, u) in stance.states.iter().zip(&stance.controls) {
+            let frame = hop.contact_frame(&x[..l.n_q], 0);
+            let lambda = &u[l.lambda(0)..l.lambda(0) + l.m];
+            let vertices = hop.space.vertices(&frame.depth, &frame.tilt);
+            if vertices.iter().all(|v| v.iter().all(|c| *c == 0.0)) {
+                continue;
+            }
+            let w = hop.full_wrench(&frame, lambda);
+            let hull = HalfSpaces::of_wrench_space(&vertices).unwrap();
+            let scale = vertices
+                .iter()
+                .map(|v| v.iter().map(|c| c * c).sum::<f64>().sqrt())
+                .fold(0.0, f64::max);
+            worst = worst.min(hull.slack(&w) / scale);
+        }
+        println!(
+            "α = {angle}: {} iterations, objective {:.6e}, stance {:.1} ms; wrenches inside W \
+             by {worst:.2e}",
+            plan.report.iterations,
+            plan.report.objective,
+            stance.duration * 1e3
+        );
+        assert!(
+            worst >= -1e-7,
+            "α = {angle}: a wrench outside W by {worst:e}"
+        );
+    }
+}
+
+/// A guide tilted past the data's tilts, or past ±π/2, is refused with the field, exit 2,
+/// and nothing written.
+#[test]
+fn a_guide_angle_the_data_or_the_plane_cannot_take_is_refused() {
+    let dir = TempDir::new("wrench_rail_bad");
+    for (angle, needle) in [
+        ("0.9", "outside the data's tilts"),
+        ("2.0", "guide_angle"),
+        ("nan", "guide_angle"),
+    ] {
+        let out = dir.path().join(format!("run-{angle}"));
+        let solve = loam(
+            root(),
+            &[
+                "solve",
+                FILE,
+                "--set",
+                &format!("robot.description.guide_angle={angle}"),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert_exit(&solve, 2, &["guide_angle", needle]);
+        assert!(!out.exists(), "{angle}: {} was written", out.display());
+    }
+}
