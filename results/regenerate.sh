@@ -131,7 +131,7 @@ if wanted hopper_two_hops; then
     $loam plot results/hopper_two_hops --png-only -q
 fi
 # The hopper on a rail inclined 0.2 rad over the RFT poppy-seed wrench space; `solve` replays
-# it in the MDP simulator itself (mdp_replay.csv).
+# it in the MDP simulator itself (replay.csv).
 if wanted hopper_rail; then
     solve_into hopper_rail
     $loam plot results/hopper_rail --png-only -q

@@ -117,7 +117,7 @@ pub(in crate::plot) fn stick_figure(robot: &PlanarRobot, q: &[f64], touching: &[
             // Nothing to join: a short stub along the body's x axis.
             let h = 0.03;
             segments.push([p(frame.transform([-h, 0.0])), p(frame.transform([h, 0.0]))]);
-        } else if !drawn && b == 0 {
+        } else if !drawn && b == 0 && joints_at_origin(body) {
             // A base whose joints sit at its own origin: the bar with its mass and inertia
             // (length √(12 I / m)) along its x axis, so that its pitch shows.
             let bb = &body.bodies[b];
@@ -134,6 +134,19 @@ pub(in crate::plot) fn stick_figure(robot: &PlanarRobot, q: &[f64], touching: &[
         segments,
         feet,
     }
+}
+
+/// Whether every joint on the base is a revolute one at the base's origin, so that the base
+/// has no segment of its own in any pose (a base whose prismatic child passes through its
+/// origin, the hopper's motor at mid-stroke, has one in every other pose: no bar then).
+fn joints_at_origin(body: &Multibody) -> bool {
+    body.bodies
+        .iter()
+        .filter_map(|b| b.joint.as_ref())
+        .filter(|j| j.parent == 0)
+        .all(|j| {
+            j.origin == [0.0, 0.0] && j.kind == crate::model::multibody::JointKind::Revolute
+        })
 }
 
 /// Per contact, whether it is on the ground at row `i` of the run: in the plan's phase, or
