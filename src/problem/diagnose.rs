@@ -30,7 +30,14 @@ pub(crate) fn explain(path: &FieldPath, message: &str) -> String {
     if let Some(rest) = message.strip_prefix("unknown variant `") {
         let (name, tail) = rest.split_once('`').unwrap_or((rest, ""));
         let names = backticked(tail);
-        return format!("unknown value `{name}`{}", offer(name, &names));
+        // The hopper's own schema had a wrench space (the rail); it moved to robot files.
+        let moved = if name == "wrench_space" && names.iter().any(|n| *n == "added_mass") {
+            " (the hopper on a wrench space is its robot file now: `robot: {file: \
+             robots/hopper.yaml}` with a `schedule`, as problems/hopper_rail.yaml)"
+        } else {
+            ""
+        };
+        return format!("unknown value `{name}`{}{moved}", offer(name, &names));
     }
     if let Some(rest) = message.strip_prefix("missing field `") {
         let name = rest.split('`').next().unwrap_or(rest);

@@ -199,8 +199,13 @@ fn unknown_enum_value_lists_the_accepted() {
     assert_eq!(error.field.as_deref(), Some("terrain.model"));
     assert_eq!(
         error.message,
-        "unknown value `sand`; accepted: rigid, added_mass, wrench_space"
+        "unknown value `sand`; accepted: rigid, added_mass"
     );
+
+    // The rail hopper's old form says where it went.
+    let error = failure("terrain:\n  model: wrench_space\n");
+    assert_eq!(error.field.as_deref(), Some("terrain.model"));
+    assert_contains(&error, &["robots/hopper.yaml", "problems/hopper_rail.yaml"]);
 
     let error = failure("terrain:\n  model: rigd\n");
     assert_contains(&error, &["did you mean `rigid`?"]);

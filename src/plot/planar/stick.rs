@@ -144,9 +144,7 @@ fn joints_at_origin(body: &Multibody) -> bool {
         .iter()
         .filter_map(|b| b.joint.as_ref())
         .filter(|j| j.parent == 0)
-        .all(|j| {
-            j.origin == [0.0, 0.0] && j.kind == crate::model::multibody::JointKind::Revolute
-        })
+        .all(|j| j.origin == [0.0, 0.0] && j.kind == crate::model::multibody::JointKind::Revolute)
 }
 
 /// Per contact, whether it is on the ground at row `i` of the run: in the plan's phase, or
