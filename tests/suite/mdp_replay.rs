@@ -5,25 +5,11 @@
 use std::path::Path;
 
 use crate::common::csv::{column, read_csv};
-use crate::common::run::{assert_exit, loam, read_json, shipped, solve_to, Output};
+use crate::common::run::{assert_exit, loam, read_json, replay_on, shipped, solve_to, Output};
 use crate::common::temp_dir::TempDir;
 
 fn manifest() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The files `loam simulate --terrain FILE` wrote for a wrench-space FILE: `replay-on-<stem>-*`.
-fn replay_on(run: &Path, stem: &str) -> (std::path::PathBuf, std::path::PathBuf) {
-    let csv = std::fs::read_dir(run)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            let name = p.file_name().unwrap().to_string_lossy();
-            name.starts_with(&format!("replay-on-{stem}-")) && name.ends_with(".csv")
-        })
-        .unwrap_or_else(|| panic!("no replay-on-{stem}-*.csv in {}", run.display()));
-    let json = csv.with_extension("json");
-    (csv, json)
 }
 
 /// `loam solve problems/NAME.yaml` into `dir/NAME`, then `loam simulate` of it on the
@@ -167,14 +153,40 @@ fn what_the_mdp_simulator_cannot_step_is_refused_with_exit_2() {
     let out = loam(dir.path(), &["simulate", hop_arg, "--mdp-step", "1e-3"]);
     assert_exit(&out, 2, &["--mdp-step"]);
     assert_eq!(std::fs::read_dir(&hop).unwrap().count(), before.len());
-    // The hopper as a robot file has a drive (a servo with its own state).
+}
+
+/// A plan with a drive and a rail (the hopper's robot file, planned on the added-mass bed)
+/// replays on the RFT poppy-seed wrench space of its own foot: the drive's states step with
+/// it, the rail holds x and pitch exactly, and the verdict is complete.
+#[test]
+fn a_plan_with_a_drive_and_a_rail_is_replayed_on_sand() {
+    let dir = TempDir::new("mdp-drive");
     let jump = dir.path().join("jump");
     solve_to(&manifest().join("problems/hopper_jump.yaml"), &jump);
+    let sand = shipped("hopper_rail.yaml");
     let out = loam(
         dir.path(),
         &["simulate", jump.to_str().unwrap(), "--terrain", &sand],
     );
-    assert_exit(&out, 2, &["drive", "`motor`"]);
+    assert_exit(&out, 0, &[]);
+    let (header, rows) = read_csv(&replay_on(&jump, "hopper_rail").0);
+    let (x, pitch, command) = (
+        column(&header, &rows, "x"),
+        column(&header, &rows, "pitch"),
+        column(&header, &rows, "motor_command"),
+    );
+    assert!(rows.len() > 100);
+    assert!(x.iter().all(|&v| v == x[0]), "the rail let x move");
+    assert!(
+        pitch.iter().all(|&v| v == pitch[0]),
+        "the rail let pitch move"
+    );
+    // The drive's command moves as the plan commands it.
+    let moved = command
+        .iter()
+        .map(|c| (c - command[0]).abs())
+        .fold(0.0, f64::max);
+    assert!(moved > 1e-3, "the drive's command stayed at {}", command[0]);
 }
 
 #[test]

@@ -7,7 +7,7 @@ use crate::common;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::run::{assert_exit, loam, read_json};
+use common::run::{assert_exit, loam, read_json, replay_on};
 use common::temp_dir::TempDir;
 
 use loam::planner::wrench_hop::{self, WrenchHop};
@@ -122,6 +122,22 @@ fn the_shipped_rail_problem_plans_at_the_rail_planners_optimum_and_replays() {
     let apex = replay["apex_rise_m"].as_f64().unwrap();
     assert!((apex - 0.06).abs() < 1e-3, "replayed apex {apex} m");
     assert_eq!(replay["clamped_steps"], 0);
+
+    // `loam simulate --terrain` replays it again in the MDP simulator through the replay
+    // every plan gets on a wrench space (steps of at most 1 ms, the drive's states stepped
+    // with them, the rail's coordinates held): five steps for each of the plan's, within 1 %
+    // of its apex (0.75 % measured).
+    let again = loam(
+        root(),
+        &["simulate", out.to_str().unwrap(), "--terrain", FILE, "-q"],
+    );
+    assert_exit(&again, 0, &[]);
+    let (_, record) = replay_on(&out, "hopper_rail");
+    let record = read_json(&record);
+    assert_eq!(record["complete"], true);
+    let rise = record["achieved_apex_rise_m"].as_f64().unwrap();
+    println!("replayed through `simulate`: apex {:.3} mm", rise * 1e3);
+    assert!((rise - 0.06).abs() < 6e-4, "replayed apex {rise} m");
 
     // The stance at its cap: 30 steps of 0.9 × the stable step.
     let hop = hop(0.2);

@@ -23,10 +23,11 @@
 //!   (the data file's `foot`); the simulator puts it under every contact of the robot, as the
 //!   wrench-space planner does. A robot whose feet differ from the data's is replayed on the
 //!   data's foot: the table says which data.
-//! - **No drives.** This replay's servos take torques and forces; a drive (a servo with a
-//!   state of its own, the hopper's) is refused with the reason. Its plans are replayed on
-//!   a wrench space when they are made there (`output::wrench_hop::replay`). Locked
-//!   coordinates (a rail) stay where they are, as the MDP step holds them.
+//! - **Drives as the planner steps them.** A drive's input is the plan's command rate (it
+//!   is a servo of its own); the step takes the effort its state gives, and its integrator
+//!   and command advance by explicit Euler over the step, as the wrench-space planner's
+//!   ground step does. Locked coordinates (a rail) stay where they are, as the MDP step
+//!   holds them.
 
 use std::sync::Arc;
 
@@ -86,13 +87,6 @@ pub fn replay(
         ));
     };
     let robot = problem.robot.build(problem.gravity);
-    if let Some(input) = robot.inputs.iter().find(|i| i.drive.is_some()) {
-        return refuse(format!(
-            "robot `{}`: input `{}` is a drive (a servo with a state of its own); the MDP \
-             simulator steps torques and forces only",
-            robot.name, input.name
-        ));
-    }
     if !(settings.max_step > 0.0 && settings.max_step.is_finite()) {
         return Err(MdpError::Option {
             field: "step",
@@ -111,6 +105,7 @@ pub fn replay(
     )?;
     let (kp, kd): (Vec<f64>, Vec<f64>) = servo_gains(&robot, plan).into_iter().unzip();
     let (mut q, mut v) = (plan.x[0][..n].to_vec(), plan.x[0][n..2 * n].to_vec());
+    let mut drives = plan.x[0][2 * n..].to_vec();
     let command = |k: usize, t: f64, q: &[f64], v: &[f64]| {
         let (xr, ur) = plan.at_piece(k, t);
         servo_command(&robot, &kp, &kd, (&xr, &ur), q, v)
@@ -120,9 +115,9 @@ pub fn replay(
             .filter(|&c| reports[c].in_contact)
             .collect()
     };
-    let row = |t: f64, q: &[f64], v: &[f64], u: &[f64], wrenches: &[[f64; 3]]| {
+    let row = |t: f64, q: &[f64], v: &[f64], d: &[f64], u: &[f64], wrenches: &[[f64; 3]]| {
         let mut row = vec![t];
-        row.extend(q.iter().chain(v).chain(u));
+        row.extend(q.iter().chain(v).chain(d).chain(u));
         for w in wrenches {
             row.extend(w);
         }
@@ -134,6 +129,7 @@ pub fn replay(
         0.0,
         &q,
         &v,
+        &drives,
         &command(0, 0.0, &q, &v),
         &vec![[0.0; 3]; n_contacts],
     )];
@@ -170,7 +166,9 @@ pub fn replay(
             }
             let t = t0 + s as f64 * h;
             let u = command(k, t, &q, &v);
-            let report = match sim.step(&q, &v, &u) {
+            let x: Vec<f64> = q.iter().chain(&v).chain(&drives).copied().collect();
+            let efforts = robot.efforts(&x, &u);
+            let report = match sim.step(&q, &v, &efforts) {
                 Ok(report) => report,
                 Err(e) => {
                     stopped = Some(format!("the MDP step at t = {t:.4} s: {e}"));
@@ -178,6 +176,9 @@ pub fn replay(
                 }
             };
             steps += 1;
+            for (d, rate) in drives.iter_mut().zip(robot.drive_rates(&x, &u)) {
+                *d += h * rate;
+            }
             if !report.q.iter().chain(&report.v).all(|x| x.is_finite()) {
                 stopped = Some(format!(
                     "the replay diverged at t = {t:.4} s (a state is not finite)"
@@ -209,7 +210,7 @@ pub fn replay(
             v = report.v;
             let t_end = if s + 1 == m { t1 } else { t + h };
             let wrenches: Vec<[f64; 3]> = report.contacts.iter().map(|c| c.wrench_world).collect();
-            rows.push(row(t_end, &q, &v, &u, &wrenches));
+            rows.push(row(t_end, &q, &v, &drives, &u, &wrenches));
             modes.push(mode_name(&robot, &contacts));
             let rise = robot.body.centre_of_mass(&q)[1] - com0;
             if rise > peak {
@@ -220,7 +221,7 @@ pub fn replay(
             }
         }
     }
-    let x_end: Vec<f64> = q.iter().chain(&v).copied().collect();
+    let x_end: Vec<f64> = q.iter().chain(&v).chain(&drives).copied().collect();
     let summary = summarise(
         problem,
         &robot,

@@ -164,6 +164,21 @@ pub fn assert_exit(output: &Output, code: i32, needles: &[&str]) {
     }
 }
 
+/// The files `loam simulate --terrain FILE` wrote for FILE: `replay-on-<stem>-*.csv` and
+/// its record beside it.
+pub fn replay_on(run: &Path, stem: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let csv = std::fs::read_dir(run)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with(&format!("replay-on-{stem}-")) && name.ends_with(".csv")
+        })
+        .unwrap_or_else(|| panic!("no replay-on-{stem}-*.csv in {}", run.display()));
+    let json = csv.with_extension("json");
+    (csv, json)
+}
+
 /// Whether a shipped problem plans on a wrench-space terrain.
 pub fn on_wrench_space(file: &Path) -> bool {
     std::fs::read_to_string(file).is_ok_and(|text| text.contains("model: wrench_space"))
