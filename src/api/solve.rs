@@ -71,6 +71,8 @@ pub enum Solved {
     /// A planar robot on wrench spaces, with its MDP replay.
     WrenchHop {
         problem: PlanarProblem,
+        /// Where IPOPT started: the rest guess, or the warm start's plan.
+        start: WarmStart,
         hop: Arc<WrenchHop>,
         plan: WrenchPlan,
         samples: Vec<HopSample>,
@@ -120,13 +122,6 @@ pub fn solve(problem: &AnyProblem, file: &Path, options: SolveOptions) -> Result
         }
         AnyProblem::Planar(problem) => {
             if let PlanarTerrainConfig::WrenchSpace(_) = &problem.terrain {
-                if warm_start.is_some() {
-                    return Err(ApiError::BadInput(format!(
-                        "warm start: {} plans on a wrench space, whose plans do not start \
-                         others yet",
-                        file.display()
-                    )));
-                }
                 if refine.is_some() {
                     return Err(ApiError::BadInput(
                         "refine: a plan on a wrench space is replayed by the MDP step, not \
@@ -134,7 +129,13 @@ pub fn solve(problem: &AnyProblem, file: &Path, options: SolveOptions) -> Result
                             .into(),
                     ));
                 }
-                return solve_wrench_hop(problem, file, &settings, on_iteration);
+                return solve_wrench_hop(
+                    problem,
+                    file,
+                    &settings,
+                    warm_start.as_deref(),
+                    on_iteration,
+                );
             }
             let start = match warm_start {
                 Some(dir) => Some(planar_start(&dir, problem)?),
@@ -247,26 +248,33 @@ fn solve_planar(
 /// checked to be this robot's, resampled onto this problem's mesh (node counts and scheme may
 /// differ; durations are kept), and its identity for the provenance. The primal point only:
 /// the multipliers of rows on another mesh have no counterpart.
+/// The plan in run folder `dir` read back as a start: its `trajectory.csv` (t, phase, node,
+/// then `columns`, the first `n_x` the state) with `phases` phases, and its identity.
+fn read_start(
+    dir: &Path,
+    columns: &[String],
+    n_x: usize,
+    phases: usize,
+) -> Result<(crate::transcription::Trajectory, WarmStart), ApiError> {
+    let bad = |e: String| ApiError::BadInput(format!("--warm-start {}: {e}", dir.display()));
+    let files = crate::output::run::read_plan_files(dir).map_err(|e| bad(e.to_string()))?;
+    let csv = String::from_utf8_lossy(&files.trajectory);
+    let from = crate::planner::planar::refine::read_trajectory(&csv, columns, n_x, phases)
+        .map_err(|e| bad(format!("{}: {e}", files.trajectory_path.display())))?;
+    Ok((from, plan_source(files.plan_id, dir)))
+}
+
 pub fn planar_start(
     dir: &Path,
     problem: &PlanarProblem,
 ) -> Result<(crate::transcription::Trajectory, WarmStart), ApiError> {
     use crate::planner::planar::{refine, PlanarPlanner};
-    let bad = |e: String| ApiError::BadInput(format!("--warm-start {}: {e}", dir.display()));
-    let files = crate::output::run::read_plan_files(dir).map_err(|e| bad(e.to_string()))?;
     let planner = PlanarPlanner::new(problem);
     let mut columns = planner.state_names();
     columns.extend(planner.control_names());
-    let csv = String::from_utf8_lossy(&files.trajectory);
-    let from =
-        refine::read_trajectory(&csv, &columns, planner.layout.n_x(), problem.schedule.len())
-            .map_err(|e| bad(format!("{}: {e}", files.trajectory_path.display())))?;
+    let (from, source) = read_start(dir, &columns, planner.layout.n_x(), problem.schedule.len())?;
     let nodes: Vec<usize> = problem.schedule.iter().map(|p| p.nodes).collect();
     let hermite = planner.scheme == crate::transcription::Scheme::HermiteSimpson;
-    let source = WarmStart::Plan {
-        plan_id: files.plan_id,
-        dir: dir.display().to_string(),
-    };
     Ok((refine::resample(&from, &nodes, hermite), source))
 }
 
@@ -336,14 +344,54 @@ pub fn wrench_hop(file: &Path, problem: &PlanarProblem) -> Result<Arc<WrenchHop>
     Ok(Arc::new(hop))
 }
 
+/// A wrench-space plan in `dir` as the start of `hop`: its `trajectory.csv` holds every
+/// variable of its NLP, read back for a robot with the same columns (the same robot and
+/// vertex count) and schedule, each phase resampled to this problem's nodes.
+pub fn wrench_start(
+    dir: &Path,
+    hop: &WrenchHop,
+) -> Result<(crate::transcription::Trajectory, WarmStart), ApiError> {
+    let l = hop.layout();
+    let (mut from, source) = read_start(
+        dir,
+        &hop_run::trajectory_columns(hop),
+        l.n_x(),
+        hop.phases.len(),
+    )?;
+    for phase in &mut from.phases {
+        for u in &mut phase.controls {
+            u.truncate(l.n_u());
+        }
+    }
+    let nodes: Vec<usize> = hop.phases.iter().map(|p| p.nodes).collect();
+    Ok((
+        crate::planner::planar::refine::resample(&from, &nodes, false),
+        source,
+    ))
+}
+
 fn solve_wrench_hop(
     problem: &PlanarProblem,
     file: &Path,
     settings: &SolveSettings,
-    on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
+    warm_start: Option<&Path>,
+    mut on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
 ) -> Result<Solved, ApiError> {
     let hop = wrench_hop(file, problem)?;
-    let plan = planner::wrench_hop::plan(&hop, settings, None, on_iteration)?;
+    let start = warm_start.map(|dir| wrench_start(dir, &hop)).transpose()?;
+    let first = on_iteration
+        .as_mut()
+        .map(|f| &mut **f as &mut dyn FnMut(&IterationInfo) -> bool);
+    let mut plan = planner::wrench_hop::plan(&hop, settings, start.as_ref().map(|s| &s.0), first)?;
+    // A warm start that does not converge is solved again from the rest guess.
+    let warm = start.is_some() && plan.report.converged;
+    if start.is_some() && !warm {
+        plan = planner::wrench_hop::plan(&hop, settings, None, on_iteration)?;
+    }
+    let start = match start {
+        Some((_, source)) if warm => source,
+        _ => WarmStart::from(problem.initial_guess),
+    };
     let samples = hop_run::replay(&hop, &plan.trajectory, SUBSTEPS)
         .map_err(|e| ApiError::Failed(format!("replaying the plan in the MDP simulator: {e}")))?;
     let replay = HopReplayRecord::of(&hop, &plan, &samples, SUBSTEPS);
@@ -357,6 +405,7 @@ fn solve_wrench_hop(
     Ok(Solved::WrenchHop {
         problem,
         data,
+        start,
         hop,
         plan,
         samples,
@@ -433,9 +482,8 @@ impl Solved {
         match self {
             Solved::Hopper { start, .. } => Provenance::new(start.clone()),
             Solved::Planar { start, .. } => Provenance::new(start.clone()),
-            Solved::WrenchHop { problem, data, .. } => {
-                Provenance::new(WarmStart::from(problem.initial_guess))
-                    .with_data("terrain.data", data)
+            Solved::WrenchHop { start, data, .. } => {
+                Provenance::new(start.clone()).with_data("terrain.data", data)
             }
         }
     }

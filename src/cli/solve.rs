@@ -67,13 +67,6 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
     if let AnyProblem::Planar(p) = &problem {
         if let PlanarTerrainConfig::WrenchSpace(_) = &p.terrain {
-            if args.warm_start.is_some() {
-                return Err(super::BadInput(format!(
-                    "--warm-start: {} plans on a wrench space, whose plans do not start others yet",
-                    file.display()
-                ))
-                .into());
-            }
             if args.refine.is_some() {
                 return Err(super::BadInput(
                     "--refine: a plan on a wrench space is replayed by the MDP step, not refined yet"

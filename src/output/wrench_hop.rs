@@ -3,10 +3,12 @@
 //! `replay.json`, laid out as a planar run folder so that `loam plot` draws it (the replay
 //! dashed).
 //!
-//! `trajectory.csv`: t, phase, node, the coordinates and their rates (`d_<name>`), the inputs,
-//! then per foot `<foot>_fx`, `<foot>_fz` \[N\] and `<foot>_tau` \[N m\] (the wrench B(θ)λ
-//! in the surface axes, torque about the torque point), `<foot>_depth` \[m\] (< 0 in the
-//! sand) and `<foot>_tilt` \[rad\]. The vertex weights and the auxiliary y stay in the NLP.
+//! `trajectory.csv`: t, phase, node, the NLP's whole node (the coordinates, their rates
+//! `d_<name>`, the drives' states; the inputs, the accelerations `dd_<name>`, each foot's
+//! vertex weights `<foot>_lambda_<i>` and the auxiliary `y_<name>`, so that the plan can
+//! start another: `loam solve --warm-start`), then per foot `<foot>_fx`, `<foot>_fz` \[N\]
+//! and `<foot>_tau` \[N m\] (the wrench B(θ)λ in the surface axes, torque about the torque
+//! point), `<foot>_depth` \[m\] (< 0 in the sand) and `<foot>_tilt` \[rad\].
 //! `replay.csv`: t, the same state and input columns, and per foot the wrench, depth and
 //! tilt; the inputs and wrench are those of the step that starts at t (as a plan's node
 //! holds the controls of the interval it starts).
@@ -63,14 +65,29 @@ struct HopSolutionFile<'a> {
     replay: &'a HopReplayRecord,
 }
 
-fn state_and_input_names(hop: &WrenchHop) -> Vec<String> {
-    let mut names = hop.robot.state_names();
-    names.extend(hop.robot.inputs.iter().map(|i| i.name.clone()));
+/// The foot columns after a node's variables: wrench, depth and tilt per foot.
+fn foot_columns(hop: &WrenchHop) -> Vec<String> {
+    let mut names = Vec::new();
     for c in &hop.robot.contacts {
         for part in ["fx", "fz", "tau", "depth", "tilt"] {
             names.push(format!("{}_{part}", c.name));
         }
     }
+    names
+}
+
+/// `trajectory.csv`'s columns after t, phase and node.
+pub fn trajectory_columns(hop: &WrenchHop) -> Vec<String> {
+    let (mut names, controls) = hop.names();
+    names.extend(controls);
+    names.extend(foot_columns(hop));
+    names
+}
+
+fn state_and_input_names(hop: &WrenchHop) -> Vec<String> {
+    let mut names = hop.robot.state_names();
+    names.extend(hop.robot.inputs.iter().map(|i| i.name.clone()));
+    names.extend(foot_columns(hop));
     names
 }
 
@@ -176,13 +193,13 @@ pub fn replay(
 /// The plan's nodes with each foot's wrench, depth and tilt (see the module docs).
 pub fn trajectory_csv(hop: &WrenchHop, plan: &WrenchPlan) -> String {
     let l = hop.layout();
-    let mut out = format!("t,phase,node,{}\n", state_and_input_names(hop).join(","));
+    let mut out = format!("t,phase,node,{}\n", trajectory_columns(hop).join(","));
     let mut t0 = 0.0;
     for (p, phase) in plan.trajectory.phases.iter().enumerate() {
         for (k, (x, u)) in phase.states.iter().zip(&phase.controls).enumerate() {
             out.push_str(&format!("{:.9},{p},{k}", t0 + phase.node_time(k)));
             let mut row: Vec<f64> = x.clone();
-            row.extend(&u[..l.n_inputs]);
+            row.extend(u);
             for c in 0..l.n_contacts {
                 let frame = hop.contact_frame(&x[..l.n_q], c);
                 let w = hop.full_wrench(&frame, &u[l.lambda(c)..l.lambda(c) + l.m]);

@@ -87,7 +87,8 @@ impl WrenchHop {
         Ok(q)
     }
 
-    pub(super) fn names(&self) -> (Vec<String>, Vec<String>) {
+    /// The NLP's state and control names at one node.
+    pub fn names(&self) -> (Vec<String>, Vec<String>) {
         let coords = &self.robot.coordinates;
         let states = self.robot.state_names();
         let mut controls: Vec<String> = self.robot.inputs.iter().map(|i| i.name.clone()).collect();
