@@ -37,12 +37,9 @@
 //!   Σ Jᵀ w as constraints (implicit form), rigid sticking contact with a friction cone,
 //!   plastic impacts at touchdown, F_z = 0 at lift-off; tasks of start and end poses,
 //!   distance, apex rise and periodicity; costs effort, torque² or cost of transport;
-//! - the hopper on an inclined rail over a wrench-space terrain (`planner::rail`,
-//!   docs/WRENCH_SPACE.md section 4): u = (ż_d, λ₁…λ_m); the stance is the MDP simulator's
-//!   step with the wrench w = B(θ)λ and maximum dissipation as inequalities over W's
-//!   vertices, the flight trapezoidal;
 //! - a planar robot with a wrench space under every foot (`planner::wrench_hop`, a planar
-//!   problem file on `terrain: {model: wrench_space}`): u = (inputs, a, λ per foot, y); ground phases are the MDP step of the whole
+//!   problem file on `terrain: {model: wrench_space}`; the hopper on an inclined rail is its
+//!   robot file on a tilted guide, docs/WRENCH_SPACE.md section 4): u = (inputs, a, λ per foot, y); ground phases are the MDP step of the whole
 //!   multibody with maximum dissipation over each foot's vertices, flights trapezoidal with
 //!   the implicit equations of motion, start at rest in the sand, end at a distance.
 //!

@@ -72,7 +72,10 @@ impl From<PlanError> for ApiError {
     fn from(error: PlanError) -> Self {
         let bad_input = matches!(
             error,
-            PlanError::Schedule(_) | PlanError::Start(_) | PlanError::WrenchSpace
+            PlanError::Schedule(_)
+                | PlanError::Unplannable(_)
+                | PlanError::Start(_)
+                | PlanError::WrenchSpace
         ) || source_chain(&error).any(|cause| {
             matches!(
                 cause.downcast_ref::<IpoptError>(),

@@ -179,6 +179,7 @@ fn planner_bad_input(cause: &(dyn std::error::Error + 'static)) -> bool {
         cause.downcast_ref::<loam::planner::PlanError>(),
         Some(
             loam::planner::PlanError::Schedule(_)
+                | loam::planner::PlanError::Unplannable(_)
                 | loam::planner::PlanError::Start(_)
                 | loam::planner::PlanError::WrenchSpace
         )

@@ -3,8 +3,9 @@
 //! sparse NLP and IPOPT solves. What a robot brings is one file that builds its OCP, its
 //! scheme and its starting points ([`Transcribe`]): [`hopper`] (the 1-D hopper, MODEL.md
 //! section 1), [`planar`] (any planar multibody robot of `model::planar` on rigid ground or
-//! the added-mass bed, assembled from robot, terrain, schedule and task), [`rail`] and
-//! [`wrench_hop`] (wrench-space terrain, whose stances are the MDP step). What every robot
+//! the added-mass bed, assembled from robot, terrain, schedule and task) and [`wrench_hop`]
+//! (any robot file on a wrench-space terrain, whose ground phases are the MDP step; the
+//! hopper on its inclined rail among them). What every robot
 //! shares lives here: its starting points ([`starting_points`]: one guess, or `best`'s two),
 //! the solve from each and the choice of the better (`solve_from`), the options' types.
 //! The planner knows no robot.
@@ -35,6 +36,10 @@ pub enum PlanError {
          sweeps, benchmarks and warm starts do not take it yet"
     )]
     WrenchSpace,
+    /// A problem this planner cannot plan, in its own words (the wrench-space planner's
+    /// schedule, start and guide).
+    #[error("{0}")]
+    Unplannable(String),
     /// A warm start from a plan that cannot start this problem: what differs.
     #[error("the plan cannot start this problem: {0}")]
     Start(String),

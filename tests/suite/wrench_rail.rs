@@ -232,8 +232,8 @@ fn plans_at_zero_and_steeper_angles_keep_every_wrench_in_the_set() {
     }
 }
 
-/// A guide tilted past the data's tilts, or past ±π/2, is refused with the field, exit 2,
-/// and nothing written.
+/// A guide tilted past the data's tilts, or past ±π/2, or one that holds z, is refused with
+/// the field, exit 2, and nothing written.
 #[test]
 fn a_guide_angle_the_data_or_the_plane_cannot_take_is_refused() {
     let dir = TempDir::new("wrench_rail_bad");
@@ -257,6 +257,21 @@ fn a_guide_angle_the_data_or_the_plane_cannot_take_is_refused() {
         assert_exit(&solve, 2, &["guide_angle", needle]);
         assert!(!out.exists(), "{angle}: {} was written", out.display());
     }
+    // A guide that holds z leaves the planner no way into the sand.
+    let out = dir.path().join("run-locked");
+    let solve = loam(
+        root(),
+        &[
+            "solve",
+            FILE,
+            "--set",
+            "robot.description.locked=[x, z, pitch]",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_exit(&solve, 2, &["robot", "`locked` holds z"]);
+    assert!(!out.exists());
 }
 
 /// A run of another robot cannot start the rail: exit 2, naming the columns, nothing written.

@@ -225,7 +225,14 @@ impl WrenchHop {
     /// Checks the schedule: ground and flight in turn, at least 2 nodes a phase, the first
     /// phase on the ground.
     pub fn validate(&self) -> Result<(), PlanError> {
-        let fail = |m: String| Err(PlanError::Schedule(m));
+        let fail = |m: String| Err(PlanError::Unplannable(m));
+        if self.robot.locked.contains(&1) {
+            return fail(
+                "a wrench-space plan starts with the robot lowered into the sand along its \
+                 base's z, which `locked` holds: unlock z (a guide may hold x and pitch)"
+                    .into(),
+            );
+        }
         if self.phases.is_empty() || !self.phases[0].is_ground() {
             return fail(
                 "a wrench-space plan starts on the ground: the first phase lists feet".into(),

@@ -61,7 +61,7 @@ impl WrenchHop {
     /// [`rest_depth`](Self::rest_depth), or why there is none.
     pub(super) fn start_depth(&self) -> Result<f64, PlanError> {
         self.rest_depth().ok_or_else(|| {
-            PlanError::Schedule(
+            PlanError::Unplannable(
                 "the terrain cannot carry the robot's weight within its data's depth range".into(),
             )
         })

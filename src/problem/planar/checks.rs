@@ -441,6 +441,13 @@ impl PlanarProblem {
         if !self.task.start.at_rest {
             fail("task.start.at_rest", &format!("must be true: {why}"));
         }
+        if self.robot.build(self.gravity).locked.contains(&1) {
+            fail(
+                "robot",
+                "its `locked` holds z, along which a wrench-space plan lowers the robot into \
+                 the sand at its start: accepted, a guide that holds x and pitch",
+            );
+        }
         if !matches!(
             self.task.objective,
             Objective::Effort | Objective::InputsSquared
