@@ -4,6 +4,7 @@
 use std::rc::Rc;
 
 use super::{centre_of_mass_velocity, phase_name, PlanarPlanner};
+use crate::model::planar::PlanarRobot;
 use crate::planner::Transcribe;
 use crate::problem::InitialGuess;
 use crate::symbolic::Sx;
@@ -255,19 +256,7 @@ impl Transcribe for Rc<PlanarPlanner> {
                 f: Box::new(move |p: &[Vec<Sx>]| {
                     let robot = &planner.robot;
                     let (x, u) = p[0].split_at(l.n_x());
-                    let mut rows = Vec::new();
-                    for (k, (i, _)) in robot.drives().enumerate() {
-                        let input = &robot.inputs[i];
-                        let command = x[2 * l.n_q + 2 * k + 1].clone();
-                        rows.push(
-                            Bounded::equal(
-                                format!("{} command at its position", input.name),
-                                command - x[input.coordinate].clone(),
-                                0.0,
-                            )
-                            .nominal(0.01),
-                        );
-                    }
+                    let mut rows = drive_commands_at_their_positions(robot, x);
                     let mut still = u.to_vec();
                     for a in &mut still[l.accel(0)..l.accel(0) + l.n_q] {
                         *a = Sx::from(0.0);
@@ -403,11 +392,7 @@ impl Transcribe for Rc<PlanarPlanner> {
         let mut state_nominal: Vec<f64> =
             self.robot.coordinates.iter().map(|c| c.nominal).collect();
         state_nominal.extend(std::iter::repeat_n(1.0, l.n_q));
-        for (i, drive) in self.robot.drives() {
-            let input = &self.robot.inputs[i];
-            state_nominal.push(drive.holding_integral(input.scale()) / 4.0);
-            state_nominal.push(self.robot.coordinates[input.coordinate].nominal);
-        }
+        state_nominal.extend(drive_state_nominals(&self.robot));
         let mut control_nominal: Vec<f64> = self
             .robot
             .inputs
@@ -460,7 +445,7 @@ impl Transcribe for Rc<PlanarPlanner> {
 /// feed-forward), for an NLP whose node vectors are (x, u) with x of length `n_x`; `None`
 /// without drives or with one phase.
 pub(crate) fn drive_commands_continuous(
-    robot: &crate::model::planar::PlanarRobot,
+    robot: &PlanarRobot,
     n_x: usize,
     phases: usize,
 ) -> Option<PointConstraint> {
@@ -498,4 +483,35 @@ pub(crate) fn drive_commands_continuous(
             })
             .collect(),
     })
+}
+
+/// Each drive's integrator and command nominal (the planner's variable scaling): a quarter of
+/// the integral that holds the drive's full effort, and its coordinate's nominal; in state
+/// order after q and q̇.
+pub(crate) fn drive_state_nominals(robot: &PlanarRobot) -> Vec<f64> {
+    let mut nominal = Vec::new();
+    for (i, drive) in robot.drives() {
+        let input = &robot.inputs[i];
+        nominal.push(drive.holding_integral(input.scale()) / 4.0);
+        nominal.push(robot.coordinates[input.coordinate].nominal);
+    }
+    nominal
+}
+
+/// At rest a drive's command equals its coordinate: one row per drive, on a node's state `x`.
+pub(crate) fn drive_commands_at_their_positions(robot: &PlanarRobot, x: &[Sx]) -> Vec<Bounded> {
+    let n_q = robot.n_q();
+    robot
+        .drives()
+        .enumerate()
+        .map(|(k, (i, _))| {
+            let input = &robot.inputs[i];
+            Bounded::equal(
+                format!("{} command at its position", input.name),
+                x[2 * n_q + 2 * k + 1].clone() - x[input.coordinate].clone(),
+                0.0,
+            )
+            .nominal(0.01)
+        })
+        .collect()
 }

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use super::{ContactFrame, WrenchHop};
-use crate::planner::planar::ocp::drive_commands_continuous;
+use crate::planner::planar::ocp::{
+    drive_commands_at_their_positions, drive_commands_continuous, drive_state_nominals,
+};
 use crate::planner::planar::{centre_of_mass_velocity, drives_holding, dynamics_rows, phase_name};
 use crate::planner::PlanError;
 use crate::scalar::Scalar;
@@ -379,18 +381,7 @@ impl WrenchHop {
                 f: Box::new(move |pts: &[Vec<Sx>]| {
                     let robot = &hop.robot;
                     let (x, u) = pts[0].split_at(l.n_x());
-                    let mut rows = Vec::new();
-                    for (k, (i, _)) in robot.drives().enumerate() {
-                        let input = &robot.inputs[i];
-                        rows.push(
-                            Bounded::equal(
-                                format!("{} command at its position", input.name),
-                                x[2 * l.n_q + 2 * k + 1].clone() - x[input.coordinate].clone(),
-                                0.0,
-                            )
-                            .nominal(0.01),
-                        );
-                    }
+                    let mut rows = drive_commands_at_their_positions(robot, x);
                     let mut still = u.to_vec();
                     for a in &mut still[l.accel()..l.accel() + l.n_q] {
                         *a = Sx::from(0.0);
@@ -497,11 +488,7 @@ impl WrenchHop {
         let mut state_nominal: Vec<f64> =
             self.robot.coordinates.iter().map(|c| c.nominal).collect();
         state_nominal.extend(self.robot.coordinates.iter().map(|c| c.nominal));
-        for (i, drive) in self.robot.drives() {
-            let input = &self.robot.inputs[i];
-            state_nominal.push(drive.holding_integral(input.scale()) / 4.0);
-            state_nominal.push(self.robot.coordinates[input.coordinate].nominal);
-        }
+        state_nominal.extend(drive_state_nominals(&self.robot));
         let mut control_nominal: Vec<f64> = self
             .robot
             .inputs
