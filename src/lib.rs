@@ -37,7 +37,7 @@
 //!   Σ Jᵀ w as constraints (implicit form), rigid sticking contact with a friction cone,
 //!   plastic impacts at touchdown, F_z = 0 at lift-off; tasks of start and end poses,
 //!   distance, apex rise and periodicity; costs effort, torque² or cost of transport;
-//! - a planar robot with a wrench space under every foot (`planner::wrench_hop`, a planar
+//! - a planar robot with a wrench space under every foot (`planner::planar::wrench_space`, a planar
 //!   problem file on `terrain: {model: wrench_space}`; the hopper on an inclined rail is its
 //!   robot file on a tilted guide, docs/WRENCH_SPACE.md section 4): u = (inputs, a, λ per foot, y); ground phases are the MDP step of the whole
 //!   multibody with maximum dissipation over each foot's vertices, flights trapezoidal with

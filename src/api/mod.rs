@@ -20,7 +20,9 @@ pub use simulate::{
     SavedPlanarPlan, SimulateOptions, Simulated, Simulator,
 };
 #[cfg(feature = "planner")]
-pub use solve::{planar_start, replay_error, solve, wrench_hop, Refine, SolveOptions, Solved};
+pub use solve::{
+    planar_start, replay_error, solve, wrench_space_planner, Refine, SolveOptions, Solved,
+};
 pub use wrench_data::wrench_space_of;
 
 #[cfg(feature = "planner")]

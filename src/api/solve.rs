@@ -4,20 +4,20 @@
 //! robot file on a rail among them).
 
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::Arc;
 
 use super::wrench_data::{data_path, data_sha256, wrench_space_of};
 use super::ApiError;
-use crate::output::wrench_hop::{self as hop_run, write_hop_run, HopReplayRecord};
+use crate::output::planar::wrench_space::{self as hop_run, MdpReplay};
 use crate::output::{self, PlanWritten, Provenance, WarmStart};
 use crate::planner::planar::refine::RefineRound;
-use crate::planner::planar::PlanarPlan;
+use crate::planner::planar::wrench_space::WrenchSpacePlanner;
+use crate::planner::planar::{PlanarPlan, PlanarPlanner};
 use crate::planner::warm_start::PlanStart;
-use crate::planner::wrench_hop::{WrenchHop, WrenchPlan};
 use crate::planner::{self, Plan};
 use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
 use crate::problem::{AnyProblem, Problem};
-use crate::sim::mdp::hop::HopSample;
 use crate::solver::{IterationInfo, SolveReport, SolveSettings};
 use crate::transcription::PhaseTrajectory;
 
@@ -60,24 +60,16 @@ pub enum Solved {
         /// Where IPOPT started: the problem's guess, or the warm start's plan.
         start: WarmStart,
     },
-    /// A planar robot, with the refinement's rounds (empty when not refined).
+    /// A planar robot on any contact model, with the refinement's rounds (empty when not
+    /// refined).
     Planar {
         problem: PlanarProblem,
         plan: PlanarPlan,
         rounds: Vec<RefineRound>,
         /// Where IPOPT started: the problem's guess, or the warm start's plan.
         start: WarmStart,
-    },
-    /// A planar robot on wrench spaces, with its MDP replay.
-    WrenchHop {
-        problem: PlanarProblem,
-        /// Where IPOPT started: the rest guess, or the warm start's plan.
-        start: WarmStart,
-        hop: Arc<WrenchHop>,
-        plan: WrenchPlan,
-        samples: Vec<HopSample>,
-        replay: HopReplayRecord,
-        data: PathBuf,
+        /// On a wrench space: the plan's replay in the MDP simulator and the data file read.
+        wrench_space: Option<(MdpReplay, PathBuf)>,
     },
 }
 
@@ -129,7 +121,7 @@ pub fn solve(problem: &AnyProblem, file: &Path, options: SolveOptions) -> Result
                             .into(),
                     ));
                 }
-                return solve_wrench_hop(
+                return solve_on_wrench_space(
                     problem,
                     file,
                     &settings,
@@ -241,6 +233,7 @@ fn solve_planar(
         plan,
         rounds,
         start: source,
+        wrench_space: None,
     })
 }
 
@@ -310,9 +303,16 @@ pub fn replay_error(problem: &PlanarProblem, plan: &PlanarPlan) -> f64 {
 
 /// A planar problem on `terrain: {model: wrench_space}`, its data loaded from the path the
 /// file names (relative to the file's folder); a data file that does not load is bad input.
-pub fn wrench_hop(file: &Path, problem: &PlanarProblem) -> Result<Arc<WrenchHop>, ApiError> {
+pub fn wrench_space_planner(
+    file: &Path,
+    problem: &PlanarProblem,
+) -> Result<Rc<PlanarPlanner>, ApiError> {
     let space = wrench_space_of(file, &problem.terrain)?;
-    let hop = WrenchHop::from_problem(problem, space);
+    let planner = PlanarPlanner::on_wrench_space(problem, space);
+    let hop = planner
+        .wrench_space
+        .as_ref()
+        .expect("built on a wrench space");
     // A foot that starts leaning beyond the data's tilts (a guide tilted too far) cannot be
     // planned: loam does not extrapolate a wrench space in its tilt.
     let (_, tilt_max) = hop.space.tilt_range();
@@ -341,7 +341,7 @@ pub fn wrench_hop(file: &Path, problem: &PlanarProblem) -> Result<Arc<WrenchHop>
             )));
         }
     }
-    Ok(Arc::new(hop))
+    Ok(Rc::new(planner))
 }
 
 /// A wrench-space plan in `dir` as the start of `hop`: its `trajectory.csv` holds every
@@ -349,7 +349,7 @@ pub fn wrench_hop(file: &Path, problem: &PlanarProblem) -> Result<Arc<WrenchHop>
 /// vertex count) and schedule, each phase resampled to this problem's nodes.
 pub fn wrench_start(
     dir: &Path,
-    hop: &WrenchHop,
+    hop: &WrenchSpacePlanner,
 ) -> Result<(crate::transcription::Trajectory, WarmStart), ApiError> {
     let l = hop.layout();
     let (mut from, source) = read_start(
@@ -370,46 +370,45 @@ pub fn wrench_start(
     ))
 }
 
-fn solve_wrench_hop(
+fn solve_on_wrench_space(
     problem: &PlanarProblem,
     file: &Path,
     settings: &SolveSettings,
     warm_start: Option<&Path>,
     mut on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
 ) -> Result<Solved, ApiError> {
-    let hop = wrench_hop(file, problem)?;
+    use crate::planner::planar::wrench_space;
+    let planner = wrench_space_planner(file, problem)?;
+    let hop = Arc::clone(planner.wrench_space.as_ref().expect("on a wrench space"));
     let start = warm_start.map(|dir| wrench_start(dir, &hop)).transpose()?;
     let first = on_iteration
         .as_mut()
         .map(|f| &mut **f as &mut dyn FnMut(&IterationInfo) -> bool);
-    let mut plan = planner::wrench_hop::plan(&hop, settings, start.as_ref().map(|s| &s.0), first)?;
+    let mut plan = wrench_space::plan(&planner, settings, start.as_ref().map(|s| &s.0), first)?;
     // A warm start that does not converge is solved again from the rest guess.
     let warm = start.is_some() && plan.report.converged;
     if start.is_some() && !warm {
-        plan = planner::wrench_hop::plan(&hop, settings, None, on_iteration)?;
+        plan = wrench_space::plan(&planner, settings, None, on_iteration)?;
     }
     let start = match start {
         Some((_, source)) if warm => source,
         _ => WarmStart::from(problem.initial_guess),
     };
-    let samples = hop_run::replay(&hop, &plan.trajectory, SUBSTEPS)
+    let replay = MdpReplay::of(&hop, &plan.trajectory, SUBSTEPS)
         .map_err(|e| ApiError::Failed(format!("replaying the plan in the MDP simulator: {e}")))?;
-    let replay = HopReplayRecord::of(&hop, &plan, &samples, SUBSTEPS);
     // The resolved problem records the data's hash, so that the plan's identity covers it.
     let mut problem = problem.clone();
     let PlanarTerrainConfig::WrenchSpace(ground) = &mut problem.terrain else {
-        unreachable!("wrench_hop refused any other terrain");
+        unreachable!("a wrench-space planner was built");
     };
     let data = data_path(file, ground.data.as_ref());
     ground.data_sha256 = Some(data_sha256(file, &data, None)?);
-    Ok(Solved::WrenchHop {
+    Ok(Solved::Planar {
         problem,
-        data,
-        start,
-        hop,
         plan,
-        samples,
-        replay,
+        rounds: Vec::new(),
+        start,
+        wrench_space: Some((replay, data)),
     })
 }
 
@@ -419,7 +418,6 @@ impl Solved {
         match self {
             Solved::Hopper { plan, .. } => &plan.report,
             Solved::Planar { plan, .. } => &plan.report,
-            Solved::WrenchHop { plan, .. } => &plan.report,
         }
     }
 
@@ -428,7 +426,6 @@ impl Solved {
         match self {
             Solved::Hopper { plan, .. } => plan.setup_seconds,
             Solved::Planar { plan, .. } => plan.setup_seconds,
-            Solved::WrenchHop { plan, .. } => plan.setup_seconds,
         }
     }
 
@@ -437,7 +434,6 @@ impl Solved {
         match self {
             Solved::Hopper { plan, .. } => &plan.trajectory.phases,
             Solved::Planar { plan, .. } => &plan.trajectory.phases,
-            Solved::WrenchHop { plan, .. } => &plan.trajectory.phases,
         }
     }
 
@@ -445,7 +441,7 @@ impl Solved {
     pub fn name(&self) -> &str {
         match self {
             Solved::Hopper { problem, .. } => problem.name(),
-            Solved::Planar { problem, .. } | Solved::WrenchHop { problem, .. } => problem.name(),
+            Solved::Planar { problem, .. } => problem.name(),
         }
     }
 
@@ -461,7 +457,9 @@ impl Solved {
     /// `transcription_error`, MODEL.md 5.3); `None` for the other kinds of plan.
     pub fn transcription_error(&self) -> Option<crate::planner::planar::error::MeshError> {
         match self {
-            Solved::Planar { plan, .. } => Some(plan.planner.interval_errors(&plan.trajectory)),
+            Solved::Planar { plan, .. } if plan.planner.wrench_space.is_none() => {
+                Some(plan.planner.interval_errors(&plan.trajectory))
+            }
             _ => None,
         }
     }
@@ -471,7 +469,6 @@ impl Solved {
         match self {
             Solved::Hopper { plan, .. } => output::trajectory_csv(plan),
             Solved::Planar { plan, .. } => output::planar::trajectory_csv(plan),
-            Solved::WrenchHop { hop, plan, .. } => output::wrench_hop::trajectory_csv(hop, plan),
         }
     }
 
@@ -481,10 +478,14 @@ impl Solved {
     pub fn provenance(&self) -> Provenance {
         match self {
             Solved::Hopper { start, .. } => Provenance::new(start.clone()),
-            Solved::Planar { start, .. } => Provenance::new(start.clone()),
-            Solved::WrenchHop { start, data, .. } => {
-                Provenance::new(start.clone()).with_data("terrain.data", data)
-            }
+            Solved::Planar {
+                start,
+                wrench_space,
+                ..
+            } => match wrench_space {
+                Some((_, data)) => Provenance::new(start.clone()).with_data("terrain.data", data),
+                None => Provenance::new(start.clone()),
+            },
         }
     }
 
@@ -502,18 +503,18 @@ impl Solved {
             Solved::Hopper { problem, plan, .. } => {
                 output::write_run_with(dir, problem, plan, provenance, ipopt_log)?
             }
-            Solved::Planar { problem, plan, .. } => {
-                output::planar::write_planar_run(dir, problem, plan, provenance, ipopt_log)?
-            }
-            Solved::WrenchHop {
+            Solved::Planar {
                 problem,
-                hop,
                 plan,
-                samples,
-                replay,
+                wrench_space,
                 ..
-            } => write_hop_run(
-                dir, problem, hop, plan, samples, replay, provenance, ipopt_log,
+            } => output::planar::write_planar_run(
+                dir,
+                problem,
+                plan,
+                wrench_space.as_ref().map(|(replay, _)| replay),
+                provenance,
+                ipopt_log,
             )?,
         };
         Ok(written)

@@ -18,7 +18,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 loam::problem::planar::PlanarTerrainConfig::WrenchSpace(_)
             ) =>
         {
-            let hop = loam::api::wrench_hop(&args.problem.file, &problem)?;
+            let planner = loam::api::wrench_space_planner(&args.problem.file, &problem)?;
+            let hop = planner.wrench_space.as_ref().expect("on a wrench space");
             let nlp = loam::transcription::Nlp::build(
                 &hop.ocp()?,
                 loam::transcription::Scheme::Trapezoidal,

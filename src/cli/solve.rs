@@ -149,6 +149,20 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     Ok(if converged && !unrefined { 0 } else { 1 })
 }
 
+/// A plan's stages (`strategy: two_stage`; a wrench space's relaxation and full solve).
+fn print_stages(stages: &[loam::planner::StageOutcome]) {
+    for (k, stage) in stages.iter().enumerate() {
+        println!(
+            "{:15}{}: {} after {} iterations, objective {:.6e}",
+            if k == 0 { "two stages" } else { "" },
+            stage.stage,
+            stage.status,
+            stage.iterations,
+            stage.objective
+        );
+    }
+}
+
 /// The summary of a solve: what the plan achieved, in each kind's terms.
 fn print_solved(solved: &Solved, out: &Path, written: &PlanWritten) {
     let task: Vec<String> = match solved {
@@ -173,6 +187,44 @@ fn print_solved(solved: &Solved, out: &Path, written: &PlanWritten) {
                 ));
             }
             task
+        }
+        Solved::Planar {
+            plan,
+            wrench_space: Some((mdp, _)),
+            ..
+        } => {
+            print_stages(&plan.stages);
+            let hop = plan
+                .planner
+                .wrench_space
+                .as_ref()
+                .expect("on a wrench space");
+            let replay = &mdp.record;
+            let key = output::planar::key_figures(plan);
+            let objective = if hop.inputs_squared {
+                "½∫u² dt"
+            } else {
+                "effort"
+            };
+            let mut lines = vec![
+                format!("objective      {:.6e} ({objective})", plan.report.objective),
+                format!(
+                    "distance       {:.4} m, centre of mass rise {:.4} m, duration {:.3} s",
+                    key.distance_m, key.com_rise_m, key.duration_s
+                ),
+                format!(
+                    "MDP replay     distance {:.4} m, ground nodes within {:.1e} (open loop, replay.csv)",
+                    replay.distance_m, replay.ground_difference
+                ),
+            ];
+            if let (Some(target), Some(replayed)) = (hop.apex_rise, replay.apex_rise_m) {
+                lines.push(format!(
+                    "apex rise      {:.2} mm planned (vertical), MDP replay {:.2} mm",
+                    target * 1e3,
+                    replayed * 1e3
+                ));
+            }
+            lines
         }
         Solved::Planar {
             problem,
@@ -216,16 +268,7 @@ fn print_solved(solved: &Solved, out: &Path, written: &PlanWritten) {
                     if start.kept { " (kept)" } else { "" }
                 );
             }
-            for (k, stage) in plan.stages.iter().enumerate() {
-                println!(
-                    "{:15}{}: {} after {} iterations, objective {:.6e}",
-                    if k == 0 { "two stages" } else { "" },
-                    stage.stage,
-                    stage.status,
-                    stage.iterations,
-                    stage.objective
-                );
-            }
+            print_stages(&plan.stages);
             let key = output::planar::key_figures(plan);
             let e = plan.planner.interval_errors(&plan.trajectory);
             let mut gait = Vec::new();
@@ -255,35 +298,6 @@ fn print_solved(solved: &Solved, out: &Path, written: &PlanWritten) {
             ];
             if !gait.is_empty() {
                 lines.insert(2, format!("gait           {}", gait.join(", ")));
-            }
-            lines
-        }
-        Solved::WrenchHop {
-            hop, plan, replay, ..
-        } => {
-            let key = output::planar::key_figures_of(&hop.robot, &plan.trajectory);
-            let objective = if hop.inputs_squared {
-                "½∫u² dt"
-            } else {
-                "effort"
-            };
-            let mut lines = vec![
-                format!("objective      {:.6e} ({objective})", plan.report.objective),
-                format!(
-                    "distance       {:.4} m, centre of mass rise {:.4} m, duration {:.3} s",
-                    key.distance_m, key.com_rise_m, key.duration_s
-                ),
-                format!(
-                    "MDP replay     distance {:.4} m, ground nodes within {:.1e} (open loop, replay.csv)",
-                    replay.distance_m, replay.ground_difference
-                ),
-            ];
-            if let (Some(target), Some(replayed)) = (hop.apex_rise, replay.apex_rise_m) {
-                lines.push(format!(
-                    "apex rise      {:.2} mm planned (vertical), MDP replay {:.2} mm",
-                    target * 1e3,
-                    replayed * 1e3
-                ));
             }
             lines
         }

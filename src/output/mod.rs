@@ -20,7 +20,6 @@ mod provenance;
 #[cfg(feature = "planner")]
 mod solution;
 #[cfg(feature = "planner")]
-pub mod wrench_hop;
 #[cfg(feature = "planner")]
 pub use provenance::{Provenance, WarmStart};
 #[cfg(feature = "planner")]

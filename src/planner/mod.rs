@@ -3,8 +3,8 @@
 //! sparse NLP and IPOPT solves. What a robot brings is one file that builds its OCP, its
 //! scheme and its starting points ([`Transcribe`]): [`hopper`] (the 1-D hopper, MODEL.md
 //! section 1), [`planar`] (any planar multibody robot of `model::planar` on rigid ground or
-//! the added-mass bed, assembled from robot, terrain, schedule and task) and [`wrench_hop`]
-//! (any robot file on a wrench-space terrain, whose ground phases are the MDP step; the
+//! the added-mass bed or the spring ground, assembled from robot, terrain, schedule and task;
+//! on a wrench-space terrain its ground phases are the MDP step, `planar::wrench_space`, the
 //! hopper on its inclined rail among them). What every robot
 //! shares lives here: its starting points ([`starting_points`]: one guess, or `best`'s two),
 //! the solve from each and the choice of the better (`solve_from`), the options' types.
@@ -13,7 +13,6 @@
 pub mod hopper;
 pub mod planar;
 pub mod warm_start;
-pub mod wrench_hop;
 
 pub use hopper::{plan, plan_with, solver_options, transcribe, Jump, Plan, Transcriptions};
 
@@ -30,9 +29,9 @@ pub enum PlanError {
     )]
     Schedule(String),
     /// A wrench-space terrain reached the planar planner (only `loam solve` plans it, with
-    /// `planner::wrench_hop`).
+    /// `planner::planar::wrench_space`).
     #[error(
-        "a wrench-space terrain is planned by `loam solve` alone (`planner::wrench_hop`); \
+        "a wrench-space terrain is planned by `loam solve` alone (`planner::planar::wrench_space`); \
          sweeps, benchmarks and warm starts do not take it yet"
     )]
     WrenchSpace,
@@ -197,7 +196,7 @@ pub struct StageOutcome {
 }
 
 impl StageOutcome {
-    fn of(stage: &'static str, report: &SolveReport) -> StageOutcome {
+    pub(crate) fn of(stage: &'static str, report: &SolveReport) -> StageOutcome {
         StageOutcome {
             stage,
             status: report.status.name().to_string(),

@@ -1,5 +1,5 @@
 //! The planar monopod hopping forward on a wrench-space terrain (docs/WRENCH_SPACE.md
-//! section 4.4, second task; `planner::wrench_hop`), from the shipped problem file through
+//! section 4.4, second task; `planner::planar::wrench_space`), from the shipped problem file through
 //! `loam solve` and `loam plot`: the plan converges, its wrenches lie in W(θ), and its inputs
 //! replayed open loop in the MDP simulator reproduce it. Bad files exit 2 with their field.
 
@@ -11,7 +11,7 @@ use std::sync::Arc;
 use common::run::{loam, read_json, shipped};
 use common::temp_dir::TempDir;
 
-use loam::planner::wrench_hop::WrenchHop;
+use loam::planner::planar::wrench_space::WrenchSpacePlanner;
 use loam::problem::planar::PlanarProblem;
 use loam::problem::{load_any, AnyProblem};
 use loam::terrain::hull::HalfSpaces;
@@ -246,7 +246,7 @@ fn the_monopod_hops_forward_on_sand_and_its_plan_replays_in_the_mdp_simulator() 
 
 #[test]
 fn a_schedule_of_two_ground_phases_in_a_row_is_refused_by_the_planner_too() {
-    let mut hop = WrenchHop::from_problem(&shipped_problem(), Arc::new(sand()));
+    let mut hop = WrenchSpacePlanner::from_problem(&shipped_problem(), Arc::new(sand()));
     hop.validate().unwrap();
     hop.phases[1].contacts = vec![0];
     let error = hop.validate().unwrap_err().to_string();

@@ -5,12 +5,14 @@
 use crate::common;
 
 use std::path::Path;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use common::run::{assert_exit, loam, read_json, replay_on};
 use common::temp_dir::TempDir;
 
-use loam::planner::wrench_hop::{self, WrenchHop};
+use loam::planner::planar::wrench_space::{self, WrenchSpacePlanner};
+use loam::planner::planar::PlanarPlanner;
 use loam::problem::planar::PlanarProblem;
 use loam::problem::AnyProblem;
 use loam::solver::SolveSettings;
@@ -41,9 +43,16 @@ fn problem(angle: f64) -> PlanarProblem {
     problem
 }
 
-fn hop(angle: f64) -> Arc<WrenchHop> {
+fn planner(angle: f64) -> Rc<PlanarPlanner> {
     let space = WrenchSpace::load(&root().join(DATA)).unwrap();
-    Arc::new(WrenchHop::from_problem(&problem(angle), Arc::new(space)))
+    Rc::new(PlanarPlanner::on_wrench_space(
+        &problem(angle),
+        Arc::new(space),
+    ))
+}
+
+fn hop(angle: f64) -> Arc<WrenchSpacePlanner> {
+    Arc::clone(planner(angle).wrench_space.as_ref().unwrap())
 }
 
 /// The stable step is the boundary of stability of the ground step's linear part: just
@@ -194,8 +203,9 @@ fn plans_at_zero_and_steeper_angles_keep_every_wrench_in_the_set() {
         ..SolveSettings::default()
     };
     for angle in [0.0, 0.4] {
-        let hop = hop(angle);
-        let plan = wrench_hop::plan(&hop, &settings, None, None).unwrap();
+        let planner = planner(angle);
+        let hop = planner.wrench_space.as_ref().unwrap();
+        let plan = wrench_space::plan(&planner, &settings, None, None).unwrap();
         assert!(
             plan.report.converged,
             "α = {angle}: {:?} after {} iterations",

@@ -23,7 +23,7 @@ pub fn bench(name: &str, problem: &PlanarProblem, repeat: usize) -> anyhow::Resu
     if matches!(problem.terrain, PlanarTerrainConfig::WrenchSpace(_)) {
         println!(
             "{name:<22} skipped: a wrench-space terrain, planned by `loam solve` alone \
-             (planner::wrench_hop)"
+             (planner::planar::wrench_space)"
         );
         return Ok(());
     }

@@ -26,6 +26,7 @@
 //! ```
 
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::model::planar::PlanarRobot;
@@ -34,7 +35,8 @@ use crate::problem::{Scheme as ProblemScheme, StageOne, Strategy};
 use crate::scalar::Scalar;
 use crate::solver::{self, IterationInfo, SolveReport, SolveSettings};
 use crate::symbolic::Sx;
-use crate::terrain::rigid::{self, RigidGround, Row, WRENCH};
+use crate::terrain::rigid::{self, Row, WRENCH};
+use crate::terrain::wrench_space::WrenchSpace;
 use crate::terrain::ContactModel;
 use crate::transcription::{Bounded, PhaseTrajectory, Scheme, Trajectory};
 
@@ -44,8 +46,10 @@ pub mod multi_start;
 pub(crate) mod ocp;
 pub mod refine;
 mod rows;
+pub mod wrench_space;
 
 use super::{PlanError, Transcribe};
+use wrench_space::WrenchSpacePlanner;
 
 /// The default of `task.contact_margin`: the share of the robot's weight (split over the feet
 /// down) every held foot keeps at every stance node but its lift-off node, and the share of g
@@ -96,11 +100,12 @@ impl Layout {
 /// A planar robot's motion as the planner sees it.
 pub struct PlanarPlanner {
     pub robot: PlanarRobot,
-    /// The friction cone every foot is held within sideways.
-    pub ground: RigidGround,
     /// The contact model under every foot: how it holds a foot along the normal, how a foot
-    /// leaves and lands (`terrain::contact`).
-    pub contact: Box<dyn ContactModel<Sx>>,
+    /// leaves and lands (`terrain::contact`); `None` on a wrench space.
+    law: Option<Box<dyn ContactModel<Sx>>>,
+    /// On a wrench space: its ground phases' transcription (the MDP step, [`wrench_space`]),
+    /// which then builds the NLP in place of the law's stance rows.
+    pub wrench_space: Option<Arc<WrenchSpacePlanner>>,
     pub problem: PlanarProblem,
     pub layout: Layout,
     /// Contact indices per phase.
@@ -126,12 +131,30 @@ pub(super) fn to_bounded(row: Row<Sx>) -> Bounded {
 }
 
 impl PlanarPlanner {
+    /// The planner of a problem on a closed-form contact model (rigid ground, the added-mass
+    /// bed, the spring ground). A wrench space's data are loaded by its reader:
+    /// [`PlanarPlanner::on_wrench_space`].
     pub fn new(problem: &PlanarProblem) -> PlanarPlanner {
-        let robot = problem.robot.build(problem.gravity);
         let contact = problem
             .terrain
             .contact_model::<Sx>()
-            .expect("a wrench-space problem is planned by planner::wrench_hop (see `plan`)");
+            .expect("a wrench-space problem is built by PlanarPlanner::on_wrench_space");
+        PlanarPlanner::with_ground(problem, Some(contact), None)
+    }
+
+    /// The planner of a problem on `terrain: {model: wrench_space}`, with its data `space`:
+    /// its ground phases are the MDP simulator's own step ([`wrench_space`]).
+    pub fn on_wrench_space(problem: &PlanarProblem, space: Arc<WrenchSpace>) -> PlanarPlanner {
+        let hop = Arc::new(WrenchSpacePlanner::from_problem(problem, space));
+        PlanarPlanner::with_ground(problem, None, Some(hop))
+    }
+
+    fn with_ground(
+        problem: &PlanarProblem,
+        law: Option<Box<dyn ContactModel<Sx>>>,
+        wrench_space: Option<Arc<WrenchSpacePlanner>>,
+    ) -> PlanarPlanner {
+        let robot = problem.robot.build(problem.gravity);
         let phases = problem
             .schedule
             .iter()
@@ -149,12 +172,20 @@ impl PlanarPlanner {
         PlanarPlanner {
             layout: Layout::of(&robot),
             robot,
-            ground: contact.ground(),
-            contact,
+            law,
+            wrench_space,
             problem: problem.clone(),
             phases,
             scheme,
         }
+    }
+
+    /// The contact model under every foot. Only the law's transcription asks it: a plan on a
+    /// wrench space is built by [`wrench_space`] from the first step.
+    pub fn contact(&self) -> &dyn ContactModel<Sx> {
+        self.law
+            .as_deref()
+            .expect("the law's rows are asked only of a closed-form contact model")
     }
 
     /// The drives' states holding posture `q` still with the first phase's feet sharing the
@@ -177,7 +208,7 @@ impl PlanarPlanner {
         let durations = given.unwrap_or_else(|| {
             self.phases
                 .iter()
-                .map(|feet| self.contact.stage_one_duration(!feet.is_empty()))
+                .map(|feet| self.contact().stage_one_duration(!feet.is_empty()))
                 .collect()
         });
         let iterations = self.stage_one_iterations();
@@ -247,7 +278,7 @@ impl PlanarPlanner {
             Some(StageOne {
                 durations: Some(_), ..
             }) => 20,
-            _ => self.contact.stage_one_iterations(),
+            _ => self.contact().stage_one_iterations(),
         }
     }
 
@@ -269,6 +300,9 @@ impl PlanarPlanner {
     }
 
     pub fn control_names(&self) -> Vec<String> {
+        if let Some(hop) = &self.wrench_space {
+            return hop.names().1;
+        }
         let mut names: Vec<String> = self.robot.inputs.iter().map(|i| i.name.clone()).collect();
         names.extend(
             self.robot
@@ -297,7 +331,7 @@ impl PlanarPlanner {
         // definition); 0 on rigid ground.
         if !self.phases[0].is_empty() {
             q0[1] -= self
-                .contact
+                .contact()
                 .rest_depth(self.weight() / self.phases[0].len() as f64);
         }
         let distance = self.problem.task.distance.unwrap_or(0.0)

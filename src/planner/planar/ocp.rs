@@ -50,7 +50,7 @@ impl Transcribe for Rc<PlanarPlanner> {
                     }
                 }
                 // Impulses where a foot lands on a ground that stops it along the normal.
-                let lands = p > 0 && on && self.lands(p) && self.contact.normal_impact();
+                let lands = p > 0 && on && self.lands(p) && self.contact().normal_impact();
                 let b = l.impulse(c);
                 for k in 0..WRENCH {
                     control_bounds[b + k] = if lands { (-inf, inf) } else { (0.0, 0.0) };
@@ -97,7 +97,7 @@ impl Transcribe for Rc<PlanarPlanner> {
         let mut point_constraints = Vec::new();
         // Impulses act only at the first node of a landing phase.
         for p in 1..self.phases.len() {
-            if !(self.lands(p) && self.contact.normal_impact()) {
+            if !(self.lands(p) && self.contact().normal_impact()) {
                 continue;
             }
             for k in 1..self.problem.schedule[p].nodes {
@@ -120,7 +120,7 @@ impl Transcribe for Rc<PlanarPlanner> {
         // feet graze F_z = 0 mid-stance lifts them in any replay (the simulator's lift-off
         // guard is that force crossing 0), so a held foot keeps a small share of the weight.
         // (A foot under its ground's law from touchdown on, as on a spring, has no such guard.)
-        let held = self.contact.touchdown() == Normal::Held;
+        let held = self.contact().touchdown() == Normal::Held;
         for (p, active) in self
             .phases
             .iter()
@@ -158,7 +158,7 @@ impl Transcribe for Rc<PlanarPlanner> {
             if lifted.is_empty() {
                 continue;
             }
-            if !self.contact.lifts_at_zero_force() {
+            if !self.contact().lifts_at_zero_force() {
                 point_constraints.extend(lifted.iter().flat_map(|&c| self.leaves(p, c)));
                 continue;
             }
@@ -193,7 +193,7 @@ impl Transcribe for Rc<PlanarPlanner> {
                 // the depth whose static resistance carries its load (a bed's law holds a foot
                 // at rest only on the verge of sinking, as for the hopper). (With drives, the
                 // "drives at rest" rows below say it.)
-                if self.contact.yields() && !self.phases[0].is_empty() && !drives {
+                if self.contact().yields() && !self.phases[0].is_empty() && !drives {
                     start_bounds[l.n_x() + l.accel(j)] = Some((0.0, 0.0));
                 }
             }
@@ -216,7 +216,7 @@ impl Transcribe for Rc<PlanarPlanner> {
                     {
                         // In a ground that yields a foot starts at or below the surface (its
                         // depth follows from the rest), a flat sole level.
-                        if planner.contact.yields() && k == 0 {
+                        if planner.contact().yields() && k == 0 {
                             rows.push(
                                 Bounded::at_most(
                                     format!("{} in the ground", planner.robot.contacts[c].name),
@@ -254,26 +254,15 @@ impl Transcribe for Rc<PlanarPlanner> {
             point_constraints.push(PointConstraint {
                 name: "drives at rest".into(),
                 f: Box::new(move |p: &[Vec<Sx>]| {
-                    let robot = &planner.robot;
                     let (x, u) = p[0].split_at(l.n_x());
-                    let mut rows = drive_commands_at_their_positions(robot, x);
-                    let mut still = u.to_vec();
-                    for a in &mut still[l.accel(0)..l.accel(0) + l.n_q] {
-                        *a = Sx::from(0.0);
-                    }
-                    for (i, _) in robot.drives() {
-                        still[i] = Sx::from(0.0);
-                    }
-                    let residual = planner.dynamics_residual(x, &still, &first);
-                    rows.extend(
-                        super::dynamics_rows(robot, residual, planner.weight())
-                            .into_iter()
-                            .map(|mut row| {
-                                row.name = format!("at rest: {}", row.name);
-                                row
-                            }),
-                    );
-                    rows
+                    drives_at_rest(
+                        &planner.robot,
+                        x,
+                        u,
+                        l.accel(0),
+                        planner.weight(),
+                        |still| planner.dynamics_residual(x, still, &first),
+                    )
                 }),
                 instances: vec![vec![start]],
             });
@@ -499,7 +488,38 @@ pub(crate) fn drive_state_nominals(robot: &PlanarRobot) -> Vec<f64> {
 }
 
 /// At rest a drive's command equals its coordinate: one row per drive, on a node's state `x`.
-pub(crate) fn drive_commands_at_their_positions(robot: &PlanarRobot, x: &[Sx]) -> Vec<Bounded> {
+/// The rows of a robot with drives at rest at node (x, u): each drive's command at its
+/// coordinate, and the equations of motion (`residual` of the node's controls with every
+/// acceleration, from `accel` on, and every drive's command rate set to 0) balanced, the
+/// integrators holding the load.
+pub(crate) fn drives_at_rest(
+    robot: &PlanarRobot,
+    x: &[Sx],
+    u: &[Sx],
+    accel: usize,
+    weight: f64,
+    residual: impl FnOnce(&[Sx]) -> Vec<Sx>,
+) -> Vec<Bounded> {
+    let mut rows = drive_commands_at_their_positions(robot, x);
+    let mut still = u.to_vec();
+    for a in &mut still[accel..accel + robot.n_q()] {
+        *a = Sx::from(0.0);
+    }
+    for (i, _) in robot.drives() {
+        still[i] = Sx::from(0.0);
+    }
+    rows.extend(
+        super::dynamics_rows(robot, residual(&still), weight)
+            .into_iter()
+            .map(|mut row| {
+                row.name = format!("at rest: {}", row.name);
+                row
+            }),
+    );
+    rows
+}
+
+fn drive_commands_at_their_positions(robot: &PlanarRobot, x: &[Sx]) -> Vec<Bounded> {
     let n_q = robot.n_q();
     robot
         .drives()

@@ -127,7 +127,7 @@ impl PlanarPlanner {
                     fz: &before[l.n_x() + l.wrench(c) + 1],
                 };
                 planner
-                    .contact
+                    .contact()
                     .lift_off_rows(&foot, least_lift)
                     .into_iter()
                     .map(to_bounded)
@@ -141,7 +141,7 @@ impl PlanarPlanner {
                 },
             ]],
         }];
-        if self.contact.remembers_footprint() {
+        if self.contact().remembers_footprint() {
             let mut later = Vec::new();
             for phase in p..self.phases.len() {
                 for k in 1..self.problem.schedule[phase].nodes {
@@ -236,19 +236,20 @@ impl PlanarPlanner {
                         fz: &w[1],
                     };
                     rows.extend(
-                        self.contact
+                        self.contact()
                             .stance_rows(&foot, weight)
                             .into_iter()
                             .map(to_bounded),
                     );
                 }
                 rows.extend(
-                    self.ground
+                    self.contact()
+                        .ground()
                         .cone(name, w, self.robot.contacts[c].half_width, weight)
                         .into_iter()
                         .map(to_bounded),
                 );
-            } else if !(self.contact.remembers_footprint()
+            } else if !(self.contact().remembers_footprint()
                 && self.phases[..p].iter().any(|down| down.contains(&c)))
             {
                 // (A foot that left a ground that remembers it stays above its footprint:
@@ -322,16 +323,17 @@ impl PlanarPlanner {
                 .enumerate()
             {
                 // Without a normal impact the foot's normal velocity carries on into the law.
-                if k == 1 && !self.contact.normal_impact() {
+                if k == 1 && !self.contact().normal_impact() {
                     continue;
                 }
                 rows.push(Bounded::equal(format!("{name} stops {k}"), vel, 0.0).nominal(0.1));
             }
             // Without a normal impact there is no impulse (its bounds are 0): the foot lands
             // with no sideways velocity.
-            if self.contact.normal_impact() {
+            if self.contact().normal_impact() {
                 rows.extend(
-                    self.ground
+                    self.contact()
+                        .ground()
                         .cone(
                             &format!("{name} impulse"),
                             impulse,

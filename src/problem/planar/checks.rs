@@ -377,7 +377,7 @@ impl PlanarProblem {
         self.name.as_deref().unwrap_or("")
     }
 
-    /// What a wrench-space problem asks that its planner (`planner::wrench_hop`) does not
+    /// What a wrench-space problem asks that its planner (`planner::planar::wrench_space`) does not
     /// do, by field.
     fn wrench_space_violations(&self, ground: &WrenchSpaceGroundConfig) -> Vec<(String, String)> {
         let mut bad: Vec<(String, String)> = Vec::new();

@@ -6,7 +6,7 @@
 //! robot: {model: monopod}            # planar_foot | monopod | quadruped, with their parameters
 //! terrain: {model: rigid, friction: 0.8}  # or {model: added_mass, foot_radius: 0.08},
 //!                                         # or {model: spring, stiffness: 5e4, damping: 400},
-//!                                         # or {model: wrench_space, data: FILE} (planner::wrench_hop)
+//!                                         # or {model: wrench_space, data: FILE} (planner::planar::wrench_space)
 //! schedule:                           # phases: the feet on the ground, nodes, duration bounds
 //!   - {contacts: [foot], nodes: 21, duration: [0.05, 0.4]}
 //!   - {contacts: [], nodes: 21}
@@ -197,7 +197,7 @@ pub enum PlanarTerrainConfig {
     /// replayed by `sim::planar`.
     AddedMass(AddedMassGroundConfig),
     /// A data-driven wrench space under every foot (docs/WRENCH_SPACE.md): planned by
-    /// `planner::wrench_hop`, replayed by the MDP simulator.
+    /// `planner::planar::wrench_space`, replayed by the MDP simulator.
     WrenchSpace(WrenchSpaceGroundConfig),
     /// A linear spring-damper ground under every foot (`terrain::spring`).
     Spring(SpringGround),
@@ -215,7 +215,7 @@ impl PlanarTerrainConfig {
     }
 
     /// The contact model under every foot: the registry of contact models for the planar
-    /// planner and replay. None for a wrench space (planned by `planner::wrench_hop`).
+    /// planner and replay. None for a wrench space (planned by `planner::planar::wrench_space`).
     pub fn contact_model<S: Scalar + 'static>(&self) -> Option<Box<dyn ContactModel<S>>> {
         Some(match self {
             PlanarTerrainConfig::Rigid(ground) => Box::new(RigidGround {

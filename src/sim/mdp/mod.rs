@@ -41,10 +41,10 @@
 mod active_set;
 pub mod barrier;
 pub mod control;
-#[cfg(feature = "planner")]
-pub mod hop;
 pub mod plan;
 mod qp;
+#[cfg(feature = "planner")]
+pub mod sample;
 
 use std::f64::consts::{FRAC_PI_2, PI};
 use std::sync::Arc;

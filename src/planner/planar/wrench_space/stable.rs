@@ -4,7 +4,7 @@
 //! velocity loop, K_m V_p over the reduced mass it moves, is about 270 1/s on the hopper and
 //! turns its step unstable above about 5 ms). An open-loop replay of a plan with longer
 //! steps then drifts away from it geometrically, so a ground phase's duration is capped at
-//! (N − 1) · 0.9 · the longest stable step ([`super::WrenchHop::ground_duration_cap`]).
+//! (N − 1) · 0.9 · the longest stable step ([`super::WrenchSpacePlanner::ground_duration_cap`]).
 //!
 //! Choice: the stability of the step's *linear part*, with the mass matrix and gravity frozen
 //! at the start's configuration. Springs, dampers and drives are linear in the state, so for
@@ -18,12 +18,12 @@
 
 use nalgebra::DMatrix;
 
-use super::WrenchHop;
+use super::WrenchSpacePlanner;
 
 /// The top of the search: a robot stable at this step has no cap.
 const LONGEST: f64 = 0.1;
 
-impl WrenchHop {
+impl WrenchSpacePlanner {
     /// The longest stable step \[s\] (within 1e-6 s) at configuration `q`, `None` when the
     /// step is stable up to 0.1 s (a robot with no springs, dampers or drives).
     pub fn stable_step(&self, q: &[f64]) -> Option<f64> {

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use super::{ContactFrame, WrenchHop};
+use super::{ContactFrame, WrenchSpacePlanner};
 use crate::planner::planar::ocp::{
-    drive_commands_at_their_positions, drive_commands_continuous, drive_state_nominals,
+    drive_commands_continuous, drive_state_nominals, drives_at_rest,
 };
 use crate::planner::planar::{centre_of_mass_velocity, drives_holding, dynamics_rows, phase_name};
 use crate::planner::PlanError;
@@ -15,7 +15,7 @@ use crate::transcription::{
     Bounded, Node, Ocp, Phase, PhaseTrajectory, Point, PointBounds, PointConstraint, Trajectory,
 };
 
-impl WrenchHop {
+impl WrenchSpacePlanner {
     /// The depth where the terrain carries the robot's weight on the first phase's feet
     /// (shared equally), the feet level; `None` if the data's deepest node cannot. The
     /// weight and the capacity are along the base's `z` (vertical for a free robot, along
@@ -379,25 +379,11 @@ impl WrenchHop {
             point_constraints.push(PointConstraint {
                 name: "drives at rest".into(),
                 f: Box::new(move |pts: &[Vec<Sx>]| {
-                    let robot = &hop.robot;
                     let (x, u) = pts[0].split_at(l.n_x());
-                    let mut rows = drive_commands_at_their_positions(robot, x);
-                    let mut still = u.to_vec();
-                    for a in &mut still[l.accel()..l.accel() + l.n_q] {
-                        *a = Sx::from(0.0);
-                    }
-                    for (i, _) in robot.drives() {
-                        still[i] = Sx::from(0.0);
-                    }
                     let contacts = hop.contact_frames(&x[..l.n_q]);
-                    let residual = hop.dynamics_residual(x, &still, &first, &contacts);
-                    rows.extend(dynamics_rows(robot, residual, weight).into_iter().map(
-                        |mut row| {
-                            row.name = format!("at rest: {}", row.name);
-                            row
-                        },
-                    ));
-                    rows
+                    drives_at_rest(&hop.robot, x, u, l.accel(), weight, |still| {
+                        hop.dynamics_residual(x, still, &first, &contacts)
+                    })
                 }),
                 instances: vec![vec![point(0, Node::First)]],
             });

@@ -44,6 +44,7 @@
 //!   linear equality keeps the rows polynomial in the variables (the implicit form the
 //!   planar planner uses for the dynamics too).
 
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -54,7 +55,8 @@ use crate::solver::{self, IterationInfo, SolveReport, SolveSettings};
 use crate::terrain::wrench_space::WrenchSpace;
 use crate::transcription::{Nlp, Scheme, Trajectory};
 
-use super::PlanError;
+use super::{PlanarPlan, PlanarPlanner};
+use crate::planner::{PlanError, StageOutcome};
 
 mod contact;
 mod ocp;
@@ -77,7 +79,7 @@ impl WrenchPhase {
 
 /// A planar robot, a wrench space under every foot, a schedule and a task.
 #[derive(Clone)]
-pub struct WrenchHop {
+pub struct WrenchSpacePlanner {
     pub robot: PlanarRobot,
     pub space: Arc<WrenchSpace>,
     /// M_g of a contact = this factor times diag(m, m, I) of its body (the simulator's
@@ -159,10 +161,10 @@ pub(super) fn dot<S: Scalar>(a: &[S], b: &[S]) -> S {
         .fold(S::zero(), |s, (x, y)| s + x.clone() * y.clone())
 }
 
-impl WrenchHop {
+impl WrenchSpacePlanner {
     /// The plan a planar problem file on `terrain: {model: wrench_space}` asks for, with its
     /// data already loaded (the problem is validated: names exist, the schedule alternates).
-    pub fn from_problem(problem: &PlanarProblem, space: Arc<WrenchSpace>) -> WrenchHop {
+    pub fn from_problem(problem: &PlanarProblem, space: Arc<WrenchSpace>) -> WrenchSpacePlanner {
         let robot = problem.robot.build(problem.gravity);
         let grain_inertia = match &problem.terrain {
             PlanarTerrainConfig::WrenchSpace(ground) => ground.grain_inertia,
@@ -182,7 +184,7 @@ impl WrenchHop {
                 .position(|b| &b.name == name)
                 .expect("validated body name")
         });
-        WrenchHop {
+        WrenchSpacePlanner {
             apex_rise: problem.task.apex_rise,
             apex_of,
             inputs_squared: problem.task.objective
@@ -271,7 +273,7 @@ impl WrenchHop {
     }
 }
 
-impl WrenchHop {
+impl WrenchSpacePlanner {
     /// A ground phase's longest duration for its steps to stay stable, (N − 1) · 0.9 · the
     /// longest stable step at the start's configuration ([`Self::stable_step`], a 10 %
     /// margin), with that step; `None` for a flight or a robot stable at any step.
@@ -287,62 +289,69 @@ impl WrenchHop {
     }
 }
 
-/// A solved (or attempted) plan.
-pub struct WrenchPlan {
-    pub report: SolveReport,
-    pub trajectory: Trajectory,
-    pub setup_seconds: f64,
-    pub n_variables: usize,
-    pub n_constraints: usize,
-    /// The relaxation's iterations when the plan was made in two stages (included in the
-    /// report's).
-    pub relaxed_iterations: Option<usize>,
-}
-
-/// Transcribes and solves, from `start` or from the rest guess.
+/// Transcribes and solves `planner`'s wrench-space problem ([`PlanarPlanner::on_wrench_space`]),
+/// from `start` or from the rest guess.
 ///
 /// From the rest guess the full NLP does not converge (IPOPT ends locally infeasible: the
 /// variational inequality's rows are degenerate wherever g = 0, which is everywhere in a
 /// resting guess), so the plan is made in two stages: first the relaxation without maximum
-/// dissipation (any wrench in W(θ)), then the full NLP from that plan. The iterations and
-/// times reported are the two stages' sums.
+/// dissipation (any wrench in W(θ)), then the full NLP from that plan (`stages`: both). The
+/// iterations and times reported are the two stages' sums.
 pub fn plan(
-    hop: &Arc<WrenchHop>,
+    planner: &Rc<PlanarPlanner>,
     settings: &SolveSettings,
     start: Option<&Trajectory>,
     on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
-) -> Result<WrenchPlan, PlanError> {
-    let mut first_stage = None;
+) -> Result<PlanarPlan, PlanError> {
+    let hop = planner
+        .wrench_space
+        .as_ref()
+        .expect("a planner built on a wrench space");
+    let mut stages = Vec::new();
     let relaxed_start;
+    let mut setup_seconds = 0.0;
     let start = match (start, hop.maximum_dissipation) {
         (None, true) => {
-            let relaxed = Arc::new(WrenchHop {
+            let relaxed = Arc::new(WrenchSpacePlanner {
                 maximum_dissipation: false,
                 ..(**hop).clone()
             });
-            let stage = solve_once(&relaxed, settings, None, None)?;
-            relaxed_start = stage.trajectory.clone();
-            first_stage = Some(stage);
+            let (stage, trajectory, setup, _) = solve_once(&relaxed, settings, None, None)?;
+            relaxed_start = trajectory;
+            setup_seconds += setup;
+            stages.push(StageOutcome::of("relaxation", &stage));
             Some(&relaxed_start)
         }
         (start, _) => start,
     };
-    let mut plan = solve_once(hop, settings, start, on_iteration)?;
-    if let Some(stage) = first_stage {
-        plan.report.iterations += stage.report.iterations;
-        plan.report.solve_seconds += stage.report.solve_seconds;
-        plan.setup_seconds += stage.setup_seconds;
-        plan.relaxed_iterations = Some(stage.report.iterations);
+    let (mut report, trajectory, setup, (n_variables, n_constraints)) =
+        solve_once(hop, settings, start, on_iteration)?;
+    setup_seconds += setup;
+    if !stages.is_empty() {
+        stages.push(StageOutcome::of("maximum dissipation", &report));
+        report.iterations += stages[0].iterations;
+        report.solve_seconds += stages[0].solve_seconds;
     }
-    Ok(plan)
+    Ok(PlanarPlan {
+        planner: Rc::clone(planner),
+        report,
+        trajectory,
+        setup_seconds,
+        n_variables,
+        n_constraints,
+        stages,
+        starts: Vec::new(),
+        refinement: Vec::new(),
+    })
 }
 
+/// One IPOPT solve: its report, trajectory, set-up time and the NLP's size.
 fn solve_once(
-    hop: &Arc<WrenchHop>,
+    hop: &Arc<WrenchSpacePlanner>,
     settings: &SolveSettings,
     start: Option<&Trajectory>,
     on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
-) -> Result<WrenchPlan, PlanError> {
+) -> Result<(SolveReport, Trajectory, f64, (usize, usize)), PlanError> {
     let started = Instant::now();
     let mut nlp = Nlp::build(&hop.ocp()?, Scheme::Trapezoidal)?;
     let x0 = match start {
@@ -352,12 +361,6 @@ fn solve_once(
     let setup_seconds = started.elapsed().as_secs_f64();
     let report = solver::solve(&mut nlp, &x0, settings, None, on_iteration)?;
     let trajectory = nlp.unpack(&report.x);
-    Ok(WrenchPlan {
-        report,
-        setup_seconds,
-        n_variables: nlp.n_variables(),
-        n_constraints: nlp.n_constraints(),
-        trajectory,
-        relaxed_iterations: None,
-    })
+    let size = (nlp.n_variables(), nlp.n_constraints());
+    Ok((report, trajectory, setup_seconds, size))
 }

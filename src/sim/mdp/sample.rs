@@ -1,10 +1,10 @@
-//! What the replay of a planar wrench-space plan (`planner::wrench_hop`) in the MDP simulator
-//! returns: one [`HopSample`] per step. The replay itself, which reads the plan, is
-//! `output::wrench_hop::replay` (above both the planner and the simulator).
+//! What the replay of a planar wrench-space plan (`planner::planar::wrench_space`) in the MDP simulator
+//! returns: one [`MdpSample`] per step. The replay itself, which reads the plan, is
+//! `output::planar::wrench_space::replay` (above both the planner and the simulator).
 
 /// One replayed instant.
 #[derive(Clone, Debug, PartialEq)]
-pub struct HopSample {
+pub struct MdpSample {
     /// Time from the plan's start [s].
     pub time: f64,
     /// Plan phase and node when the sample falls on a node (else `None`).

@@ -1,5 +1,8 @@
 //! A planar plan's `solution.json` and `trajectory.csv` (columns named by the robot: see
-//! README's table of planar outputs).
+//! README's table of planar outputs), on every contact model; a plan on a wrench space adds
+//! its columns and its MDP replay ([`wrench_space`]).
+
+pub mod wrench_space;
 
 use std::path::Path;
 
@@ -69,8 +72,18 @@ pub struct PlanarSolutionFile<'a> {
     /// converged plan that does not is kept, marked here, and `loam solve` exits 1.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mesh_tolerance_met: Option<bool>,
-    /// The transcription's error per interval (`planner::planar::error`, MODEL.md 5.3).
-    pub transcription_error: crate::planner::planar::error::MeshError,
+    /// The transcription's error per interval (`planner::planar::error`, MODEL.md 5.3);
+    /// absent on a wrench space, whose plan `replay` measures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transcription_error: Option<crate::planner::planar::error::MeshError>,
+    /// How the phases are transcribed, where they differ from `transcription.scheme` (on a
+    /// wrench space: its ground phases are the MDP step).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheme: Option<&'static str>,
+    /// On a wrench space: the plan's open-loop replay in the MDP simulator against it
+    /// (`replay.csv`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<&'a wrench_space::MdpReplayRecord>,
 }
 
 /// Each phase's name, feet, nodes and duration.
@@ -165,6 +178,9 @@ fn cost_of_transport(robot: &PlanarRobot, trajectory: &Trajectory, distance: f64
 
 /// `trajectory.csv`: t, phase, node, then the state and control columns the robot names.
 pub fn trajectory_csv(plan: &PlanarPlan) -> String {
+    if let Some(hop) = &plan.planner.wrench_space {
+        return wrench_space::trajectory_csv(hop, &plan.trajectory);
+    }
     let mut columns = vec!["t".to_string(), "phase".into(), "node".into()];
     columns.extend(plan.planner.state_names());
     columns.extend(plan.planner.control_names());
@@ -186,11 +202,12 @@ pub fn trajectory_csv(plan: &PlanarPlan) -> String {
 
 /// Writes `solution.json` (with `provenance`) and `trajectory.csv` into `dir`, archiving
 /// another plan's files and moving IPOPT's log in as the hopper's [`super::write_run_with`]
-/// does.
+/// does; a plan on a wrench space with its MDP replay `mdp` (`replay.csv`, `replay.json`).
 pub fn write_planar_run(
     dir: &Path,
     problem: &PlanarProblem,
     plan: &PlanarPlan,
+    mdp: Option<&wrench_space::MdpReplay>,
     provenance: Provenance,
     ipopt_log: Option<&Path>,
 ) -> Result<PlanWritten, OutputError> {
@@ -215,8 +232,22 @@ pub fn write_planar_run(
             let kept = plan.refinement.iter().find(|r| r.kept)?;
             Some(kept.error <= mesh.tolerance)
         }),
-        transcription_error: plan.planner.interval_errors(&plan.trajectory),
+        transcription_error: plan
+            .planner
+            .wrench_space
+            .is_none()
+            .then(|| plan.planner.interval_errors(&plan.trajectory)),
+        scheme: plan
+            .planner
+            .wrench_space
+            .is_some()
+            .then_some("ground: the MDP step (semi-implicit Euler); flight: trapezoidal"),
+        replay: mdp.map(|m| &m.record),
     };
     let json = serde_json::to_string_pretty(&file).expect("solution serializes");
-    commit_plan(dir, &plan_id, &json, &trajectory, ipopt_log)
+    let written = commit_plan(dir, &plan_id, &json, &trajectory, ipopt_log)?;
+    if let (Some(mdp), Some(hop)) = (mdp, &plan.planner.wrench_space) {
+        mdp.write(dir, &plan_id, hop, &plan.trajectory)?;
+    }
+    Ok(written)
 }

@@ -1,7 +1,8 @@
-//! A planar plan on a wrench space (`planner::wrench_hop`): `solution.json`, `trajectory.csv`
-//! and its open-loop replay in the MDP simulator ([`replay`]), `replay.csv` with its record
-//! `replay.json`, laid out as a planar run folder so that `loam plot` draws it (the replay
-//! dashed).
+//! What a planar run folder holds beyond the law's when its plan is on a wrench space
+//! (`planner::planar::wrench_space`): `trajectory.csv`'s vertex weights and per-foot wrench
+//! columns, and the plan's open-loop replay in the MDP simulator ([`replay`]), `replay.csv`
+//! with its record `replay.json`, so that `loam plot` draws it (the replay dashed). The
+//! run's `solution.json` is the planar writer's (`super::write_planar_run`).
 //!
 //! `trajectory.csv`: t, phase, node, the NLP's whole node (the coordinates, their rates
 //! `d_<name>`, the drives' states; the inputs, the accelerations `dd_<name>`, each foot's
@@ -18,20 +19,16 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::identity::plan_id_of;
-use super::planar::{key_figures_of, phase_summaries, KeyFigures, PlanarPhaseSummary};
-use super::solution::commit_plan;
-use super::{OutputError, PlanWritten, Provenance, SolveRecord};
-use crate::planner::wrench_hop::{WrenchHop, WrenchPlan};
-use crate::problem::planar::PlanarProblem;
-use crate::sim::mdp::hop::HopSample;
+use crate::output::OutputError;
+use crate::planner::planar::wrench_space::WrenchSpacePlanner;
+use crate::sim::mdp::sample::MdpSample;
 use crate::sim::mdp::{GrainInertia, MdpError, MdpOptions, MdpSim, StepReport};
 use crate::terrain::wrench_set::WrenchSet;
 use crate::transcription::Trajectory;
 
 /// The replay against the plan.
 #[derive(Clone, Debug, Serialize)]
-pub struct HopReplayRecord {
+pub struct MdpReplayRecord {
     pub simulator: &'static str,
     /// Simulator steps per plan interval in flights (ground phases: one, the plan's own).
     pub flight_substeps: usize,
@@ -52,21 +49,8 @@ pub struct HopReplayRecord {
     pub apex_rise_m: Option<f64>,
 }
 
-#[derive(Serialize)]
-struct HopSolutionFile<'a> {
-    problem: &'a PlanarProblem,
-    #[serde(flatten)]
-    solve: SolveRecord,
-    key_figures: KeyFigures,
-    scheme: &'static str,
-    /// Iterations of the relaxation (no maximum dissipation) the plan started from.
-    relaxation_iterations: Option<usize>,
-    phases: Vec<PlanarPhaseSummary>,
-    replay: &'a HopReplayRecord,
-}
-
 /// The foot columns after a node's variables: wrench, depth and tilt per foot.
-fn foot_columns(hop: &WrenchHop) -> Vec<String> {
+fn foot_columns(hop: &WrenchSpacePlanner) -> Vec<String> {
     let mut names = Vec::new();
     for c in &hop.robot.contacts {
         for part in ["fx", "fz", "tau", "depth", "tilt"] {
@@ -77,14 +61,14 @@ fn foot_columns(hop: &WrenchHop) -> Vec<String> {
 }
 
 /// `trajectory.csv`'s columns after t, phase and node.
-pub fn trajectory_columns(hop: &WrenchHop) -> Vec<String> {
+pub fn trajectory_columns(hop: &WrenchSpacePlanner) -> Vec<String> {
     let (mut names, controls) = hop.names();
     names.extend(controls);
     names.extend(foot_columns(hop));
     names
 }
 
-fn state_and_input_names(hop: &WrenchHop) -> Vec<String> {
+fn state_and_input_names(hop: &WrenchSpacePlanner) -> Vec<String> {
     let mut names = hop.robot.state_names();
     names.extend(hop.robot.inputs.iter().map(|i| i.name.clone()));
     names.extend(foot_columns(hop));
@@ -101,16 +85,16 @@ fn state_and_input_names(hop: &WrenchHop) -> Vec<String> {
 /// interpolated linearly between nodes, as the collocation assumes; the feet may touch the
 /// sand in them, as in any simulation. The replay ends at the plan's last node's time.
 pub fn replay(
-    hop: &WrenchHop,
+    hop: &WrenchSpacePlanner,
     plan: &Trajectory,
     flight_substeps: usize,
-) -> Result<Vec<HopSample>, MdpError> {
+) -> Result<Vec<MdpSample>, MdpError> {
     let l = hop.layout();
     let set: Arc<dyn WrenchSet> = hop.space.clone();
     let first = &plan.phases[0].states[0];
     let (mut q, mut v) = (first[..l.n_q].to_vec(), first[l.n_q..2 * l.n_q].to_vec());
     let mut drives = first[2 * l.n_q..].to_vec();
-    let mut samples = vec![HopSample {
+    let mut samples = vec![MdpSample {
         time: 0.0,
         node: Some((0, 0)),
         q: q.clone(),
@@ -131,7 +115,7 @@ pub fn replay(
                   drives: &[f64],
                   u: &[f64],
                   time: f64,
-                  node: Option<(usize, usize)>| HopSample {
+                  node: Option<(usize, usize)>| MdpSample {
         time,
         node,
         q: report.q.clone(),
@@ -191,11 +175,11 @@ pub fn replay(
 }
 
 /// The plan's nodes with each foot's wrench, depth and tilt (see the module docs).
-pub fn trajectory_csv(hop: &WrenchHop, plan: &WrenchPlan) -> String {
+pub fn trajectory_csv(hop: &WrenchSpacePlanner, trajectory: &Trajectory) -> String {
     let l = hop.layout();
     let mut out = format!("t,phase,node,{}\n", trajectory_columns(hop).join(","));
     let mut t0 = 0.0;
-    for (p, phase) in plan.trajectory.phases.iter().enumerate() {
+    for (p, phase) in trajectory.phases.iter().enumerate() {
         for (k, (x, u)) in phase.states.iter().zip(&phase.controls).enumerate() {
             out.push_str(&format!("{:.9},{p},{k}", t0 + phase.node_time(k)));
             let mut row: Vec<f64> = x.clone();
@@ -217,7 +201,7 @@ pub fn trajectory_csv(hop: &WrenchHop, plan: &WrenchPlan) -> String {
 }
 
 /// The replay's steps (see the module docs).
-pub fn replay_csv(hop: &WrenchHop, plan: &WrenchPlan, samples: &[HopSample]) -> String {
+fn replay_csv(hop: &WrenchSpacePlanner, plan: &Trajectory, samples: &[MdpSample]) -> String {
     let l = hop.layout();
     let mut out = format!("t,{}\n", state_and_input_names(hop).join(","));
     for (i, s) in samples.iter().enumerate() {
@@ -233,14 +217,7 @@ pub fn replay_csv(hop: &WrenchHop, plan: &WrenchPlan, samples: &[HopSample]) -> 
                 }
             }
             None => {
-                let last = plan
-                    .trajectory
-                    .phases
-                    .last()
-                    .unwrap()
-                    .controls
-                    .last()
-                    .unwrap();
+                let last = plan.phases.last().unwrap().controls.last().unwrap();
                 row.extend(&last[..l.n_inputs]);
                 for c in 0..l.n_contacts {
                     let frame = hop.contact_frame(&s.q, c);
@@ -257,11 +234,11 @@ pub fn replay_csv(hop: &WrenchHop, plan: &WrenchPlan, samples: &[HopSample]) -> 
     out
 }
 
-impl HopReplayRecord {
+impl MdpReplayRecord {
     pub fn of(
-        hop: &WrenchHop,
-        plan: &WrenchPlan,
-        samples: &[HopSample],
+        hop: &WrenchSpacePlanner,
+        plan: &Trajectory,
+        samples: &[MdpSample],
         flight_substeps: usize,
     ) -> Self {
         let n_q = hop.robot.n_q();
@@ -269,7 +246,7 @@ impl HopReplayRecord {
         for s in samples {
             if let Some((p, k)) = s.node {
                 if hop.phases[p].is_ground() {
-                    let x = &plan.trajectory.phases[p].states[k];
+                    let x = &plan.phases[p].states[k];
                     for i in 0..n_q {
                         difference = difference.max((s.q[i] - x[i]).abs());
                     }
@@ -294,7 +271,7 @@ impl HopReplayRecord {
                 .map(|s| height(&s.q) - height(&first.q))
                 .fold(f64::NEG_INFINITY, f64::max)
         });
-        HopReplayRecord {
+        MdpReplayRecord {
             apex_rise_m,
             simulator: "mdp, vertex form, active set, open loop",
             flight_substeps,
@@ -307,47 +284,40 @@ impl HopReplayRecord {
     }
 }
 
-/// Writes `solution.json`, `trajectory.csv` and `replay.csv` into `dir` (archiving another
-/// plan's files and moving IPOPT's log in, as the other writers do).
-#[allow(clippy::too_many_arguments)]
-pub fn write_hop_run(
-    dir: &Path,
-    problem: &PlanarProblem,
-    hop: &WrenchHop,
-    plan: &WrenchPlan,
-    samples: &[HopSample],
-    replay: &HopReplayRecord,
-    provenance: Provenance,
-    ipopt_log: Option<&Path>,
-) -> Result<PlanWritten, OutputError> {
-    let trajectory = trajectory_csv(hop, plan);
-    let plan_id = plan_id_of(problem, trajectory.as_bytes());
-    let file = HopSolutionFile {
-        problem,
-        solve: SolveRecord::new(
-            &plan.report,
-            plan.setup_seconds,
-            plan.n_variables,
-            plan.n_constraints,
-            plan_id.clone(),
-            provenance,
-        ),
-        key_figures: key_figures_of(&hop.robot, &plan.trajectory),
-        scheme: "ground: the MDP step (semi-implicit Euler); flight: trapezoidal",
-        relaxation_iterations: plan.relaxed_iterations,
-        phases: phase_summaries(&plan.trajectory, problem),
-        replay,
-    };
-    let json = serde_json::to_string_pretty(&file).expect("solution serializes");
-    let written = commit_plan(dir, &plan_id, &json, &trajectory, ipopt_log)?;
-    // `replay.json` beside it names the plan it replays and the CSV's hash, as
-    // `loam simulate`'s replays do.
-    let csv = replay_csv(hop, plan, samples);
-    super::identity::write_derived(
-        &plan_id,
-        Some((&dir.join("replay.csv"), csv.as_bytes())),
-        &dir.join("replay.json"),
-        replay,
-    )?;
-    Ok(written)
+/// A wrench-space plan's replay in the MDP simulator: its steps and its record.
+pub struct MdpReplay {
+    pub samples: Vec<MdpSample>,
+    pub record: MdpReplayRecord,
+}
+
+impl MdpReplay {
+    /// Replays `plan` ([`replay`]) with `flight_substeps` simulator steps per flight interval.
+    pub fn of(
+        hop: &WrenchSpacePlanner,
+        plan: &Trajectory,
+        flight_substeps: usize,
+    ) -> Result<MdpReplay, MdpError> {
+        let samples = replay(hop, plan, flight_substeps)?;
+        let record = MdpReplayRecord::of(hop, plan, &samples, flight_substeps);
+        Ok(MdpReplay { samples, record })
+    }
+
+    /// Writes `replay.csv` and `replay.json` beside the plan `plan_id` in `dir`: the record
+    /// names the plan it replays and the CSV's hash, as `loam simulate`'s replays do.
+    pub fn write(
+        &self,
+        dir: &Path,
+        plan_id: &str,
+        hop: &WrenchSpacePlanner,
+        plan: &Trajectory,
+    ) -> Result<(), OutputError> {
+        let csv = replay_csv(hop, plan, &self.samples);
+        crate::output::identity::write_derived(
+            plan_id,
+            Some((&dir.join("replay.csv"), csv.as_bytes())),
+            &dir.join("replay.json"),
+            &self.record,
+        )?;
+        Ok(())
+    }
 }

@@ -1,13 +1,13 @@
 //! A wrench-space hop's contact rows: each sole's frame and wrench, the equations of motion
 //! with the grains' inertia, and the maximum-dissipation rows of a ground phase.
 
-use super::{dot, ContactFrame, WrenchHop};
+use super::{dot, ContactFrame, WrenchSpacePlanner};
 use crate::model::multibody::Frame;
 use crate::scalar::Scalar;
 
 use crate::terrain::wrench_set::WrenchSet;
 
-impl WrenchHop {
+impl WrenchSpacePlanner {
     /// Contact `c`'s depth, tilt and twist Jacobians at q.
     pub fn contact_frame<S: Scalar>(&self, q: &[S], c: usize) -> ContactFrame<S> {
         self.frame_in(&self.robot.body.frames(q), c)
