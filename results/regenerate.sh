@@ -8,7 +8,7 @@
 #   bash results/regenerate.sh --cheap PART...   # only these parts, e.g. jump-sweep hopper_rigid
 #
 # Parts: jump-sweep, jump-sweep-planar, hopper_granular, hopper_rigid, hopper_jump, hopper_two_hops, hopper_rail,
-# monopod_sand_hop, monopod_hop, monopod_granular_hop, monopod_gait, gait-cot,
+# monopod_sand_hop, monopod_gait_sand, monopod_hop, monopod_granular_hop, monopod_gait, gait-cot,
 # planar_foot_step, wrench_space, mdp and, without --cheap, dem. `--cheap` is what `cargo test --release --test suite --
 # results_fresh::` checks: when that test reports a drift the code meant, run it, look at the
 # figures it redraws and fix the README claims that quote the numbers (results/README.md,
@@ -28,7 +28,7 @@ if [ "${1:-}" = "--cheap" ]; then
     shift
 fi
 all_parts="jump-sweep jump-sweep-planar hopper_granular hopper_rigid hopper_jump hopper_two_hops hopper_rail monopod_sand_hop
-monopod_hop monopod_granular_hop monopod_gait gait-cot planar_foot_step wrench_space mdp"
+monopod_gait_sand monopod_hop monopod_granular_hop monopod_gait gait-cot planar_foot_step wrench_space mdp"
 $cheap || all_parts="$all_parts dem"
 parts="${*:-$all_parts}"
 for part in $parts; do
@@ -145,6 +145,14 @@ if wanted monopod_sand_hop; then
     $loam validate results/monopod_sand_hop -q \
         --terrain rigid,poppy_seeds,problems/monopod_sand_hop.yaml
     $loam plot results/monopod_sand_hop --png-only -q
+fi
+
+# The monopod's periodic stride on that sand (about a minute): `solve` replays it over three
+# strides open loop in the MDP simulator (replay.json's strides), `simulate` with the servos.
+if wanted monopod_gait_sand; then
+    solve_into monopod_gait_sand
+    $loam simulate results/monopod_gait_sand -q
+    $loam plot results/monopod_gait_sand --png-only --animate -q
 fi
 
 # The DEM bed: a poured and settled bed of ~14 000 3-mm grains with the Hertz-Mindlin law (about

@@ -416,10 +416,44 @@ fn simulate_planar(run_dir: &Path, options: &SimulateOptions) -> Result<Simulate
         mut problem,
         table,
         plan_id,
+        wrench_data,
         ..
     } = read_planar_run(run_dir)?;
     let mut stem = "replay".to_string();
     let mut data_file = None;
+    // A plan made on a wrench space, replayed on its own ground: the data file the run
+    // recorded (unchanged since), its ground phases stepped as they were planned.
+    let mut own_sand = None;
+    if let (None, PlanarTerrainConfig::WrenchSpace(_)) = (&options.terrain, &problem.terrain) {
+        let (path, sha256) = wrench_data.ok_or_else(|| {
+            ApiError::BadInput(format!(
+                "{}: the run records no wrench-space data file; name the ground: --terrain \
+                 FILE (the problem file it was solved from)",
+                run_dir.display()
+            ))
+        })?;
+        let bytes = std::fs::read(&path).map_err(|e| {
+            ApiError::BadInput(format!(
+                "{}: its wrench space {}: {e}; name the ground: --terrain FILE",
+                run_dir.display(),
+                path.display()
+            ))
+        })?;
+        if problem::sha256_hex(&bytes) != sha256 {
+            return Err(ApiError::BadInput(format!(
+                "{}: its wrench space {} changed since the plan was made (sha256 differs); \
+                 name the ground: --terrain FILE",
+                run_dir.display(),
+                path.display()
+            )));
+        }
+        let space = crate::terrain::wrench_space::WrenchSpace::load(&path)
+            .map_err(|e| ApiError::BadInput(format!("{}: {e}", path.display())))?;
+        own_sand = Some(std::sync::Arc::new(space));
+        // Beside the solve's open-loop `replay.csv`: this one has the servos every `loam
+        // simulate` replay has.
+        stem = "replay-servos".to_string();
+    }
     if let Some(spec) = &options.terrain {
         let (ground, named, file) = planar_terrain(spec, &problem.terrain)?;
         if ground != problem.terrain || file.is_some() {
@@ -452,14 +486,6 @@ fn simulate_planar(run_dir: &Path, options: &SimulateOptions) -> Result<Simulate
                     .into(),
             ))
         }
-        (_, true, None) => {
-            return Err(ApiError::BadInput(format!(
-                "{}: a plan on a wrench space has its MDP replay from the solve (replay.csv in \
-                 the same folder); to replay it again, name the wrench space: --terrain FILE \
-                 (the problem file it was solved from)",
-                run_dir.display()
-            )))
-        }
         _ => {}
     }
     let settings = planar::ReplaySettings {
@@ -481,12 +507,17 @@ fn simulate_planar(run_dir: &Path, options: &SimulateOptions) -> Result<Simulate
         }
         _ => {}
     }
-    let replay = match &data_file {
-        Some(file) => {
+    let sand = match (&data_file, own_sand) {
+        (Some(file), _) => Some((super::wrench_space_of(file, &problem.terrain)?, false)),
+        (None, Some(space)) => Some((space, true)),
+        (None, None) => None,
+    };
+    let replay = match sand {
+        Some((space, as_planned)) => {
             use crate::sim::mdp::{plan as mdp_plan, MdpError};
-            let space = super::wrench_space_of(file, &problem.terrain)?;
             let mut settings = mdp_plan::MdpReplaySettings {
                 max_steps: options.max_steps,
+                ground_steps_as_planned: as_planned,
                 ..Default::default()
             };
             if let Some(step) = options.mdp_step {

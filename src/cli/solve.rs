@@ -224,6 +224,23 @@ fn print_solved(solved: &Solved, out: &Path, written: &PlanWritten) {
                     replayed * 1e3
                 ));
             }
+            if let Some(r) = key.periodicity_residual {
+                lines.push(format!(
+                    "gait           cost of transport {:.4}, periodicity residual {r:.1e}",
+                    key.cost_of_transport.unwrap_or(f64::NAN)
+                ));
+            }
+            for s in &replay.strides {
+                lines.push(format!(
+                    "{:15}stride {}: length {:.4} m ({:+.2} %), apex {:.4} m ({:+.2} %)",
+                    if s.stride == 1 { "MDP strides" } else { "" },
+                    s.stride,
+                    s.length_m,
+                    100.0 * (s.length_m - s.planned_length_m) / s.planned_length_m,
+                    s.apex_m,
+                    100.0 * (s.apex_m - s.planned_apex_m) / s.planned_apex_m,
+                ));
+            }
             lines
         }
         Solved::Planar {

@@ -259,7 +259,8 @@ fn copy_tree(from: &Path, to: &Path) {
 
 #[test]
 fn simulate_with_any_shipped_terrain_replays_or_refuses_never_panics() {
-    // Every shipped run (results/*) against every shipped problem file and both presets:
+    // Every shipped run (results/*) against every shipped problem file, both presets and its
+    // own ground:
     // a replay (exit 0, or 1 for a replay that never reached its apex) or a clear refusal
     // (exit 2, `error: --terrain ...` or why the run cannot be replayed), never a panic.
     let dir = TempDir::new("terrains");
@@ -286,18 +287,14 @@ fn simulate_with_any_shipped_terrain_replays_or_refuses_never_panics() {
     terrains.extend(["rigid".to_owned(), "poppy_seeds".to_owned()]);
     let mut replayed = 0;
     for run in &runs {
-        for terrain in &terrains {
-            let out = loam(
-                dir.path(),
-                &[
-                    "simulate",
-                    run.to_str().unwrap(),
-                    "--terrain",
-                    terrain,
-                    "-q",
-                ],
-            );
-            let label = format!("{} --terrain {terrain}", run.display());
+        // Each terrain, and none (the run's own ground).
+        for terrain in terrains.iter().map(Some).chain([None]) {
+            let mut args = vec!["simulate", run.to_str().unwrap(), "-q"];
+            if let Some(terrain) = terrain {
+                args.extend(["--terrain", terrain]);
+            }
+            let out = loam(dir.path(), &args);
+            let label = format!("{} --terrain {terrain:?}", run.display());
             assert!(matches!(out.status, Some(0..=2)), "{label}: {}", out.dump());
             assert!(!out.stderr.contains("panicked"), "{label}: {}", out.dump());
             if out.code() == 2 {

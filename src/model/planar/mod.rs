@@ -250,6 +250,11 @@ impl PlanarRobot {
         self.contacts.iter().position(|c| c.name == name)
     }
 
+    /// Index of the body called `name`.
+    pub fn body_index(&self, name: &str) -> Option<usize> {
+        self.body.bodies.iter().position(|b| b.name == name)
+    }
+
     /// Index of the input called `name`.
     pub fn input(&self, name: &str) -> Option<usize> {
         self.inputs.iter().position(|i| i.name == name)

@@ -23,6 +23,7 @@ use crate::output::OutputError;
 use crate::planner::planar::wrench_space::WrenchSpacePlanner;
 use crate::sim::mdp::sample::MdpSample;
 use crate::sim::mdp::{GrainInertia, MdpError, MdpOptions, MdpSim, StepReport};
+use crate::sim::planar::{stride_reports, StrideReport, DEFAULT_STRIDES};
 use crate::terrain::wrench_set::WrenchSet;
 use crate::transcription::Trajectory;
 
@@ -47,6 +48,11 @@ pub struct MdpReplayRecord {
     /// robot's) in the replay \[m\] (the plan's: `task.apex_rise`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub apex_rise_m: Option<f64>,
+    /// A gait (`task.periodic`): the plan replayed stride after stride, nothing reset
+    /// between strides, each stride's length and apex against the plan's (as `loam
+    /// simulate` measures a gait in the event loop).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub strides: Vec<StrideReport>,
 }
 
 /// The foot columns after a node's variables: wrench, depth and tilt per foot.
@@ -83,11 +89,15 @@ fn state_and_input_names(hop: &WrenchSpacePlanner) -> Vec<String> {
 /// reproduces the plan's ground nodes up to the QP's rounding. Flights (trapezoidal in the
 /// plan) are replayed with `flight_substeps` simulator steps per plan interval and the inputs
 /// interpolated linearly between nodes, as the collocation assumes; the feet may touch the
-/// sand in them, as in any simulation. The replay ends at the plan's last node's time.
+/// sand in them, as in any simulation. The replay ends at the plan's last node's time, or a
+/// gait's (`task.periodic`) after `periods` repetitions of its plan: the inputs repeat, the
+/// state carries on (a sample's `node` is then numbered on: phase p of period k is
+/// k · phases + p).
 pub fn replay(
     hop: &WrenchSpacePlanner,
     plan: &Trajectory,
     flight_substeps: usize,
+    periods: usize,
 ) -> Result<Vec<MdpSample>, MdpError> {
     let l = hop.layout();
     let set: Arc<dyn WrenchSet> = hop.space.clone();
@@ -127,7 +137,15 @@ pub fn replay(
         tilts: report.contacts.iter().map(|c| c.tilt).collect(),
         clamped: report.contacts.iter().any(|c| c.clamped.is_some()),
     };
-    for (p, (spec, phase)) in hop.phases.iter().zip(&plan.phases).enumerate() {
+    let n_phases = hop.phases.len();
+    let repeated = (0..periods.max(1)).flat_map(|k| {
+        hop.phases
+            .iter()
+            .zip(&plan.phases)
+            .enumerate()
+            .map(move |(p, pair)| (k * n_phases + p, pair))
+    });
+    for (p, (spec, phase)) in repeated {
         let intervals = phase.states.len() - 1;
         let h = phase.duration / intervals as f64;
         let substeps = if spec.is_ground() {
@@ -242,10 +260,11 @@ impl MdpReplayRecord {
         flight_substeps: usize,
     ) -> Self {
         let n_q = hop.robot.n_q();
+        let n_phases = hop.phases.len();
         let mut difference: f64 = 0.0;
         for s in samples {
             if let Some((p, k)) = s.node {
-                if hop.phases[p].is_ground() {
+                if p < n_phases && hop.phases[p].is_ground() {
                     let x = &plan.phases[p].states[k];
                     for i in 0..n_q {
                         difference = difference.max((s.q[i] - x[i]).abs());
@@ -253,8 +272,35 @@ impl MdpReplayRecord {
                 }
             }
         }
-        let (first, last) = (&samples[0], samples.last().unwrap());
+        // The plan's figures over its own period (a gait's later strides: `strides`).
+        let period = samples
+            .iter()
+            .rposition(|s| s.node.is_some_and(|(p, _)| p < n_phases))
+            .unwrap_or(samples.len() - 1);
+        let (first, last) = (&samples[0], &samples[period]);
         let com = |q: &[f64]| hop.robot.body.centre_of_mass(q)[1];
+        let strides = if hop.task.periodic {
+            let rows: Vec<Vec<f64>> = samples
+                .iter()
+                .map(|s| std::iter::once(s.time).chain(s.q.iter().copied()).collect())
+                .collect();
+            let nodes = plan.phases.iter().flat_map(|p| &p.states);
+            let planned_apex = nodes
+                .map(|x| com(&x[..n_q]))
+                .fold(f64::NEG_INFINITY, f64::max);
+            let duration: f64 = plan.phases.iter().map(|p| p.duration).sum();
+            let length = hop.task.distance.unwrap_or(0.0);
+            let periods = samples.last().unwrap().time / duration;
+            stride_reports(
+                &rows,
+                com,
+                duration / hop.task.strides.max(1) as f64,
+                (length / hop.task.strides.max(1) as f64, planned_apex),
+                (periods.round() as usize) * hop.task.strides.max(1),
+            )
+        } else {
+            Vec::new()
+        };
         let end_depths_m = (0..hop.robot.contacts.len())
             .map(|c| hop.contact_frame(&last.q, c).depth)
             .collect();
@@ -280,6 +326,7 @@ impl MdpReplayRecord {
             ground_difference: difference,
             end_depths_m,
             clamped_steps: samples.iter().filter(|s| s.clamped).count(),
+            strides,
         }
     }
 }
@@ -291,13 +338,19 @@ pub struct MdpReplay {
 }
 
 impl MdpReplay {
-    /// Replays `plan` ([`replay`]) with `flight_substeps` simulator steps per flight interval.
+    /// Replays `plan` ([`replay`]) with `flight_substeps` simulator steps per flight
+    /// interval; a gait over [`DEFAULT_STRIDES`] strides.
     pub fn of(
         hop: &WrenchSpacePlanner,
         plan: &Trajectory,
         flight_substeps: usize,
     ) -> Result<MdpReplay, MdpError> {
-        let samples = replay(hop, plan, flight_substeps)?;
+        let periods = if hop.task.periodic {
+            hop.task.replay_periods(DEFAULT_STRIDES)
+        } else {
+            1
+        };
+        let samples = replay(hop, plan, flight_substeps, periods)?;
         let record = MdpReplayRecord::of(hop, plan, &samples, flight_substeps);
         Ok(MdpReplay { samples, record })
     }

@@ -320,6 +320,14 @@ impl Schema for PlanarProblem {
                 ),
             );
         }
+        if let Some(h) = self.task.swing_height {
+            if !(h.is_finite() && h > 0.0) {
+                fail!(
+                    "task.swing_height".into(),
+                    format!("must be a finite height > 0 m (leave it out for none), got {h}"),
+                );
+            }
+        }
         if let Some(name) = &self.task.apex_of {
             let robot = self.robot.build(self.gravity);
             let bodies: Vec<&str> = robot.body.bodies.iter().map(|b| b.name.as_str()).collect();
@@ -396,10 +404,16 @@ impl PlanarProblem {
             );
         }
         let why = "on a wrench space loam plans ground phases (the MDP step) and flights in \
-                   turn from rest in the sand to a distance or an apex";
+                   turn, from rest in the sand to a distance or an apex, or a gait's stride";
         if let Some(first) = self.schedule.first() {
-            if first.contacts.is_empty() {
-                fail("schedule[0].contacts", &format!("must list a foot: {why}"));
+            if first.contacts.is_empty() && !self.task.periodic {
+                fail(
+                    "schedule[0].contacts",
+                    &format!(
+                        "must list a foot: {why} (a periodic stride may start in flight, at \
+                         its apex)"
+                    ),
+                );
             }
         }
         for p in 1..self.schedule.len() {
@@ -426,20 +440,11 @@ impl PlanarProblem {
                  end with a flight",
             );
         }
-        if self.task.periodic {
+        if !self.task.start.at_rest && !self.task.periodic {
             fail(
-                "task.periodic",
-                &format!("not planned on a wrench space yet ({why})"),
+                "task.start.at_rest",
+                &format!("must be true but for a gait (`task.periodic`): {why}"),
             );
-        }
-        if self.task.speed.is_some() {
-            fail(
-                "task.speed",
-                &format!("not planned on a wrench space yet ({why})"),
-            );
-        }
-        if !self.task.start.at_rest {
-            fail("task.start.at_rest", &format!("must be true: {why}"));
         }
         if self.robot.build(self.gravity).locked.contains(&1) {
             fail(

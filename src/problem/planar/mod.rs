@@ -408,6 +408,13 @@ pub struct PlanarTask {
     pub strides: usize,
     /// What is minimised. Default `effort`.
     pub objective: Objective,
+    /// The least height \[m\], > 0, of a swinging foot above the ground at the middle of
+    /// each phase it is off the ground in: at node k of N the foot keeps above the surface by
+    /// `swing_height · (1 − |2k/(N−1) − 1|)`, a tent that is 0 at the phase's ends. Without
+    /// it a swing may skim the ground (the effort-optimal swing often does), which any replay
+    /// turns into an early touchdown. Default: none (the foot only stays above the surface).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swing_height: Option<f64>,
     /// The safety margin of every contact that the planner holds \[-\], >= 0: each held foot
     /// keeps this share of the robot's weight (split over the feet down) at every stance node
     /// but its lift-off node, and a foot leaving a bed accelerates upward with at least this
@@ -452,6 +459,7 @@ impl Default for PlanarTask {
             speed: None,
             strides: 1,
             objective: Objective::default(),
+            swing_height: None,
             contact_margin: default_contact_margin(),
         }
     }

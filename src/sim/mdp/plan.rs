@@ -46,6 +46,12 @@ pub struct MdpReplaySettings {
     pub max_step: f64,
     /// The replay stops (written, marked incomplete) after this many steps.
     pub max_steps: usize,
+    /// Step each interval of a phase with feet on the sand in one step, as a plan made on
+    /// this wrench space was transcribed (`planner::planar::wrench_space`: its ground phases
+    /// are this simulator's step at the plan's interval), flights still at `max_step`. The
+    /// replay of such a plan on its own ground; a plan made on another ground is replayed
+    /// at `max_step` throughout.
+    pub ground_steps_as_planned: bool,
 }
 
 impl Default for MdpReplaySettings {
@@ -53,6 +59,7 @@ impl Default for MdpReplaySettings {
         MdpReplaySettings {
             max_step: MdpOptions::default().step,
             max_steps: 2_000_000,
+            ground_steps_as_planned: false,
         }
     }
 }
@@ -152,7 +159,16 @@ pub fn replay(
         if t1 <= t0 {
             continue; // a phase boundary: two nodes at one time
         }
-        let m = ((t1 - t0) / settings.max_step - 1e-9).ceil().max(1.0) as usize;
+        let on_sand = settings.ground_steps_as_planned
+            && problem
+                .schedule
+                .get(plan.phase[k])
+                .is_some_and(|p| !p.contacts.is_empty());
+        let m = if on_sand {
+            1
+        } else {
+            ((t1 - t0) / settings.max_step - 1e-9).ceil().max(1.0) as usize
+        };
         let h = (t1 - t0) / m as f64;
         sim.set_step(h)?;
         for s in 0..m {

@@ -45,7 +45,9 @@ use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
 use dynamics::{Mode, Sim};
 use events::{Run, TOLERANCES};
 pub use plan::{read_plan, servo_command, servo_gains, PlanTable};
-pub use strides::{replay_plan, replay_plan_with, strides_of, StrideReport, DEFAULT_STRIDES};
+pub use strides::{
+    replay_plan, replay_plan_with, stride_reports, strides_of, StrideReport, DEFAULT_STRIDES,
+};
 pub use summary::{apex_body_of, replay_columns, summarise, Ran};
 
 #[derive(Debug, thiserror::Error)]

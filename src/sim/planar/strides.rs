@@ -113,15 +113,36 @@ pub fn strides_of<E>(
         .iter()
         .map(|x| com_z(x))
         .fold(f64::NEG_INFINITY, f64::max);
+    replay.summary.strides = stride_reports(
+        &replay.rows,
+        |x| com_z(x),
+        period,
+        (planned_length, planned_apex),
+        strides,
+    );
+    Ok(replay)
+}
+
+/// Each of `strides` strides of a replay's `rows` (t, then the state: the base's x first)
+/// against the plan's `(length, apex)`, a stride lasting `period`: its length (the base's
+/// advance from one stride boundary to the next, boundaries being rows at k · period) and its
+/// apex (the highest `com_z` of the state over the stride). Strides stop at the first whose
+/// boundaries the replay did not reach.
+pub fn stride_reports(
+    rows: &[Vec<f64>],
+    com_z: impl Fn(&[f64]) -> f64,
+    period: f64,
+    (planned_length, planned_apex): (f64, f64),
+    strides: usize,
+) -> Vec<StrideReport> {
     let relative = |a: f64, b: f64| (a - b).abs() / b.abs().max(1e-9);
-    let rows = &replay.rows;
     // The sample at (or nearest) a time: stride boundaries are plan nodes, sampled exactly.
     let at = |t: f64| {
         rows.iter()
             .min_by(|a, b| (a[0] - t).abs().total_cmp(&(b[0] - t).abs()))
             .filter(|row| (row[0] - t).abs() < 1e-6)
     };
-    replay.summary.strides = (0..strides)
+    (0..strides)
         .map_while(|k| {
             let (t0, t1) = (k as f64 * period, (k + 1) as f64 * period);
             let (start, end) = (at(t0)?, at(t1)?);
@@ -141,6 +162,5 @@ pub fn strides_of<E>(
                 apex_error_rel: relative(apex, planned_apex),
             })
         })
-        .collect();
-    Ok(replay)
+        .collect()
 }

@@ -46,7 +46,7 @@ pub fn apex_body_of(problem: &PlanarProblem, robot: &PlanarRobot) -> Option<usiz
         .task
         .apex_of
         .as_ref()
-        .and_then(|name| robot.body.bodies.iter().position(|b| &b.name == name))
+        .and_then(|name| robot.body_index(name))
 }
 
 /// The replay `ran` of `plan` (of `problem`, on `problem.terrain`) against the plan: distance,

@@ -49,7 +49,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::model::planar::PlanarRobot;
-use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
+use crate::problem::planar::{PlanarProblem, PlanarTask, PlanarTerrainConfig};
 use crate::scalar::Scalar;
 use crate::solver::{self, IterationInfo, SolveReport, SolveSettings};
 use crate::terrain::wrench_space::WrenchSpace;
@@ -90,12 +90,10 @@ pub struct WrenchSpacePlanner {
     pub start_set: Vec<(usize, f64)>,
     /// Coordinates fixed at the end, by index.
     pub end_set: Vec<(usize, f64)>,
-    /// Coordinates' change from start to end, by index.
-    pub end_change: Vec<(usize, f64)>,
     /// Zero velocity at the end.
     pub end_at_rest: bool,
-    /// The base's x at the end [m] (the start is at x = 0).
-    pub distance: Option<f64>,
+    /// The task as the problem states it (its rows: `planner::planar::ocp::TaskRows`).
+    pub task: PlanarTask,
     /// The apex rise of the task \[m\]: the last flight ends at the apex (the centre of
     /// mass at rest vertically), `apex_of`'s centre of mass (or the robot's) this much above
     /// its start.
@@ -176,14 +174,11 @@ impl WrenchSpacePlanner {
         let set = |map: &std::collections::BTreeMap<String, f64>| {
             map.iter().map(|(n, v)| (index(n), *v)).collect()
         };
-        let apex_of = problem.task.apex_of.as_ref().map(|name| {
-            robot
-                .body
-                .bodies
-                .iter()
-                .position(|b| &b.name == name)
-                .expect("validated body name")
-        });
+        let apex_of = problem
+            .task
+            .apex_of
+            .as_ref()
+            .map(|name| robot.body_index(name).expect("validated body name"));
         WrenchSpacePlanner {
             apex_rise: problem.task.apex_rise,
             apex_of,
@@ -204,9 +199,8 @@ impl WrenchSpacePlanner {
                 .collect(),
             start_set: set(&problem.task.start.set),
             end_set: set(&problem.task.end.set),
-            end_change: set(&problem.task.end.change),
             end_at_rest: problem.task.end.at_rest,
-            distance: problem.task.distance,
+            task: problem.task.clone(),
             grain_inertia,
             maximum_dissipation: true,
             space,
@@ -235,9 +229,13 @@ impl WrenchSpacePlanner {
                     .into(),
             );
         }
-        if self.phases.is_empty() || !self.phases[0].is_ground() {
+        if !self.phases.iter().any(WrenchPhase::is_ground) {
+            return fail("a wrench-space plan touches the sand: a phase lists feet".into());
+        }
+        if !self.phases[0].is_ground() && !self.task.periodic {
             return fail(
-                "a wrench-space plan starts on the ground: the first phase lists feet".into(),
+                "a wrench-space plan starts on the ground (the first phase lists feet), but                  for a gait's stride (`task.periodic`), which may start in flight at its apex"
+                    .into(),
             );
         }
         for (p, phase) in self.phases.iter().enumerate() {

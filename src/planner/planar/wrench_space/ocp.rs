@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use super::{ContactFrame, WrenchSpacePlanner};
 use crate::planner::planar::ocp::{
-    drive_commands_continuous, drive_state_nominals, drives_at_rest,
+    drive_commands_continuous, drive_state_nominals, drives_at_rest, swing_clearance, TaskRows,
 };
-use crate::planner::planar::{centre_of_mass_velocity, drives_holding, dynamics_rows, phase_name};
+use crate::planner::planar::{drives_holding, dynamics_rows, phase_name};
 use crate::planner::PlanError;
 use crate::scalar::Scalar;
 use crate::symbolic::Sx;
@@ -22,7 +22,7 @@ impl WrenchSpacePlanner {
     /// the guide for one on a tilted rail: gravity's share g cos β, and each vertex's force
     /// along the rail; the guide takes the rest), at the start's posture and tilt.
     pub fn rest_depth(&self) -> Option<f64> {
-        let feet = &self.phases[0].contacts;
+        let feet = &self.first_ground_phase().contacts;
         let q = self.start_posture();
         let zero = vec![0.0; q.len()];
         let weight = self.robot.body.bias_forces(&q, &zero)[1] / feet.len() as f64;
@@ -51,6 +51,15 @@ impl WrenchSpacePlanner {
         Some(low)
     }
 
+    /// The first phase with feet on the sand (the first phase, but for a gait's stride that
+    /// begins in flight).
+    pub(super) fn first_ground_phase(&self) -> &super::WrenchPhase {
+        self.phases
+            .iter()
+            .find(|p| p.is_ground())
+            .expect("a validated schedule has a ground phase")
+    }
+
     /// The standing posture with the start's set coordinates.
     fn start_posture(&self) -> Vec<f64> {
         let mut q = self.robot.standing.clone();
@@ -77,7 +86,7 @@ impl WrenchSpacePlanner {
         // The base moved along its z (up or down, cos β of it vertical on a guide) so that
         // the first phase's feet sit at the rest depth on average (the start's set
         // coordinates, a crouch say, move them from standing's z = 0).
-        let feet = &self.phases[0].contacts;
+        let feet = &self.first_ground_phase().contacts;
         let mean = feet
             .iter()
             .map(|&c| self.contact_frame(&q, c).depth)
@@ -298,8 +307,9 @@ impl WrenchSpacePlanner {
             if p > 0 {
                 at_surface.push(point(p - 1, Node::Last));
             }
-            if p + 2 == self.phases.len() && self.apex_rise.is_none() {
-                // The schedule ends with a flight: it ends at touchdown (or at the apex).
+            if p + 2 == self.phases.len() && self.apex_rise.is_none() && !self.task.periodic {
+                // The schedule ends with a flight: it ends at touchdown (or at the apex, as
+                // a gait's stride does).
                 at_surface.push(point(p + 1, Node::Last));
             }
             if !at_surface.is_empty() {
@@ -326,8 +336,8 @@ impl WrenchSpacePlanner {
             }
         }
 
-        // The start: at rest on the sand.
-        let depth = self.start_depth()?;
+        // The start: at rest on the sand, or (a gait) wherever its stride closes.
+        let at_rest = self.task.start.at_rest;
         let mut start = vec![None; l.n_x() + l.n_u()];
         if !self.robot.locked.contains(&0) {
             start[0] = Some((0.0, 0.0));
@@ -335,8 +345,11 @@ impl WrenchSpacePlanner {
         for &(i, value) in &self.start_set {
             start[i] = Some((value, value));
         }
-        let drives = l.n_drive_states > 0;
+        let drives = l.n_drive_states > 0 && at_rest;
         for i in 0..l.n_q {
+            if !at_rest {
+                break;
+            }
             start[l.n_q + i] = Some((0.0, 0.0));
             // With drives, the "drives at rest" rows below say it (the command rate may start
             // at any value, a step in the commanded velocity; the accelerations follow).
@@ -348,27 +361,30 @@ impl WrenchSpacePlanner {
             point: point(0, Node::First),
             state_bounds: start,
         });
-        let hop = Arc::clone(self);
-        let first = self.phases[0].contacts.clone();
-        point_constraints.push(PointConstraint {
-            name: "start at rest depth".into(),
-            f: Box::new(move |pts: &[Vec<Sx>]| {
-                let q = &pts[0][..l.n_q];
-                first
-                    .iter()
-                    .map(|&c| {
-                        let name = &hop.robot.contacts[c].name;
-                        Bounded::equal(
-                            format!("{name} at rest depth"),
-                            hop.contact_frame(q, c).depth,
-                            depth,
-                        )
-                        .nominal(0.01)
-                    })
-                    .collect()
-            }),
-            instances: vec![vec![point(0, Node::First)]],
-        });
+        if at_rest {
+            let depth = self.start_depth()?;
+            let hop = Arc::clone(self);
+            let first = self.phases[0].contacts.clone();
+            point_constraints.push(PointConstraint {
+                name: "start at rest depth".into(),
+                f: Box::new(move |pts: &[Vec<Sx>]| {
+                    let q = &pts[0][..l.n_q];
+                    first
+                        .iter()
+                        .map(|&c| {
+                            let name = &hop.robot.contacts[c].name;
+                            Bounded::equal(
+                                format!("{name} at rest depth"),
+                                hop.contact_frame(q, c).depth,
+                                depth,
+                            )
+                            .nominal(0.01)
+                        })
+                        .collect()
+                }),
+                instances: vec![vec![point(0, Node::First)]],
+            });
+        }
 
         if drives {
             // At rest: each drive's command at its coordinate, and the equations of motion
@@ -388,6 +404,13 @@ impl WrenchSpacePlanner {
                 instances: vec![vec![point(0, Node::First)]],
             });
         }
+        let hop = Arc::clone(self);
+        point_constraints.extend(swing_clearance(
+            &self.robot,
+            &self.task,
+            self.phases.iter().map(|p| (p.contacts.clone(), p.nodes)),
+            move |q: &[Sx], c| vec![hop.contact_frame(q, c).depth],
+        ));
         point_constraints.extend(drive_commands_continuous(
             &self.robot,
             l.n_x(),
@@ -399,9 +422,6 @@ impl WrenchSpacePlanner {
         for &(i, value) in &self.end_set {
             end[i] = Some((value, value));
         }
-        if let Some(distance) = self.distance {
-            end[0] = Some((distance, distance));
-        }
         if self.end_at_rest {
             for i in 0..l.n_q {
                 end[l.n_q + i] = Some((0.0, 0.0));
@@ -412,60 +432,12 @@ impl WrenchSpacePlanner {
             point: last,
             state_bounds: end,
         });
-        if !self.end_change.is_empty() {
-            let change = self.end_change.clone();
-            let names: Vec<String> = self
-                .robot
-                .coordinates
-                .iter()
-                .map(|c| c.name.clone())
-                .collect();
-            point_constraints.push(PointConstraint {
-                name: "end change".into(),
-                f: Box::new(move |pts: &[Vec<Sx>]| {
-                    change
-                        .iter()
-                        .map(|&(i, value)| {
-                            Bounded::equal(
-                                format!("{} change", names[i]),
-                                pts[1][i].clone() - pts[0][i].clone(),
-                                value,
-                            )
-                            .nominal(0.1)
-                        })
-                        .collect()
-                }),
-                instances: vec![vec![point(0, Node::First), last]],
-            });
-        }
-
-        if let Some(rise) = self.apex_rise {
+        let task = TaskRows::of(&self.robot, &self.task, !self.phases[0].is_ground());
+        if task.any() {
             let hop = Arc::clone(self);
-            let apex_of = self.apex_of;
             point_constraints.push(PointConstraint {
-                name: "apex".into(),
-                f: Box::new(move |pts: &[Vec<Sx>]| {
-                    let body = &hop.robot.body;
-                    let height = |q: &[Sx]| match apex_of {
-                        Some(b) => body.point(q, b, body.bodies[b].com)[1].clone(),
-                        None => body.centre_of_mass(q)[1].clone(),
-                    };
-                    let (first, last) = (&pts[0], &pts[1]);
-                    let vz = centre_of_mass_velocity(
-                        &hop.robot,
-                        &last[..l.n_q],
-                        &last[l.n_q..2 * l.n_q],
-                    );
-                    vec![
-                        Bounded::equal(
-                            "apex rise",
-                            height(&last[..l.n_q]) - height(&first[..l.n_q]),
-                            rise,
-                        )
-                        .nominal(0.01),
-                        Bounded::equal("apex", vz, 0.0).nominal(0.1),
-                    ]
-                }),
+                name: "task".into(),
+                f: Box::new(move |pts: &[Vec<Sx>]| task.rows(&hop.robot, &pts[0], &pts[1])),
                 instances: vec![vec![point(0, Node::First), last]],
             });
         }
@@ -485,7 +457,8 @@ impl WrenchSpacePlanner {
         control_nominal.extend(vec![0.1; l.m * l.n_contacts]);
         control_nominal.extend(self.robot.coordinates.iter().map(|c| c.nominal));
         Ok(Ocp {
-            total_duration: None,
+            // A gait's speed fixes its stride time.
+            total_duration: self.task.stride_time().map(|t| (t, t)),
             state_names,
             control_names,
             state_nominal,
@@ -529,7 +502,7 @@ impl WrenchSpacePlanner {
         let rest = self.rest_configuration()?;
         let depth = self.start_depth()?;
         let total_nodes: usize = self.phases.iter().map(|p| p.nodes).sum();
-        let distance = self.distance.unwrap_or(0.0);
+        let distance = self.task.distance.unwrap_or(0.0);
         let mut seen = 0;
         let mut phases = Vec::new();
         for spec in &self.phases {
@@ -547,7 +520,7 @@ impl WrenchSpacePlanner {
                 x.extend(drives_holding(
                     &self.robot,
                     &q,
-                    &self.phases[0].contacts,
+                    &self.first_ground_phase().contacts,
                     self.robot.body.total_mass() * self.robot.body.gravity,
                 ));
                 let mut u = vec![0.0; l.n_u()];

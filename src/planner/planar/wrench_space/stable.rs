@@ -60,7 +60,7 @@ impl WrenchSpacePlanner {
             .try_inverse()
             .expect("a validated robot's mass matrix is invertible");
         // The held feet's point Jacobians over the free coordinates (x and z rows).
-        let feet = &self.phases[0].contacts;
+        let feet = &self.first_ground_phase().contacts;
         let mut jac = DMatrix::zeros(2 * feet.len(), free.len());
         for (r, &c) in feet.iter().enumerate() {
             let spec = &robot.contacts[c];
