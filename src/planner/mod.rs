@@ -28,11 +28,12 @@ pub enum PlanError {
          granular bed); the problem has phases {0}"
     )]
     Schedule(String),
-    /// A wrench-space terrain reached the planar planner (only `loam solve` plans it, with
-    /// `planner::planar::wrench_space`).
+    /// A wrench-space problem reached a path that plans from the problem alone (its data file
+    /// is read relative to the problem file: `api::solve`, `PlanarPlanner::on_wrench_space`).
     #[error(
-        "a wrench-space terrain is planned by `loam solve` alone (`planner::planar::wrench_space`); \
-         sweeps, benchmarks and warm starts do not take it yet"
+        "a wrench-space terrain is planned from its problem file (`loam solve`, Python's \
+         `loam.solve`, whose planner reads the data beside it); sweeps and benchmarks do not \
+         take it yet"
     )]
     WrenchSpace,
     /// A problem this planner cannot plan, in its own words (the wrench-space planner's
