@@ -52,8 +52,9 @@ fn x_label(field: &str) -> String {
 struct Group {
     label: String,
     /// x, planned distance, replayed distance, planned peak, replayed peak (NaN: not
-    /// replayed), the plan's cost of transport (NaN: none).
-    points: Vec<[f64; 6]>,
+    /// replayed), the plan's cost of transport (NaN: none), and 1 where the plan converged
+    /// (0: IPOPT's best iterate, drawn hollow).
+    points: Vec<[f64; 7]>,
 }
 
 pub struct PlanarSweepFigure {
@@ -126,6 +127,11 @@ impl PlanarSweepFigure {
             number("replay_com_peak_m")?,
             cot,
         ];
+        let converged: Vec<f64> = table
+            .text("converged")?
+            .iter()
+            .map(|v| if *v == "true" { 1.0 } else { 0.0 })
+            .collect();
         let others: Vec<Vec<&str>> = varied[1..]
             .iter()
             .map(|c| table.text(c))
@@ -147,6 +153,7 @@ impl PlanarSweepFigure {
                 columns[2][i],
                 columns[3][i],
                 columns[4][i],
+                converged[i],
             ];
             match groups.iter_mut().find(|g| g.label == label) {
                 Some(group) => group.points.push(point),
@@ -190,6 +197,19 @@ impl Figure for PlanarSweepFigure {
             LegendEntry::line("plan", DARK, Stroke::Solid, 2),
             LegendEntry::line("replay", DARK, Stroke::Dashed(8, 5), 2),
         ];
+        if self
+            .groups
+            .iter()
+            .flat_map(|g| &g.points)
+            .any(|p| p[6] == 0.0)
+        {
+            entries.push(LegendEntry::marker(
+                "plan not converged (IPOPT's best iterate)",
+                DARK,
+                Marker::Circle,
+                false,
+            ));
+        }
         for (g, group) in self.groups.iter().enumerate() {
             if !group.label.is_empty() {
                 entries.push(LegendEntry::line(
@@ -257,7 +277,17 @@ impl Figure for PlanarSweepFigure {
                 };
                 let (planned, replayed) = (series(plan), series(replay));
                 draw_line(&mut chart, &planned, color, Stroke::Solid, 2)?;
-                draw_markers(&mut chart, &planned, (Marker::Circle, true), 4, color)?;
+                // Converged plans filled, the others hollow.
+                for filled in [true, false] {
+                    let points: Vec<(f64, f64)> = group
+                        .points
+                        .iter()
+                        .filter(|p| p[plan].is_finite() && (p[6] == 1.0) == filled)
+                        .map(|p| (p[0], p[plan]))
+                        .collect();
+                    let size = if filled { 4 } else { 6 };
+                    draw_markers(&mut chart, &points, (Marker::Circle, filled), size, color)?;
+                }
                 if replay != plan {
                     draw_line(&mut chart, &replayed, color, Stroke::Dashed(8, 5), 2)?;
                     draw_markers(&mut chart, &replayed, (Marker::Diamond, false), 6, color)?;

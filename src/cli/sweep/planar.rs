@@ -7,7 +7,8 @@
 //! (`replays.rs`: `replays.csv`, the paper's Fig. 5).
 //!
 //! Not for planar problems (refused, exit 2): `--warm-start` and `--shard` (the hopper's
-//! chains and slices), and wrench-space terrains (their replay is `loam solve`'s own).
+//! chains and slices). A point on a wrench space is replayed by its solve (the MDP replay at
+//! the plan's step, `replay.json`; a gait's over three strides), so it is not simulated again.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -15,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use anyhow::Context;
-use loam::problem::planar::{PlanarProblem, PlanarTerrainConfig};
+use loam::problem::planar::PlanarProblem;
 use loam::problem::AnyProblem;
 use serde_json::Value;
 
@@ -160,13 +161,6 @@ pub fn run(args: &Args, file: &Path, axes: &[Axis], out: &Path) -> anyhow::Resul
 
 /// What a planar sweep does not do, by the problem it is given.
 fn check(problem: &PlanarProblem) -> Result<(), String> {
-    if let PlanarTerrainConfig::WrenchSpace(_) = problem.terrain {
-        return Err(
-            "a plan on a wrench space is replayed by `loam solve` itself; \
-                    sweep it point by point with `loam solve FILE --set PATH=VALUE`"
-                .into(),
-        );
-    }
     loam::solver::check_options(&loam::planner::planar::solver_options(problem))
         .map_err(|e| format!("solver: {e}"))
 }
@@ -184,7 +178,14 @@ fn solve_and_replay(exe: &Path, file: &Path, point: &Point) -> anyhow::Result<()
             .and_then(|text| serde_json::from_str::<Value>(&text).ok())
             .is_some_and(|s| s["converged"] == Value::Bool(true))
     };
-    if code == 0 || converged() {
+    // A plan on a wrench space: its solve wrote its MDP replay (`replay.json`).
+    let on_sand = || {
+        std::fs::read_to_string(point.dir.join("solution.json"))
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .is_some_and(|s| s["problem"]["terrain"]["model"] == "wrench_space")
+    };
+    if (code == 0 || converged()) && !on_sand() {
         let mut simulate = Command::new(exe);
         simulate.arg("simulate").arg(&point.dir).arg("-q");
         run_quietly(simulate, &point.dir, "loam simulate")?;
@@ -269,7 +270,11 @@ fn row_of(point: &Point) -> anyhow::Result<(Vec<String>, bool)> {
                 ]
             }
             _ => [
-                replay["achieved_distance_m"].clone(),
+                // The MDP record of a wrench-space plan's solve names it `distance_m`.
+                match &replay["achieved_distance_m"] {
+                    Value::Null => replay["distance_m"].clone(),
+                    achieved => achieved.clone(),
+                },
                 replay["distance_error_rel"].clone(),
                 replay["planned_com_peak_m"].clone(),
                 replay["achieved_com_peak_m"].clone(),

@@ -1,6 +1,9 @@
-//! Planning a planar robot on a wrench-space terrain (docs/WRENCH_SPACE.md section 4, the
+//! The planar planner on a wrench-space terrain (docs/WRENCH_SPACE.md section 4, the
 //! "second task": the planar monopod hopping forward on sand, exercising the foot's tilt φ
-//! and the terrain's torque τ).
+//! and the terrain's torque τ; and the first, the hopper on an inclined rail): what
+//! [`PlanarPlanner::on_wrench_space`] transcribes in place of a closed-form law's stance rows.
+//! The task's rows (`ocp::TaskRows`), the drives' rows, the swing height and the run writer
+//! are the planar planner's own.
 //!
 //! The NLP (x = (q, v), n_q coordinates; controls u = (inputs, a, λ, y): the inputs, the
 //! accelerations a (n_q), the vertex weights λ (m per contact) and an auxiliary y (n_q)):
@@ -25,10 +28,16 @@
 //!            a foot with its frame origin above the surface
 //! start      at rest: v = 0, a = 0 (static equilibrium on the sand's wrenches), base x = 0,
 //!            the feet of the first phase at the depth where the terrain carries the weight,
-//!            the coordinates the task sets
+//!            the coordinates the task sets; a gait's stride (`task.periodic`): base x = 0 and
+//!            the coordinates the task sets only, and it may start in flight at its apex
 //! end        the base x at the task's distance, the coordinates the task sets or changes,
-//!            at rest if asked
+//!            at rest if asked; a gait's stride: the start moved forward by the distance, in
+//!            the stride time `task.speed` gives
 //! ```
+//!
+//! A gait on sand closes on the robot's state alone: the wrench space keeps no footprint (the
+//! depth is the sole's below the undisturbed surface), so each stride lands on level sand one
+//! stride further on.
 //!
 //! θ_c = (d, φ) is the contact's depth and tilt at the *start* of the step, as the simulator
 //! takes them, so a plan's ground phases are exactly what `sim::mdp` computes from the same
