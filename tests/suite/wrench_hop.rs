@@ -373,3 +373,43 @@ fn a_periodic_stride_on_sand_closes_and_its_first_replayed_stride_holds() {
     let ground = replay["ground_difference"].as_f64().unwrap();
     assert!(ground < 5e-3, "ground nodes within {ground} m");
 }
+
+/// `loam sweep` takes a wrench-space problem: every point is solved (here cut at one IPOPT
+/// iteration a stage, so each ends not converged, exit 1) and its row holds the solve's own
+/// MDP replay (the replay columns filled from `replay.json`), with no second replay.
+#[test]
+fn a_sweep_of_a_wrench_space_problem_records_each_solves_mdp_replay() {
+    let dir = TempDir::new("wrench-sweep");
+    let out = dir.path().join("sweep");
+    let sweep = loam(
+        manifest(),
+        &[
+            "sweep",
+            &shipped("monopod_sand_hop.yaml"),
+            "--vary",
+            "task.distance=0.2,0.3",
+            "--set",
+            "solver.max_iter=1",
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ],
+    );
+    assert_eq!(sweep.code(), 1, "{}", sweep.dump());
+    let table = columns(&out.join("sweep.csv"));
+    assert_eq!(table["task.distance"], vec![0.2, 0.3]);
+    for (i, replayed) in table["replay_distance_m"].iter().enumerate() {
+        assert!(replayed.is_finite(), "row {i}: no replay distance");
+    }
+    for point in ["distance=0.2", "distance=0.3"] {
+        let run = out.join(point);
+        assert!(
+            run.join("replay.json").is_file(),
+            "{point}: the solve's replay"
+        );
+        assert!(
+            !run.join("replay-servos.json").exists(),
+            "{point}: replayed twice"
+        );
+    }
+}
