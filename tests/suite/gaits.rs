@@ -300,3 +300,52 @@ fn the_footholds_guess_reaches_the_strides_optimum() {
     );
     assert_exit(&refused, 2, &["initial_guess", "footholds", "planar robot"]);
 }
+
+/// `task.swing_height` on rigid ground (the law's planner; the sand's is in `wrench_hop`):
+/// the monopod's stride keeps its foot above the tent h · (1 − |2k/(N−1) − 1|) at every node
+/// of both flights, and without it the same stride's foot is below that tent somewhere (the
+/// rows bind: the test can fail).
+#[test]
+fn a_swing_height_keeps_the_swinging_foot_above_its_tent() {
+    use loam::planner::planar::plan;
+    use loam::problem::{load_any, AnyProblem};
+    use loam::solver::SolveSettings;
+    let height = 0.08;
+    let lowest_margin = |overrides: &[String]| -> f64 {
+        let AnyProblem::Planar(problem) =
+            load_any(Path::new(&shipped("monopod_gait.yaml")), overrides).unwrap()
+        else {
+            panic!("a planar problem");
+        };
+        let settings = SolveSettings {
+            log_level: 0,
+            options: loam::api::solver_options(&AnyProblem::Planar(problem.clone())),
+            ..SolveSettings::default()
+        };
+        let planned = plan(&problem, &settings, None).unwrap();
+        assert!(planned.report.converged, "{overrides:?}");
+        let robot = &planned.planner.robot;
+        let n_q = robot.n_q();
+        let mut lowest = f64::INFINITY;
+        for (p, phase) in planned.trajectory.phases.iter().enumerate() {
+            if !problem.schedule[p].contacts.is_empty() {
+                continue;
+            }
+            let n = phase.states.len();
+            for (k, x) in phase.states.iter().enumerate() {
+                let tent = height * (1.0 - (2.0 * k as f64 / (n - 1) as f64 - 1.0).abs());
+                for z in loam::terrain::rigid::clearance(robot, 0, &x[..n_q]) {
+                    lowest = lowest.min(z - tent);
+                }
+            }
+        }
+        lowest
+    };
+    let with = lowest_margin(&[format!("task.swing_height={height}")]);
+    assert!(with > -1e-7, "the foot dips {with} m below its tent");
+    let without = lowest_margin(&[]);
+    assert!(
+        without < -1e-3,
+        "without it the foot clears the tent anyway ({without})"
+    );
+}
