@@ -1,5 +1,5 @@
-//! What the replay of a planar wrench-space plan (`planner::planar::wrench_space`) in the MDP simulator
-//! returns: one [`MdpSample`] per step. The replay itself, which reads the plan, is
+//! What the replay of a planar wrench-space plan (`planner::planar::wrench_space`) in the MDP
+//! simulator returns: one [`MdpSample`] per step. The replay itself, which reads the plan, is
 //! `output::planar::wrench_space::replay` (above both the planner and the simulator).
 
 /// One replayed instant.
