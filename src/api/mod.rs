@@ -21,7 +21,8 @@ pub use simulate::{
 };
 #[cfg(feature = "planner")]
 pub use solve::{
-    planar_start, replay_error, solve, wrench_space_planner, Refine, SolveOptions, Solved,
+    planar_start, replay_error, solve, wrench_space_planner, wrench_start, Refine, SolveOptions,
+    Solved,
 };
 pub use wrench_data::wrench_space_of;
 

@@ -344,29 +344,49 @@ pub fn wrench_space_planner(
     Ok(Rc::new(planner))
 }
 
-/// A wrench-space plan in `dir` as the start of `hop`: its `trajectory.csv` holds every
-/// variable of its NLP, read back for a robot with the same columns (the same robot and
-/// vertex count) and schedule, each phase resampled to this problem's nodes.
+/// The plan in `dir` as the start of the wrench-space planner `hop`, each phase resampled to
+/// this problem's nodes, and whether it was made on another ground. A wrench-space plan's
+/// `trajectory.csv` holds every variable of its NLP, read back for a robot with the same
+/// columns (the same robot and vertex count) and schedule. A plan of the same robot on a
+/// closed-form ground (rigid, a bed, a spring) gives its states, inputs and accelerations,
+/// the vertex weights and y starting at 0; its start then goes through the relaxation first.
+/// Anything else is refused with the wrench-space reading's reason.
 pub fn wrench_start(
     dir: &Path,
     hop: &WrenchSpacePlanner,
-) -> Result<(crate::transcription::Trajectory, WarmStart), ApiError> {
+) -> Result<(crate::transcription::Trajectory, WarmStart, bool), ApiError> {
     let l = hop.layout();
-    let (mut from, source) = read_start(
-        dir,
-        &hop_run::trajectory_columns(hop),
-        l.n_x(),
-        hop.phases.len(),
-    )?;
+    let phases = hop.phases.len();
+    let (mut from, source, other_ground) =
+        match read_start(dir, &hop_run::trajectory_columns(hop), l.n_x(), phases) {
+            Ok((from, source)) => (from, source, false),
+            Err(own) => {
+                let mut columns = hop.robot.state_names();
+                columns.extend(crate::planner::planar::law_control_names(&hop.robot));
+                match read_start(dir, &columns, l.n_x(), phases) {
+                    Ok((from, source)) => (from, source, true),
+                    Err(_) => return Err(own),
+                }
+            }
+        };
+    // The inputs and accelerations come first in both; the rest of a node starts at 0 when
+    // the plan was made on another ground.
+    let kept = l.accel() + l.n_q;
     for phase in &mut from.phases {
         for u in &mut phase.controls {
-            u.truncate(l.n_u());
+            if other_ground {
+                u.truncate(kept);
+                u.resize(l.n_u(), 0.0);
+            } else {
+                u.truncate(l.n_u());
+            }
         }
     }
     let nodes: Vec<usize> = hop.phases.iter().map(|p| p.nodes).collect();
     Ok((
         crate::planner::planar::refine::resample(&from, &nodes, false),
         source,
+        other_ground,
     ))
 }
 
@@ -384,14 +404,19 @@ fn solve_on_wrench_space(
     let first = on_iteration
         .as_mut()
         .map(|f| &mut **f as &mut dyn FnMut(&IterationInfo) -> bool);
-    let mut plan = wrench_space::plan(&planner, settings, start.as_ref().map(|s| &s.0), first)?;
+    let mut plan = match &start {
+        Some((from, _, other_ground)) => {
+            wrench_space::plan_with(&planner, settings, Some(from), *other_ground, first)?
+        }
+        None => wrench_space::plan(&planner, settings, None, first)?,
+    };
     // A warm start that does not converge is solved again from the rest guess.
     let warm = start.is_some() && plan.report.converged;
     if start.is_some() && !warm {
         plan = wrench_space::plan(&planner, settings, None, on_iteration)?;
     }
     let start = match start {
-        Some((_, source)) if warm => source,
+        Some((_, source, _)) if warm => source,
         _ => WarmStart::from(problem.initial_guess),
     };
     let replay = MdpReplay::of(&hop, &plan.trajectory, SUBSTEPS)

@@ -21,9 +21,11 @@ pub struct Args {
     /// Print nothing but errors.
     #[arg(long, short)]
     quiet: bool,
-    /// Start IPOPT from the plan in RUN_DIR (a folder `loam solve` or `loam sweep` wrote, with
-    /// the same node counts and scheme): its nodes, moved onto this problem's rest state
-    /// (another terrain: by the foot's rest depth), and its multipliers by row name.
+    /// Start IPOPT from the plan in RUN_DIR (a folder `loam solve` or `loam sweep` wrote). The
+    /// hopper's problems: a plan with the same node counts and scheme, its nodes moved onto
+    /// this problem's rest state (another terrain: by the foot's rest depth), and its
+    /// multipliers by row name. A planar robot: the same robot's plan on any mesh, resampled;
+    /// on a wrench space also its plan on another ground (the relaxation runs from it first).
     #[arg(long, value_name = "RUN_DIR")]
     warm_start: Option<PathBuf>,
     /// A planar robot's problem: replay the converged plan on its own contact model and, while

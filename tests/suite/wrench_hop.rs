@@ -413,3 +413,71 @@ fn a_sweep_of_a_wrench_space_problem_records_each_solves_mdp_replay() {
         );
     }
 }
+
+/// A plan of the same robot made on rigid ground starts a plan on sand (`--warm-start`): its
+/// states, inputs and accelerations are read, resampled to the sand's nodes, with the vertex
+/// weights and y at 0, and marked as made on another ground (so the relaxation runs first).
+/// Another robot's run is refused with the wrench-space reading's reason.
+#[test]
+fn a_gait_made_on_rigid_ground_reads_as_a_start_on_sand() {
+    let dir = TempDir::new("wrench-cross-start");
+    let rigid = dir.path().join("rigid");
+    let solve = loam(
+        manifest(),
+        &[
+            "solve",
+            &shipped("monopod_gait.yaml"),
+            "--set",
+            "task.distance=0.2",
+            "--set",
+            "task.speed=0.4",
+            "--set",
+            "schedule.1.duration=[0.05,0.45]",
+            "--out",
+            rigid.to_str().unwrap(),
+            "-q",
+        ],
+    );
+    assert_eq!(solve.code(), 0, "{}", solve.dump());
+    let AnyProblem::Planar(problem) =
+        load_any(Path::new(&shipped("monopod_gait_sand.yaml")), &[]).unwrap()
+    else {
+        panic!("a planar problem");
+    };
+    let hop = WrenchSpacePlanner::from_problem(&problem, Arc::new(sand()));
+    let (start, _, other_ground) = loam::api::wrench_start(&rigid, &hop).unwrap();
+    assert!(other_ground);
+    let l = hop.layout();
+    let plan = columns(&rigid.join("trajectory.csv"));
+    for (p, phase) in start.phases.iter().enumerate() {
+        assert_eq!(phase.states.len(), hop.phases[p].nodes);
+        for u in &phase.controls {
+            assert_eq!(u.len(), l.n_u());
+            assert!(
+                u[l.lambda(0)..].iter().all(|v| *v == 0.0),
+                "vertex weights and y at 0"
+            );
+        }
+    }
+    // The ends of the stride are the rigid plan's first and last nodes.
+    let last = plan["x"].len() - 1;
+    let (first_x, last_x) = (
+        &start.phases[0].states[0],
+        start.phases[2].states.last().unwrap(),
+    );
+    for (i, name) in ["x", "z", "pitch", "hip", "leg"].iter().enumerate() {
+        assert!(
+            (first_x[i] - plan[*name][0]).abs() < 1e-9,
+            "{name} at the start"
+        );
+        assert!(
+            (last_x[i] - plan[*name][last]).abs() < 1e-9,
+            "{name} at the end"
+        );
+    }
+    // The hopper's rail run is another robot: refused, saying its columns differ.
+    let error = loam::api::wrench_start(&manifest().join("results/hopper_rail"), &hop)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("columns"), "{error}");
+}

@@ -300,24 +300,10 @@ impl PlanarPlanner {
     }
 
     pub fn control_names(&self) -> Vec<String> {
-        if let Some(hop) = &self.wrench_space {
-            return hop.names().1;
+        match &self.wrench_space {
+            Some(hop) => hop.names().1,
+            None => law_control_names(&self.robot),
         }
-        let mut names: Vec<String> = self.robot.inputs.iter().map(|i| i.name.clone()).collect();
-        names.extend(
-            self.robot
-                .coordinates
-                .iter()
-                .map(|c| format!("dd_{}", c.name)),
-        );
-        for prefix in ["", "impulse_"] {
-            for c in &self.robot.contacts {
-                for part in ["fx", "fz", "tau"] {
-                    names.push(format!("{prefix}{}_{part}", c.name));
-                }
-            }
-        }
-        names
     }
 
     pub(super) fn rest_guess(&self) -> Trajectory {
@@ -385,6 +371,22 @@ impl PlanarPlanner {
         }
         Trajectory { phases }
     }
+}
+
+/// The control names of a plan on a closed-form contact model: the inputs, the
+/// accelerations `dd_<coordinate>`, each contact's wrench (`<foot>_fx`, `_fz`, `_tau`) and
+/// impulse (`impulse_<foot>_…`).
+pub fn law_control_names(robot: &PlanarRobot) -> Vec<String> {
+    let mut names: Vec<String> = robot.inputs.iter().map(|i| i.name.clone()).collect();
+    names.extend(robot.coordinates.iter().map(|c| format!("dd_{}", c.name)));
+    for prefix in ["", "impulse_"] {
+        for c in &robot.contacts {
+            for part in ["fx", "fz", "tau"] {
+                names.push(format!("{prefix}{}_{part}", c.name));
+            }
+        }
+    }
+    names
 }
 
 /// The centre of mass's vertical velocity: Σ m_b ż_b / m, from the bodies' COM points.

@@ -310,6 +310,19 @@ pub fn plan(
     start: Option<&Trajectory>,
     on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
 ) -> Result<PlanarPlan, PlanError> {
+    plan_with(planner, settings, start, start.is_none(), on_iteration)
+}
+
+/// [`plan`], with the relaxation first (`relax_first`) from `start` too: a start made on
+/// another ground (its wrenches none of this sand's vertex weights) is a start of the
+/// relaxation, as the rest guess is.
+pub fn plan_with(
+    planner: &Rc<PlanarPlanner>,
+    settings: &SolveSettings,
+    start: Option<&Trajectory>,
+    relax_first: bool,
+    on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
+) -> Result<PlanarPlan, PlanError> {
     let hop = planner
         .wrench_space
         .as_ref()
@@ -317,19 +330,19 @@ pub fn plan(
     let mut stages = Vec::new();
     let relaxed_start;
     let mut setup_seconds = 0.0;
-    let start = match (start, hop.maximum_dissipation) {
-        (None, true) => {
+    let start = match (relax_first, hop.maximum_dissipation) {
+        (true, true) => {
             let relaxed = Arc::new(WrenchSpacePlanner {
                 maximum_dissipation: false,
                 ..(**hop).clone()
             });
-            let (stage, trajectory, setup, _) = solve_once(&relaxed, settings, None, None)?;
+            let (stage, trajectory, setup, _) = solve_once(&relaxed, settings, start, None)?;
             relaxed_start = trajectory;
             setup_seconds += setup;
             stages.push(StageOutcome::of("relaxation", &stage));
             Some(&relaxed_start)
         }
-        (start, _) => start,
+        _ => start,
     };
     let (mut report, trajectory, setup, (n_variables, n_constraints)) =
         solve_once(hop, settings, start, on_iteration)?;
