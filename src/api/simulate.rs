@@ -352,7 +352,7 @@ impl SavedPlanarPlan {
             .task
             .apex_rise
             .map(|_| crate::sim::dem::planar::ApexTask {
-                body: planar::apex_body_of(&self.problem, &self.robot),
+                body: self.problem.task.apex_body(&self.robot),
                 wait: 0.5,
             })
     }

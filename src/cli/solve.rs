@@ -191,64 +191,10 @@ fn print_solved(solved: &Solved, out: &Path, written: &PlanWritten) {
             task
         }
         Solved::Planar {
-            plan,
-            wrench_space: Some((mdp, _)),
-            ..
-        } => {
-            print_stages(&plan.stages);
-            let hop = plan
-                .planner
-                .wrench_space
-                .as_ref()
-                .expect("on a wrench space");
-            let replay = &mdp.record;
-            let key = output::planar::key_figures(plan);
-            let objective = if hop.inputs_squared {
-                "½∫u² dt"
-            } else {
-                "effort"
-            };
-            let mut lines = vec![
-                format!("objective      {:.6e} ({objective})", plan.report.objective),
-                format!(
-                    "distance       {:.4} m, centre of mass rise {:.4} m, duration {:.3} s",
-                    key.distance_m, key.com_rise_m, key.duration_s
-                ),
-                format!(
-                    "MDP replay     distance {:.4} m, ground nodes within {:.1e} (open loop, replay.csv)",
-                    replay.distance_m, replay.ground_difference
-                ),
-            ];
-            if let (Some(target), Some(replayed)) = (hop.apex_rise, replay.apex_rise_m) {
-                lines.push(format!(
-                    "apex rise      {:.2} mm planned (vertical), MDP replay {:.2} mm",
-                    target * 1e3,
-                    replayed * 1e3
-                ));
-            }
-            if let Some(r) = key.periodicity_residual {
-                lines.push(format!(
-                    "gait           cost of transport {:.4}, periodicity residual {r:.1e}",
-                    key.cost_of_transport.unwrap_or(f64::NAN)
-                ));
-            }
-            for s in &replay.strides {
-                lines.push(format!(
-                    "{:15}stride {}: length {:.4} m ({:+.2} %), apex {:.4} m ({:+.2} %)",
-                    if s.stride == 1 { "MDP strides" } else { "" },
-                    s.stride,
-                    s.length_m,
-                    100.0 * (s.length_m - s.planned_length_m) / s.planned_length_m,
-                    s.apex_m,
-                    100.0 * (s.apex_m - s.planned_apex_m) / s.planned_apex_m,
-                ));
-            }
-            lines
-        }
-        Solved::Planar {
             problem,
             plan,
             rounds,
+            wrench_space,
             ..
         } => {
             for (k, round) in rounds.iter().enumerate() {
@@ -289,14 +235,6 @@ fn print_solved(solved: &Solved, out: &Path, written: &PlanWritten) {
             }
             print_stages(&plan.stages);
             let key = output::planar::key_figures(plan);
-            let e = plan.planner.interval_errors(&plan.trajectory);
-            let mut gait = Vec::new();
-            if let Some(cot) = key.cost_of_transport {
-                gait.push(format!("cost of transport {cot:.4}"));
-            }
-            if let Some(r) = key.periodicity_residual {
-                gait.push(format!("periodicity residual {r:.1e}"));
-            }
             let mut lines = vec![
                 format!(
                     "objective      {:.6e} ({})",
@@ -310,13 +248,54 @@ fn print_solved(solved: &Solved, out: &Path, written: &PlanWritten) {
                     "distance       {:.4} m, centre of mass rise {:.4} m, duration {:.3} s",
                     key.distance_m, key.com_rise_m, key.duration_s
                 ),
-                format!(
-                    "mesh error     {:.2e} at most ({} in phase {}, interval {}; relative, MODEL.md 5.3)",
-                    e.max, e.worst_state, e.worst_phase, e.worst_interval
-                ),
             ];
+            let mut gait = Vec::new();
+            if let Some(cot) = key.cost_of_transport {
+                gait.push(format!("cost of transport {cot:.4}"));
+            }
+            if let Some(r) = key.periodicity_residual {
+                gait.push(format!("periodicity residual {r:.1e}"));
+            }
             if !gait.is_empty() {
-                lines.insert(2, format!("gait           {}", gait.join(", ")));
+                lines.push(format!("gait           {}", gait.join(", ")));
+            }
+            match wrench_space {
+                // On a wrench space: the solve's MDP replay (the plan's own step on the
+                // ground), a gait's stride by stride.
+                Some((mdp, _)) => {
+                    let replay = &mdp.record;
+                    lines.push(format!(
+                        "MDP replay     distance {:.4} m, ground nodes within {:.1e} (open loop, replay.csv)",
+                        replay.distance_m, replay.ground_difference
+                    ));
+                    if let (Some(target), Some(replayed)) =
+                        (problem.task.apex_rise, replay.apex_rise_m)
+                    {
+                        lines.push(format!(
+                            "apex rise      {:.2} mm planned (vertical), MDP replay {:.2} mm",
+                            target * 1e3,
+                            replayed * 1e3
+                        ));
+                    }
+                    for s in &replay.strides {
+                        lines.push(format!(
+                            "{:15}stride {}: length {:.4} m ({:+.2} %), apex {:.4} m ({:+.2} %)",
+                            if s.stride == 1 { "MDP strides" } else { "" },
+                            s.stride,
+                            s.length_m,
+                            100.0 * (s.length_m - s.planned_length_m) / s.planned_length_m,
+                            s.apex_m,
+                            100.0 * (s.apex_m - s.planned_apex_m) / s.planned_apex_m,
+                        ));
+                    }
+                }
+                None => {
+                    let e = plan.planner.interval_errors(&plan.trajectory);
+                    lines.push(format!(
+                        "mesh error     {:.2e} at most ({} in phase {}, interval {}; relative, MODEL.md 5.3)",
+                        e.max, e.worst_state, e.worst_phase, e.worst_interval
+                    ));
+                }
             }
             lines
         }

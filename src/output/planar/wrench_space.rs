@@ -304,14 +304,15 @@ impl MdpReplayRecord {
         let end_depths_m = (0..hop.robot.contacts.len())
             .map(|c| hop.contact_frame(&last.q, c).depth)
             .collect();
-        let height = |q: &[f64]| match hop.apex_of {
+        let apex_of = hop.task.apex_body(&hop.robot);
+        let height = |q: &[f64]| match apex_of {
             Some(b) => {
                 let body = &hop.robot.body;
                 body.point(q, b, body.bodies[b].com)[1]
             }
             None => com(q),
         };
-        let apex_rise_m = hop.apex_rise.map(|_| {
+        let apex_rise_m = hop.task.apex_rise.map(|_| {
             samples
                 .iter()
                 .map(|s| height(&s.q) - height(&first.q))

@@ -500,10 +500,7 @@ impl TaskRows {
                 .collect(),
             distance: task.distance,
             apex_rise: task.apex_rise,
-            apex_of: task
-                .apex_of
-                .as_ref()
-                .map(|name| robot.body_index(name).expect("validated body name")),
+            apex_of: task.apex_body(robot),
             periodic: task.periodic,
             // A periodic stride that begins in flight starts (and so ends) at its apex.
             apex_start: task.periodic && starts_in_flight,

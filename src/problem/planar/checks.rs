@@ -113,7 +113,8 @@ impl Schema for PlanarProblem {
         if self.starts > 1 && matches!(self.terrain, PlanarTerrainConfig::WrenchSpace(_)) {
             fail!(
                 "starts".into(),
-                "a plan on a wrench space is solved from one start (the rest guess, relaxed first)".into(),
+                "a plan on a wrench space is solved from one start (the rest guess, relaxed first)"
+                    .into(),
             );
         }
         if let Some(mesh) = &self.mesh {

@@ -424,6 +424,14 @@ pub struct PlanarTask {
 }
 
 impl PlanarTask {
+    /// The index of the body whose centre of mass the apex task lifts (`apex_of`), if the
+    /// task names one.
+    pub fn apex_body(&self, robot: &crate::model::planar::PlanarRobot) -> Option<usize> {
+        self.apex_of
+            .as_ref()
+            .and_then(|name| robot.body_index(name))
+    }
+
     /// A gait's stride time, `distance / speed`, where the task sets both.
     pub fn stride_time(&self) -> Option<f64> {
         Some(self.distance?.abs() / self.speed?)

@@ -145,7 +145,7 @@ pub fn replay(
     let mut outside_said = vec![false; n_contacts];
     // The centre of mass's highest rise and the apex body's rise there.
     let com0 = robot.body.centre_of_mass(&q)[1];
-    let apex_body = crate::sim::planar::apex_body_of(problem, &robot);
+    let apex_body = problem.task.apex_body(&robot);
     let body_z = |q: &[f64], b: usize| {
         let frames = robot.body.frames(q);
         frames[b].transform(robot.body.bodies[b].com)[1]

@@ -48,7 +48,7 @@ pub use plan::{read_plan, servo_command, servo_gains, PlanTable};
 pub use strides::{
     replay_plan, replay_plan_with, stride_reports, strides_of, StrideReport, DEFAULT_STRIDES,
 };
-pub use summary::{apex_body_of, replay_columns, summarise, Ran};
+pub use summary::{replay_columns, summarise, Ran};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlanarSimError {
@@ -250,7 +250,7 @@ pub fn replay(
     breakpoints.dedup();
     let com0 = robot.body.centre_of_mass(&x0[..n])[1];
     // The body whose rise the task asks for (the robot's centre of mass: none).
-    let apex_body = apex_body_of(problem, &robot);
+    let apex_body = problem.task.apex_body(&robot);
     let mut run = Run {
         sim: &sim,
         breakpoints,

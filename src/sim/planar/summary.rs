@@ -40,15 +40,6 @@ pub fn replay_columns(robot: &PlanarRobot) -> Vec<String> {
     columns
 }
 
-/// The `apex_of` body's index, if the task names one.
-pub fn apex_body_of(problem: &PlanarProblem, robot: &PlanarRobot) -> Option<usize> {
-    problem
-        .task
-        .apex_of
-        .as_ref()
-        .and_then(|name| robot.body_index(name))
-}
-
 /// The replay `ran` of `plan` (of `problem`, on `problem.terrain`) against the plan: distance,
 /// rises and peak, the task's apex, the coordinates' largest departures at the plan's nodes
 /// (from the samples within `sample_every` of each node), and the joint limits it left.
@@ -112,7 +103,7 @@ pub fn summarise(
                 .iter()
                 .max_by(|a, b| com_z(a).total_cmp(&com_z(b)))
                 .unwrap();
-            match apex_body_of(problem, robot) {
+            match problem.task.apex_body(robot) {
                 Some(b) => {
                     let z0 = super::events::body_height(&robot.body, &plan.x[0][..n], b);
                     let planned = super::events::body_height(&robot.body, &top[..n], b) - z0;

@@ -99,18 +99,8 @@ pub struct WrenchSpacePlanner {
     pub start_set: Vec<(usize, f64)>,
     /// Coordinates fixed at the end, by index.
     pub end_set: Vec<(usize, f64)>,
-    /// Zero velocity at the end.
-    pub end_at_rest: bool,
     /// The task as the problem states it (its rows: `planner::planar::ocp::TaskRows`).
     pub task: PlanarTask,
-    /// The apex rise of the task \[m\]: the last flight ends at the apex (the centre of
-    /// mass at rest vertically), `apex_of`'s centre of mass (or the robot's) this much above
-    /// its start.
-    pub apex_rise: Option<f64>,
-    pub apex_of: Option<usize>,
-    /// `task.objective: inputs_squared` (½Σu² as the inputs are), else `effort` (each
-    /// torque or force relative to its limit; a drive's command rate as it is).
-    pub inputs_squared: bool,
     /// Impose maximum dissipation (the variational inequality). Without it any wrench in
     /// W(θ) is admissible: a relaxation that [`plan`] solves first, for a feasible start.
     pub maximum_dissipation: bool,
@@ -183,16 +173,7 @@ impl WrenchSpacePlanner {
         let set = |map: &std::collections::BTreeMap<String, f64>| {
             map.iter().map(|(n, v)| (index(n), *v)).collect()
         };
-        let apex_of = problem
-            .task
-            .apex_of
-            .as_ref()
-            .map(|name| robot.body_index(name).expect("validated body name"));
         WrenchSpacePlanner {
-            apex_rise: problem.task.apex_rise,
-            apex_of,
-            inputs_squared: problem.task.objective
-                == crate::problem::planar::Objective::InputsSquared,
             phases: problem
                 .schedule
                 .iter()
@@ -208,7 +189,6 @@ impl WrenchSpacePlanner {
                 .collect(),
             start_set: set(&problem.task.start.set),
             end_set: set(&problem.task.end.set),
-            end_at_rest: problem.task.end.at_rest,
             task: problem.task.clone(),
             grain_inertia,
             maximum_dissipation: true,

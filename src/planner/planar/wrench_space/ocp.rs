@@ -307,7 +307,7 @@ impl WrenchSpacePlanner {
             if p > 0 {
                 at_surface.push(point(p - 1, Node::Last));
             }
-            if p + 2 == self.phases.len() && self.apex_rise.is_none() && !self.task.periodic {
+            if p + 2 == self.phases.len() && self.task.apex_rise.is_none() && !self.task.periodic {
                 // The schedule ends with a flight: it ends at touchdown (or at the apex, as
                 // a gait's stride does).
                 at_surface.push(point(p + 1, Node::Last));
@@ -422,7 +422,7 @@ impl WrenchSpacePlanner {
         for &(i, value) in &self.end_set {
             end[i] = Some((value, value));
         }
-        if self.end_at_rest {
+        if self.task.end.at_rest {
             for i in 0..l.n_q {
                 end[l.n_q + i] = Some((0.0, 0.0));
             }
@@ -478,7 +478,9 @@ impl WrenchSpacePlanner {
             .inputs
             .iter()
             .map(|i| {
-                if i.drive.is_some() || self.inputs_squared {
+                if i.drive.is_some()
+                    || self.task.objective == crate::problem::planar::Objective::InputsSquared
+                {
                     1.0
                 } else {
                     i.scale()
