@@ -3,7 +3,7 @@
 The same library as the ``loam`` command line (docs/PYTHON.md)::
 
     import loam
-    problem = loam.load_problem("problems/hopper_granular.yaml", set=["task.apex_height=0.06"])
+    problem = loam.load_problem("problems/hopper_granular.yaml", set=["task.apex_rise=0.06"])
     plan = problem.solve()              # IPOPT; plan.objective, plan.status, plan.trajectory
     plan.write("runs/hop")              # the run folder `loam solve` writes
     replay = plan.simulate()            # `loam simulate runs/hop`

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use loam::api::{self, Refine, SimulateOptions, SolveOptions, Solved};
-use loam::problem::AnyProblem;
+use loam::problem::planar::PlanarProblem;
 use loam::solver::IterationInfo;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -29,7 +29,7 @@ fn from_json<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
 // objects of it stay on the thread that made them.
 #[pyclass(unsendable, module = "loam")]
 pub struct Problem {
-    problem: AnyProblem,
+    problem: PlanarProblem,
     file: PathBuf,
     overrides: Vec<String>,
     from_dict: bool,
@@ -37,7 +37,7 @@ pub struct Problem {
 
 impl Problem {
     pub fn new(
-        problem: AnyProblem,
+        problem: PlanarProblem,
         file: PathBuf,
         overrides: Vec<String>,
         from_dict: bool,
@@ -68,17 +68,7 @@ impl Problem {
     /// The problem's name: its `name` field or its file's stem (`runs/<name>/` by default).
     #[getter]
     fn name(&self) -> &str {
-        api::problem_name(&self.problem)
-    }
-
-    /// `"hopper"` (the hopper's own schema) or `"planar"` (a planar robot's, the hopper as a
-    /// robot file included).
-    #[getter]
-    fn kind(&self) -> &'static str {
-        match self.problem {
-            AnyProblem::Hopper(_) => "hopper",
-            AnyProblem::Planar(_) => "planar",
-        }
+        self.problem.name()
     }
 
     /// The file it was read from (a dict's `origin`).
@@ -96,17 +86,13 @@ impl Problem {
     /// The problem as resolved (every default and preset filled in), as `solution.json`'s
     /// `problem` holds it; a dict that `load_problem` reads back as the same problem.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let text = match &self.problem {
-            AnyProblem::Hopper(p) => serde_json::to_string(p),
-            AnyProblem::Planar(p) => serde_json::to_string(p),
-        }
-        .expect("a problem serializes");
+        let text = serde_json::to_string(&self.problem).expect("a problem serializes");
         from_json(py, &text)
     }
 
     /// Solves the problem with IPOPT as `loam solve` does, from the problem's
-    /// `initial_guess`, or from the plan in the run folder `warm_start` (the hopper's problems,
-    /// as `--warm-start`). `refine` (a planar problem: a relative tolerance) refines the mesh
+    /// `initial_guess`, or from the plan in the run folder `warm_start` (as `--warm-start`).
+    /// `refine` (a relative tolerance) refines the mesh
     /// until the plan's replay agrees, at most `refine_rounds` times. `progress`, if given, is
     /// called with a dict per IPOPT iteration (`iteration`, `objective`, `inf_pr`, `inf_du`,
     /// `mu`); returning False stops IPOPT there. Ctrl-C stops it too and raises
@@ -251,7 +237,7 @@ impl Plan {
 
 #[pymethods]
 impl Plan {
-    /// IPOPT's final objective (the problem's cost; the hopper's ½∫u² dt).
+    /// IPOPT's final objective (the problem's cost).
     #[getter]
     fn objective(&self) -> f64 {
         self.solved.report().objective
@@ -308,7 +294,7 @@ impl Plan {
 
     /// A planar plan's transcription error per interval, as `solution.json` records it:
     /// `{method, intervals: [[e_k per interval] per phase], max, worst_phase, worst_interval,
-    /// worst_state}` (docs/MODEL.md 5.3); None for the hopper's own plans.
+    /// worst_state}` (docs/MODEL.md 5.3); None on a wrench space.
     #[getter]
     fn transcription_error<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let text =
@@ -416,7 +402,7 @@ impl Plan {
 pub struct Replay {
     /// `replay` on the plan's own ground, `replay-on-...` on another.
     stem: String,
-    /// The hopper reached an apex; a planar robot's replay reached the plan's end.
+    /// The replay reached the plan's end.
     complete: bool,
     /// The CSV's columns, in its order.
     columns: Vec<String>,

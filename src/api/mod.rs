@@ -16,7 +16,7 @@ mod solve;
 mod wrench_data;
 
 pub use simulate::{
-    is_planar_run, read_planar_run, replay_and_write, replay_stem, settings, simulate, Replayed,
+    is_planar_run, read_planar_run, simulate,
     SavedPlanarPlan, SimulateOptions, Simulated, Simulator,
 };
 #[cfg(feature = "planner")]
@@ -34,7 +34,7 @@ use crate::output::OutputError;
 use crate::planner::PlanError;
 use crate::problem::ProblemError;
 #[cfg(feature = "planner")]
-use crate::problem::{self, AnyProblem};
+use crate::problem::{self, planar::PlanarProblem};
 #[cfg(feature = "planner")]
 use crate::solver::{self, IpoptError, OptionValue};
 
@@ -102,10 +102,10 @@ fn source_chain<'a>(
 }
 
 #[cfg(feature = "planner")]
-/// Reads the problem file at `path` in its schema (the hopper's or a planar robot's), with
-/// `--set`-style overrides (`task.apex_height=0.08`), and checks its IPOPT options, before any
-/// work starts. `path` may also be a run folder or its `solution.json`: the problem it solved.
-pub fn load(path: &Path, overrides: &[String]) -> Result<AnyProblem, ApiError> {
+/// Reads the problem file at `path`, with `--set`-style overrides (`task.apex_rise=0.08`),
+/// and checks its IPOPT options, before any work starts. `path` may also be a run folder or
+/// its `solution.json`: the problem it solved.
+pub fn load(path: &Path, overrides: &[String]) -> Result<PlanarProblem, ApiError> {
     checked(problem::load_any(path, overrides)?, path)
 }
 
@@ -113,31 +113,18 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<AnyProblem, ApiError> {
 /// [`load`] for problem text that is not in a file (YAML or JSON, e.g. a Python dict written
 /// as JSON); `origin` names it in errors, gives the problem its default name (its stem) and
 /// is where relative paths in it (a robot file, a terrain's data) are read from.
-pub fn load_text(text: &str, origin: &Path, overrides: &[String]) -> Result<AnyProblem, ApiError> {
-    let problem = if problem::is_planar(text, overrides) {
-        AnyProblem::Planar(problem::parse_as(text, origin, overrides)?)
-    } else {
-        AnyProblem::Hopper(problem::parse(text, origin, overrides)?)
-    };
-    checked(problem, origin)
+pub fn load_text(
+    text: &str,
+    origin: &Path,
+    overrides: &[String],
+) -> Result<PlanarProblem, ApiError> {
+    checked(problem::parse_problem(text, origin, overrides)?, origin)
 }
 
 #[cfg(feature = "planner")]
 /// IPOPT's options for `problem`: loam's defaults, the file's `solver` section on top.
-pub fn solver_options(problem: &AnyProblem) -> Vec<(String, OptionValue)> {
-    match problem {
-        AnyProblem::Hopper(p) => crate::planner::solver_options(p),
-        AnyProblem::Planar(p) => crate::planner::planar::solver_options(p),
-    }
-}
-
-#[cfg(feature = "planner")]
-/// The problem's name: its `name` field, or its file's stem (`runs/<name>/` by default).
-pub fn problem_name(problem: &AnyProblem) -> &str {
-    match problem {
-        AnyProblem::Hopper(p) => p.name(),
-        AnyProblem::Planar(p) => p.name(),
-    }
+pub fn solver_options(problem: &PlanarProblem) -> Vec<(String, OptionValue)> {
+    crate::planner::planar::solver_options(problem)
 }
 
 #[cfg(feature = "planner")]
@@ -148,7 +135,7 @@ pub fn casadi_dir() -> &'static str {
 }
 
 #[cfg(feature = "planner")]
-fn checked(problem: AnyProblem, file: &Path) -> Result<AnyProblem, ApiError> {
+fn checked(problem: PlanarProblem, file: &Path) -> Result<PlanarProblem, ApiError> {
     solver::check_options(&solver_options(&problem))
         .map_err(|e| ApiError::BadInput(format!("{}: solver: {e}", file.display())))?;
     Ok(problem)

@@ -1,18 +1,15 @@
-//! Replaying a run folder's plan in the reduced-order simulators and writing the replay
-//! beside it: `loam simulate RUN_DIR [--terrain ...]` with `--backend reduced`, for the
-//! hopper's plans (`sim::reduced`) and a planar robot's (`sim::planar`). The DEM backends
-//! stay in the command line (`src/cli/simulate_dem.rs`).
+//! Replaying a run folder's plan in the reduced-order simulator (`sim::planar`) or the MDP
+//! simulator and writing the replay beside it: `loam simulate RUN_DIR [--terrain ...]`. The
+//! DEM backends stay in the command line (`src/cli/simulate_dem.rs`).
 
 use std::path::{Path, PathBuf};
 
 use super::ApiError;
 use crate::output::identity;
-use crate::output::run::{self, SavedPlan};
 use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
-use crate::problem::{self, AnyProblem};
+use crate::output::run;
+use crate::problem;
 use crate::sim::planar;
-use crate::sim::reduced;
-use crate::sim::replay::{self, TerrainRecord};
 
 /// How to replay (the flags of `loam simulate`).
 #[derive(Clone, Debug)]
@@ -76,70 +73,23 @@ pub struct Simulated {
     /// replay the plan's end. `loam simulate` exits 1 when it did not.
     pub complete: bool,
     /// What the replay measured (`<stem>.json`'s body).
-    pub summary: Replayed,
-}
-
-/// A replay's summary: the hopper's or a planar robot's.
-#[derive(Clone, Debug)]
-pub enum Replayed {
-    Hopper(replay::ReplaySummary),
-    Planar(planar::PlanarReplaySummary),
+    pub summary: planar::PlanarReplaySummary,
 }
 
 /// Replays the plan in `run_dir` and writes `<stem>.csv` and `<stem>.json` there.
 pub fn simulate(run_dir: &Path, options: &SimulateOptions) -> Result<Simulated, ApiError> {
-    if is_planar_run(run_dir) {
-        return simulate_planar(run_dir, options);
-    }
-    if options.simulator == Simulator::Mdp {
+    if !is_planar_run(run_dir) && run_dir.join("solution.json").is_file() {
         return Err(ApiError::BadInput(format!(
-            "--backend mdp: {} is the hopper's plan, which replays in the reduced-order model \
-             or the DEM; the MDP simulator replays a planar robot's plans (the hopper as \
-             robots/hopper.yaml has a drive, which it cannot step either)",
+            "{}: a plan of loam's former hopper planner, which no longer replays; solve its \
+             problem again as a robot file (problems/hopper_granular.yaml is the paper's jump \
+             written so)",
             run_dir.display()
         )));
     }
-    let settings = settings(options.rtol, options.atol)?;
-    let plan = run::read_plan(run_dir).map_err(|e| ApiError::BadInput(e.to_string()))?;
-    let (terrain, file_stem) = match &options.terrain {
-        Some(spec) => terrain_section(spec)?,
-        None => (plan.problem.terrain.clone(), None),
-    };
-    let stem = replay_stem(&plan, &terrain, file_stem.as_deref());
-    let summary = replay_and_write_as(&plan, &terrain, settings, &stem)?;
-    let complete = summary.apex_rise_m.is_some();
-    Ok(written(run_dir, &stem, complete, Replayed::Hopper(summary)))
+    simulate_planar(run_dir, options)
 }
 
-/// Replays the hopper's `plan` on `terrain` and writes `<stem>.csv` and `<stem>.json` into
-/// its folder, the stem from [`replay_stem`] (the sweep's replays).
-pub fn replay_and_write(
-    plan: &SavedPlan,
-    terrain: &problem::Terrain,
-    settings: reduced::Settings,
-) -> Result<replay::ReplaySummary, ApiError> {
-    replay_and_write_as(plan, terrain, settings, &replay_stem(plan, terrain, None))
-}
-
-fn replay_and_write_as(
-    plan: &SavedPlan,
-    terrain: &problem::Terrain,
-    settings: reduced::Settings,
-    stem: &str,
-) -> Result<replay::ReplaySummary, ApiError> {
-    let (replay, summary) = replay::replay(plan, terrain, settings)
-        .map_err(|e| ApiError::Failed(format!("replaying the plan: {e}")))?;
-    let csv = replay::replay_csv(&replay);
-    identity::write_derived(
-        &plan.plan_id,
-        Some((&plan.dir.join(format!("{stem}.csv")), csv.as_bytes())),
-        &plan.dir.join(format!("{stem}.json")),
-        &summary,
-    )?;
-    Ok(summary)
-}
-
-fn written(run_dir: &Path, stem: &str, complete: bool, summary: Replayed) -> Simulated {
+fn written(run_dir: &Path, stem: &str, complete: bool, summary: planar::PlanarReplaySummary) -> Simulated {
     Simulated {
         stem: stem.to_string(),
         csv: run_dir.join(format!("{stem}.csv")),
@@ -147,19 +97,6 @@ fn written(run_dir: &Path, stem: &str, complete: bool, summary: Replayed) -> Sim
         complete,
         summary,
     }
-}
-
-/// The hopper's integrator settings, the tolerances checked.
-pub fn settings(rtol: f64, atol: f64) -> Result<reduced::Settings, ApiError> {
-    if !(rtol > 0.0 && rtol < 1.0 && atol > 0.0) {
-        return Err(ApiError::BadInput(format!(
-            "rtol {rtol}, atol {atol}: tolerances must be positive (and rtol below 1)"
-        )));
-    }
-    let mut settings = reduced::Settings::default();
-    settings.tolerances.rtol = rtol;
-    settings.tolerances.atol = atol;
-    Ok(settings)
 }
 
 /// What a terrain spec names, before it is read as one kind of robot's ground.
@@ -189,61 +126,6 @@ fn terrain_spec(spec: &str) -> Result<TerrainSpec<'_>, ApiError> {
         .file_stem()
         .map_or("terrain".into(), |s| s.to_string_lossy().into_owned());
     Ok(TerrainSpec::File { path, stem })
-}
-
-/// The hopper's ground from a terrain spec, with the file's stem when it came from a file.
-fn terrain_section(spec: &str) -> Result<(problem::Terrain, Option<String>), ApiError> {
-    let (path, stem) = match terrain_spec(spec)? {
-        TerrainSpec::Rigid => {
-            let rigid = problem::Terrain {
-                model: problem::TerrainModel::Rigid,
-                ..Default::default()
-            };
-            return Ok((rigid, None));
-        }
-        TerrainSpec::Medium(medium) => {
-            let bed = problem::Terrain {
-                model: problem::TerrainModel::AddedMass,
-                medium,
-                ..Default::default()
-            };
-            return Ok((bed, None));
-        }
-        TerrainSpec::File { path, stem } => (path, stem),
-    };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ApiError::BadInput(format!("terrain {spec}: cannot read it: {e}")))?;
-    if problem::is_planar(&text, &[]) {
-        return Err(ApiError::BadInput(format!(
-            "terrain {spec}: a planar robot's problem file; the hopper's plan replays on a \
-             hopper problem file's terrain (rigid or added_mass) or a preset (rigid, poppy_seeds)"
-        )));
-    }
-    let terrain = problem::load(path, &[])?.terrain;
-    Ok((terrain, Some(stem)))
-}
-
-/// `replay` on the plan's own terrain; `replay-on-<name>` on another, named after the preset
-/// when its parameters are the preset's, with 8 hex digits of its parameters' hash otherwise
-/// or when it came from a file (`file_stem`).
-pub fn replay_stem(
-    plan: &SavedPlan,
-    terrain: &problem::Terrain,
-    file_stem: Option<&str>,
-) -> String {
-    let record = TerrainRecord::of(terrain);
-    if file_stem.is_none() && record == TerrainRecord::of(&plan.problem.terrain) {
-        return "replay".into();
-    }
-    match file_stem {
-        Some(stem) => format!("replay-on-{stem}-{}", record.short_hash()),
-        None if record.is_preset() => format!("replay-on-{}", replay::terrain_label(terrain)),
-        None => format!(
-            "replay-on-{}-{}",
-            replay::terrain_label(terrain),
-            record.short_hash()
-        ),
-    }
 }
 
 /// Whether `run_dir` holds a planar robot's plan (its problem has a `schedule`).
@@ -387,15 +269,7 @@ fn planar_terrain(
         }
         TerrainSpec::File { path, stem } => (path, stem),
     };
-    let mut terrain = match problem::load_any(path, &[])? {
-        AnyProblem::Planar(p) => p.terrain,
-        AnyProblem::Hopper(_) => {
-            return Err(ApiError::BadInput(format!(
-                "terrain {spec}: the hopper's problem file; a planar robot's plan replays on a \
-                 planar problem file's terrain or a preset (rigid, poppy_seeds)"
-            )))
-        }
-    };
+    let mut terrain = problem::load_any(path, &[])?.terrain;
     let data_file = match &mut terrain {
         PlanarTerrainConfig::WrenchSpace(ground) => {
             ground.data_sha256 = Some(super::wrench_data::wrench_data_sha256(path, ground)?);
@@ -551,7 +425,7 @@ fn simulate_planar(run_dir: &Path, options: &SimulateOptions) -> Result<Simulate
         run_dir,
         &stem,
         replay.summary.complete,
-        Replayed::Planar(replay.summary.clone()),
+        replay.summary.clone(),
     );
     identity::write_derived(
         &plan_id,

@@ -1,7 +1,7 @@
 //! Solving a loaded problem and writing its run folder: the steps of `loam solve` between
-//! reading the arguments and printing the summary, for every kind of problem (the hopper on
-//! rigid or granular ground, a planar robot, a planar robot on wrench spaces, the hopper's
-//! robot file on a rail among them).
+//! reading the arguments and printing the summary, for every robot on every contact model
+//! (the hopper's robot file among them, on rigid ground, a bed, or on a rail over a wrench
+//! space).
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -14,10 +14,7 @@ use crate::output::{self, PlanWritten, Provenance, WarmStart};
 use crate::planner::planar::refine::RefineRound;
 use crate::planner::planar::wrench_space::WrenchSpacePlanner;
 use crate::planner::planar::{PlanarPlan, PlanarPlanner};
-use crate::planner::warm_start::PlanStart;
-use crate::planner::{self, Plan};
 use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
-use crate::problem::{AnyProblem, Problem};
 use crate::solver::{IterationInfo, SolveReport, SolveSettings};
 use crate::transcription::PhaseTrajectory;
 
@@ -51,31 +48,21 @@ pub struct SolveOptions<'a> {
     pub on_iteration: Option<&'a mut dyn FnMut(&IterationInfo) -> bool>,
 }
 
-/// A solved (or attempted) problem, with what its run folder is written from.
-pub enum Solved {
-    /// The hopper on rigid ground or an added-mass bed.
-    Hopper {
-        problem: Problem,
-        plan: Plan,
-        /// Where IPOPT started: the problem's guess, or the warm start's plan.
-        start: WarmStart,
-    },
-    /// A planar robot on any contact model, with the refinement's rounds (empty when not
-    /// refined).
-    Planar {
-        problem: PlanarProblem,
-        plan: PlanarPlan,
-        rounds: Vec<RefineRound>,
-        /// Where IPOPT started: the problem's guess, or the warm start's plan.
-        start: WarmStart,
-        /// On a wrench space: the plan's replay in the MDP simulator and the data file read.
-        wrench_space: Option<(MdpReplay, PathBuf)>,
-    },
+/// A solved (or attempted) problem, with what its run folder is written from: a robot's
+/// plan on any contact model, with the refinement's rounds (empty when not refined).
+pub struct Solved {
+    pub problem: PlanarProblem,
+    pub plan: PlanarPlan,
+    pub rounds: Vec<RefineRound>,
+    /// Where IPOPT started: the problem's guess, or the warm start's plan.
+    pub start: WarmStart,
+    /// On a wrench space: the plan's replay in the MDP simulator and the data file read.
+    pub wrench_space: Option<(MdpReplay, PathBuf)>,
 }
 
 /// Solves `problem`, read from `file` (data files the problem names are read relative to
 /// it), from the problem's `initial_guess` or `options.warm_start`.
-pub fn solve(problem: &AnyProblem, file: &Path, options: SolveOptions) -> Result<Solved, ApiError> {
+pub fn solve(problem: &PlanarProblem, file: &Path, options: SolveOptions) -> Result<Solved, ApiError> {
     let SolveOptions {
         log_file,
         refine,
@@ -87,64 +74,27 @@ pub fn solve(problem: &AnyProblem, file: &Path, options: SolveOptions) -> Result
         log_file,
         ..SolveSettings::default()
     };
-    match problem {
-        AnyProblem::Hopper(problem) => {
+        if let PlanarTerrainConfig::WrenchSpace(_) = &problem.terrain {
             if refine.is_some() {
-                return Err(ApiError::BadInput(format!(
-                    "refine: {} is the hopper's own problem, which is not refined; the hopper \
-                     as a robot file is (problems/hopper_jump.yaml)",
-                    file.display()
-                )));
+                return Err(ApiError::BadInput(
+                    "refine: a plan on a wrench space is replayed by the MDP step, not \
+                     refined yet"
+                        .into(),
+                ));
             }
-            let start = match &warm_start {
-                Some(dir) => Some(hopper_start(dir, problem)?),
-                None => None,
-            };
-            let (plan, warm) = planner::warm_start::plan_from(
+            return solve_on_wrench_space(
                 problem,
+                file,
                 &settings,
-                start.as_ref().map(|s| &s.0),
+                warm_start.as_deref(),
                 on_iteration,
-            )?;
-            Ok(Solved::Hopper {
-                problem: problem.clone(),
-                plan,
-                start: started_from(problem, start.map(|s| s.1), warm),
-            })
+            );
         }
-        AnyProblem::Planar(problem) => {
-            if let PlanarTerrainConfig::WrenchSpace(_) = &problem.terrain {
-                if refine.is_some() {
-                    return Err(ApiError::BadInput(
-                        "refine: a plan on a wrench space is replayed by the MDP step, not \
-                         refined yet"
-                            .into(),
-                    ));
-                }
-                return solve_on_wrench_space(
-                    problem,
-                    file,
-                    &settings,
-                    warm_start.as_deref(),
-                    on_iteration,
-                );
-            }
-            let start = match warm_start {
-                Some(dir) => Some(planar_start(&dir, problem)?),
-                None => None,
-            };
-            solve_planar(problem, &settings, start, refine, on_iteration)
-        }
-    }
-}
-
-/// What a plan records as its start: the warm start's plan when it was solved from it, else
-/// the problem's own guess (no start, or a warm start that did not converge).
-fn started_from(problem: &Problem, source: Option<WarmStart>, warm: bool) -> WarmStart {
-    match source {
-        Some(source) if warm => source,
-        _ => WarmStart::from(problem.initial_guess),
-    }
+        let start = match warm_start {
+            Some(dir) => Some(planar_start(&dir, problem)?),
+            None => None,
+        };
+        solve_planar(problem, &settings, start, refine, on_iteration)
 }
 
 fn plan_source(plan_id: String, dir: &Path) -> WarmStart {
@@ -152,20 +102,6 @@ fn plan_source(plan_id: String, dir: &Path) -> WarmStart {
         plan_id,
         dir: dir.display().to_string(),
     }
-}
-
-/// The hopper's plan in `dir` as the start of `problem`, refused (bad input) when it cannot
-/// start it, saying what differs.
-fn hopper_start(dir: &Path, problem: &Problem) -> Result<(PlanStart, WarmStart), ApiError> {
-    let refuse = |why: String| ApiError::BadInput(format!("warm start {}: {why}", dir.display()));
-    let (saved, start) =
-        crate::output::run::read_warm_start(dir).map_err(|e| refuse(e.to_string()))?;
-    if let Some(why) = start.mismatch(problem)? {
-        return Err(refuse(format!(
-            "the plan there cannot start this problem: {why}"
-        )));
-    }
-    Ok((start, plan_source(saved.plan_id, dir)))
 }
 
 fn solve_planar(
@@ -228,7 +164,7 @@ fn solve_planar(
             on_iteration,
         )?,
     };
-    Ok(Solved::Planar {
+    Ok(Solved {
         problem,
         plan,
         rounds,
@@ -428,7 +364,7 @@ fn solve_on_wrench_space(
     };
     let data = data_path(file, ground.data.as_ref());
     ground.data_sha256 = Some(data_sha256(file, &data, None)?);
-    Ok(Solved::Planar {
+    Ok(Solved {
         problem,
         plan,
         rounds: Vec::new(),
@@ -440,77 +376,52 @@ fn solve_on_wrench_space(
 impl Solved {
     /// IPOPT's outcome: status, iterations, objective, violations, timing.
     pub fn report(&self) -> &SolveReport {
-        match self {
-            Solved::Hopper { plan, .. } => &plan.report,
-            Solved::Planar { plan, .. } => &plan.report,
-        }
+        &self.plan.report
     }
 
     /// Seconds spent transcribing the problem before IPOPT started.
     pub fn setup_seconds(&self) -> f64 {
-        match self {
-            Solved::Hopper { plan, .. } => plan.setup_seconds,
-            Solved::Planar { plan, .. } => plan.setup_seconds,
-        }
+        self.plan.setup_seconds
     }
 
     /// The plan's phases (names, durations, nodes).
     pub fn phases(&self) -> &[PhaseTrajectory] {
-        match self {
-            Solved::Hopper { plan, .. } => &plan.trajectory.phases,
-            Solved::Planar { plan, .. } => &plan.trajectory.phases,
-        }
+        &self.plan.trajectory.phases
     }
 
     /// The problem's name (`runs/<name>/` by default).
     pub fn name(&self) -> &str {
-        match self {
-            Solved::Hopper { problem, .. } => problem.name(),
-            Solved::Planar { problem, .. } => problem.name(),
-        }
+        self.problem.name()
     }
 
     /// The refinement's rounds, the first solve included; empty when not refined.
     pub fn refinement(&self) -> &[RefineRound] {
-        match self {
-            Solved::Planar { rounds, .. } => rounds,
-            _ => &[],
-        }
+        &self.rounds
     }
 
-    /// A planar plan's transcription error per interval (`solution.json`
-    /// `transcription_error`, MODEL.md 5.3); `None` for the other kinds of plan.
+    /// The plan's transcription error per interval (`solution.json` `transcription_error`,
+    /// MODEL.md 5.3); `None` on a wrench space, whose ground phases are the simulator's step.
     pub fn transcription_error(&self) -> Option<crate::planner::planar::error::MeshError> {
-        match self {
-            Solved::Planar { plan, .. } if plan.planner.wrench_space.is_none() => {
-                Some(plan.planner.interval_errors(&plan.trajectory))
-            }
-            _ => None,
-        }
+        let plan = &self.plan;
+        plan.planner
+            .wrench_space
+            .is_none()
+            .then(|| plan.planner.interval_errors(&plan.trajectory))
     }
 
     /// `trajectory.csv` as the writer writes it: one row per collocation node.
     pub fn trajectory_csv(&self) -> String {
-        match self {
-            Solved::Hopper { plan, .. } => output::trajectory_csv(plan),
-            Solved::Planar { plan, .. } => output::planar::trajectory_csv(plan),
-        }
+        output::planar::trajectory_csv(&self.plan)
     }
 
     /// The provenance the plan records: where IPOPT started (the problem's `initial_guess` or
     /// a warm start's plan) and the data files a wrench-space plan read; the front end sets
     /// `command_line`.
     pub fn provenance(&self) -> Provenance {
-        match self {
-            Solved::Hopper { start, .. } => Provenance::new(start.clone()),
-            Solved::Planar {
-                start,
-                wrench_space,
-                ..
-            } => match wrench_space {
-                Some((_, data)) => Provenance::new(start.clone()).with_data("terrain.data", data),
-                None => Provenance::new(start.clone()),
-            },
+        let provenance = Provenance::new(self.start.clone());
+        match &self.wrench_space {
+            Some((_, data)) => provenance.with_data("terrain.data", data),
+            None => provenance,
         }
     }
 
@@ -524,24 +435,13 @@ impl Solved {
         ipopt_log: Option<&Path>,
     ) -> Result<PlanWritten, ApiError> {
         output::ensure_writable(dir)?;
-        let written = match self {
-            Solved::Hopper { problem, plan, .. } => {
-                output::write_run_with(dir, problem, plan, provenance, ipopt_log)?
-            }
-            Solved::Planar {
-                problem,
-                plan,
-                wrench_space,
-                ..
-            } => output::planar::write_planar_run(
-                dir,
-                problem,
-                plan,
-                wrench_space.as_ref().map(|(replay, _)| replay),
-                provenance,
-                ipopt_log,
-            )?,
-        };
-        Ok(written)
+        Ok(output::planar::write_planar_run(
+            dir,
+            &self.problem,
+            &self.plan,
+            self.wrench_space.as_ref().map(|(replay, _)| replay),
+            provenance,
+            ipopt_log,
+        )?)
     }
 }

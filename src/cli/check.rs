@@ -1,6 +1,3 @@
-use loam::planner;
-use loam::problem::AnyProblem;
-
 use super::ProblemArgs;
 
 #[derive(clap::Args)]
@@ -10,56 +7,33 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let problem = match args.problem.load_any()? {
-        AnyProblem::Hopper(problem) => problem,
-        AnyProblem::Planar(problem)
-            if matches!(
-                problem.terrain,
-                loam::problem::planar::PlanarTerrainConfig::WrenchSpace(_)
-            ) =>
-        {
-            let planner = loam::api::wrench_space_planner(&args.problem.file, &problem)?;
-            let hop = planner.wrench_space.as_ref().expect("on a wrench space");
-            let nlp = loam::transcription::Nlp::build(
-                &hop.ocp()?,
-                loam::transcription::Scheme::Trapezoidal,
-            )?;
-            println!(
-                "{}: ok ({}: {} on a wrench space of {} vertices, {} phases; {} variables, {} constraints)",
-                args.problem.file.display(),
-                problem.name(),
-                problem.robot.model_name(),
-                hop.space.n_directions(),
-                hop.phases.len(),
-                nlp.n_variables(),
-                nlp.n_constraints()
-            );
-            return Ok(0);
-        }
-        AnyProblem::Planar(problem) => {
-            let planner = std::rc::Rc::new(loam::planner::planar::PlanarPlanner::new(&problem));
-            let nlp = loam::planner::Transcribe::nlp(&planner)?;
-            println!(
-                "{}: ok ({}: {} with {} coordinates, {} phases; {} variables, {} constraints)",
-                args.problem.file.display(),
-                problem.name(),
-                problem.robot.model_name(),
-                planner.layout.n_q,
-                planner.phases.len(),
-                nlp.n_variables(),
-                nlp.n_constraints()
-            );
-            return Ok(0);
-        }
-    };
-    let (jump, nlp) = planner::transcribe(&problem)?;
+    let problem = args.problem.load_any()?;
+    if let loam::problem::planar::PlanarTerrainConfig::WrenchSpace(_) = problem.terrain {
+        let planner = loam::api::wrench_space_planner(&args.problem.file, &problem)?;
+        let hop = planner.wrench_space.as_ref().expect("on a wrench space");
+        let nlp =
+            loam::transcription::Nlp::build(&hop.ocp()?, loam::transcription::Scheme::Trapezoidal)?;
+        println!(
+            "{}: ok ({}: {} on a wrench space of {} vertices, {} phases; {} variables, {} constraints)",
+            args.problem.file.display(),
+            problem.name(),
+            problem.robot.model_name(),
+            hop.space.n_directions(),
+            hop.phases.len(),
+            nlp.n_variables(),
+            nlp.n_constraints()
+        );
+        return Ok(0);
+    }
+    let planner = std::rc::Rc::new(loam::planner::planar::PlanarPlanner::new(&problem));
+    let nlp = loam::planner::Transcribe::nlp(&planner)?;
     println!(
-        "{}: ok ({} on {} terrain, apex rise {:.1} mm; {} scheme, {} variables, {} constraints)",
+        "{}: ok ({}: {} with {} coordinates, {} phases; {} variables, {} constraints)",
         args.problem.file.display(),
         problem.name(),
-        jump.terrain.name(),
-        problem.task.apex_height * 1e3,
-        jump.scheme.name(),
+        problem.robot.model_name(),
+        planner.layout.n_q,
+        planner.phases.len(),
         nlp.n_variables(),
         nlp.n_constraints()
     );

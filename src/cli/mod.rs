@@ -19,7 +19,6 @@ mod solve;
 mod sweep;
 mod validate;
 #[cfg(feature = "planner")]
-mod warm_start;
 mod wrench_space;
 
 use clap::{Parser, Subcommand};
@@ -198,7 +197,7 @@ pub struct ProblemArgs {
     /// The problem file (YAML), or a run folder (or its solution.json) whose problem to solve
     /// again.
     pub file: std::path::PathBuf,
-    /// Override a field: --set task.apex_height=0.08 (repeatable).
+    /// Override a field: --set task.apex_rise=0.08 (repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub overrides: Vec<String>,
 }
@@ -206,23 +205,9 @@ pub struct ProblemArgs {
 #[cfg(feature = "planner")]
 impl ProblemArgs {
     /// Loads and validates the problem, IPOPT options included, before any work starts.
-    pub fn load(&self) -> anyhow::Result<loam::problem::Problem> {
-        let problem = loam::problem::load(&self.file, &self.overrides)?;
-        loam::solver::check_options(&loam::planner::solver_options(&problem))
-            .map_err(|e| BadInput(format!("{}: solver: {e}", self.file.display())))?;
-        Ok(problem)
-    }
-
-    /// Loads and validates the problem in its schema (hopper or planar), IPOPT options
-    /// included, before any work starts.
-    pub fn load_any(&self) -> anyhow::Result<loam::problem::AnyProblem> {
-        use loam::problem::AnyProblem;
+    pub fn load_any(&self) -> anyhow::Result<loam::problem::planar::PlanarProblem> {
         let problem = loam::problem::load_any(&self.file, &self.overrides)?;
-        let options = match &problem {
-            AnyProblem::Hopper(p) => loam::planner::solver_options(p),
-            AnyProblem::Planar(p) => loam::planner::planar::solver_options(p),
-        };
-        loam::solver::check_options(&options)
+        loam::solver::check_options(&loam::planner::planar::solver_options(&problem))
             .map_err(|e| BadInput(format!("{}: solver: {e}", self.file.display())))?;
         Ok(problem)
     }

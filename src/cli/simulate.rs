@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use loam::api;
 use loam::output::{self, run::SavedPlan};
 use loam::sim::planar;
-use loam::sim::replay::ReplaySummary;
 
 use super::BadInput;
 
@@ -105,75 +104,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         mdp_step: args.mdp_step,
     };
     let simulated = api::simulate(&args.run_dir, &options)?;
-    match &simulated.summary {
-        api::Replayed::Hopper(summary) => {
-            if !args.quiet {
-                print_summary(summary, &args.run_dir.join(&simulated.stem));
-            }
-        }
-        api::Replayed::Planar(summary) => {
-            print_planar(summary, &args.run_dir, &simulated.stem, args.quiet)
-        }
-    }
+    print_planar(&simulated.summary, &args.run_dir, &simulated.stem, args.quiet);
     // An incomplete replay is a failed simulation (exit 1), as a solve that did not converge.
     Ok(if simulated.complete { 0 } else { 1 })
 }
 
-fn print_summary(s: &ReplaySummary, stem: &Path) {
-    let mm = |v: f64| v * 1e3;
-    // The terrain as the file names it (`soft-90582b65` for --terrain soft.yaml).
-    let on = stem
-        .file_name()
-        .and_then(|n| n.to_str())
-        .and_then(|n| n.strip_prefix("replay-on-"))
-        .unwrap_or(&s.replay_terrain);
-    println!(
-        "replayed the {} plan on {on} ({}; {} steps, {} rejected)",
-        s.plan_terrain, s.backend, s.integration.steps, s.integration.rejected
-    );
-    if !s.plan_converged {
-        println!("  note: the plan did not converge; its command is the best iterate");
-    }
-    match (s.apex_rise_m, s.apex_error_percent) {
-        (Some(a), Some(p)) => println!(
-            "  apex rise  {:8.2} mm   planned {:8.2} mm   ({:+.2} mm, {:+.1} %)",
-            mm(a),
-            mm(s.planned_apex_rise_m),
-            mm(a - s.planned_apex_rise_m),
-            p
-        ),
-        _ => println!(
-            "  no apex reached within the time limit (planned rise {:.2} mm)",
-            mm(s.planned_apex_rise_m)
-        ),
-    }
-    match s.takeoff_s {
-        Some(t) => println!(
-            "  takeoff    {:8.4} s    planned {:8.4} s",
-            t, s.planned_takeoff_s
-        ),
-        None => println!("  the foot never left the ground"),
-    }
-    if let Some(t) = s.apex_time_s {
-        println!(
-            "  apex       {:8.4} s    planned {:8.4} s",
-            t, s.planned_apex_time_s
-        );
-    }
-    let worst = ["z_m", "z_r", "z_f"]
-        .iter()
-        .filter_map(|name| s.state_differences.iter().find(|d| d.state == *name))
-        .max_by(|a, b| a.max_abs.total_cmp(&b.max_abs));
-    if let Some(d) = worst {
-        println!(
-            "  largest position difference from the plan: {} by {:.3} mm at {:.4} s",
-            d.state,
-            mm(d.max_abs),
-            d.at_s
-        );
-    }
-    println!("  wrote {}.csv and .json", stem.display());
-}
 
 /// Prints a planar replay's summary; a replay that stopped short is said on stderr whatever
 /// `quiet` says.

@@ -3,12 +3,11 @@ use std::path::{Path, PathBuf};
 use loam::api::{self, Solved};
 use loam::output::{self, PlanWritten, WarmStart};
 use loam::problem::planar::PlanarTerrainConfig;
-use loam::problem::AnyProblem;
 use loam::solver::{self, IterationInfo, SolveReport, SolveSettings};
 use loam::transcription::PhaseTrajectory;
 
 use super::interrupt::{self, Interrupted};
-use super::{progress, warm_start, ProblemArgs};
+use super::{progress, ProblemArgs};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -21,14 +20,12 @@ pub struct Args {
     /// Print nothing but errors.
     #[arg(long, short)]
     quiet: bool,
-    /// Start IPOPT from the plan in RUN_DIR (a folder `loam solve` or `loam sweep` wrote). The
-    /// hopper's problems: a plan with the same node counts and scheme, its nodes moved onto
-    /// this problem's rest state (another terrain: by the foot's rest depth), and its
-    /// multipliers by row name. A planar robot: the same robot's plan on any mesh, resampled;
-    /// on a wrench space also its plan on another ground (the relaxation runs from it first).
+    /// Start IPOPT from the plan in RUN_DIR (a folder `loam solve` or `loam sweep` wrote): the
+    /// same robot's plan on any mesh, resampled; on a wrench space also its plan on another
+    /// ground (the relaxation runs from it first).
     #[arg(long, value_name = "RUN_DIR")]
     warm_start: Option<PathBuf>,
-    /// A planar robot's problem: replay the converged plan on its own contact model and, while
+    /// Replay the converged plan on its own contact model and, while
     /// it departs from the plan by more than TOL (relative, in the centre of mass's peak rise
     /// and the distance), solve again with every interval halved, started from the coarser
     /// plan (at most --refine-rounds times). The final mesh is in solution.json's problem.
@@ -41,10 +38,9 @@ pub struct Args {
 
 type Progress<'a> = Option<&'a mut dyn FnMut(&IterationInfo) -> bool>;
 
-/// `loam solve`: the arguments checked, then `loam::api::solve` (every kind of problem
-/// through one entry point: the hopper, the rail hopper on a wrench space, a planar robot, a
-/// planar robot on wrench spaces), its run folder written by `Solved::write`, and the summary
-/// printed here.
+/// `loam solve`: the arguments checked, then `loam::api::solve` (every robot on every contact
+/// model through one entry point), its run folder written by `Solved::write`, and the
+/// summary printed here.
 pub fn run(args: Args) -> anyhow::Result<u8> {
     // Ctrl-C stops IPOPT at its next iteration; solve_logged then cleans up.
     interrupt::install();
@@ -52,14 +48,6 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let file = &args.problem.file;
     // The command line's own arguments, refused in its own words before anything is solved.
     if let Some(tol) = args.refine {
-        if let AnyProblem::Hopper(_) = &problem {
-            return Err(super::BadInput(format!(
-                "--refine: {} is the hopper's own problem, which is not refined; the hopper as \
-                 a robot file is (problems/hopper_jump.yaml)",
-                file.display()
-            ))
-            .into());
-        }
         if !(tol.is_finite() && tol > 0.0) {
             return Err(super::BadInput(format!(
                 "--refine {tol}: accepted, a tolerance > 0 (a relative error, e.g. 0.01)"
@@ -67,27 +55,20 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             .into());
         }
     }
-    if let AnyProblem::Planar(p) = &problem {
-        if let PlanarTerrainConfig::WrenchSpace(_) = &p.terrain {
-            if args.refine.is_some() {
-                return Err(super::BadInput(
-                    "--refine: a plan on a wrench space is replayed by the MDP step, not refined yet"
-                        .into(),
-                )
-                .into());
-            }
+    if let PlanarTerrainConfig::WrenchSpace(_) = &problem.terrain {
+        if args.refine.is_some() {
+            return Err(super::BadInput(
+                "--refine: a plan on a wrench space is replayed by the MDP step, not refined yet"
+                    .into(),
+            )
+            .into());
         }
-    }
-    if let (AnyProblem::Hopper(p), Some(dir)) = (&problem, &args.warm_start) {
-        // The hopper's plan, checked with the command line's own messages.
-        let (start, _) = warm_start::read(dir)?;
-        warm_start::check(&start, p, dir)?;
     }
     let refine = args.refine.map(|tolerance| api::Refine {
         tolerance,
         rounds: args.refine_rounds,
     });
-    let out = out_dir(&args, api::problem_name(&problem))?;
+    let out = out_dir(&args, problem.name())?;
     let (solved, log) = solve_logged(
         &out,
         args.quiet,
@@ -116,10 +97,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let converged = solved.report().converged;
     // A refinement that did not reach its tolerance is a failure (exit 1), its best plan
     // written; said whatever --quiet says.
-    let unrefined = match &solved {
-        Solved::Planar {
-            problem, rounds, ..
-        } => {
+    let unrefined = {
+        let (problem, rounds) = (&solved.problem, &solved.rounds);
+        {
             let tol = args.refine.or(problem.mesh.as_ref().map(|m| m.tolerance));
             let kept = rounds.iter().find(|r| r.kept);
             match (tol, kept) {
@@ -146,7 +126,6 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 _ => false,
             }
         }
-        _ => false,
     };
     Ok(if converged && !unrefined { 0 } else { 1 })
 }
@@ -167,36 +146,15 @@ fn print_stages(stages: &[loam::planner::StageOutcome]) {
 
 /// The summary of a solve: what the plan achieved, in each kind's terms.
 fn print_solved(solved: &Solved, out: &Path, written: &PlanWritten) {
-    let task: Vec<String> = match solved {
-        Solved::Hopper { plan, .. } => {
-            let mut task = vec![
-                format!("objective      {:.6e} (½∫u² dt)", plan.report.objective),
-                format!(
-                    "apex rise      {:.2} mm (target {:.2} mm)",
-                    plan.apex_rise * 1e3,
-                    plan.jump.task.apex_height * 1e3
-                ),
-            ];
-            for (k, start) in plan.starts.iter().enumerate() {
-                task.push(format!(
-                    "{:15}from {}: {} after {} iterations, objective {:.6e}{}",
-                    if k == 0 { "starts" } else { "" },
-                    start.guess.name(),
-                    start.status,
-                    start.iterations,
-                    start.objective,
-                    if start.kept { " (kept)" } else { "" }
-                ));
-            }
-            task
-        }
-        Solved::Planar {
-            problem,
-            plan,
-            rounds,
-            wrench_space,
-            ..
-        } => {
+    let Solved {
+        problem,
+        plan,
+        rounds,
+        wrench_space,
+        ..
+    } = solved;
+    let task: Vec<String> = {
+        {
             for (k, round) in rounds.iter().enumerate() {
                 println!(
                     "{:15}nodes {:?}: {} after {} iterations, objective {:.6e}, replay off by {:.2} %{}",

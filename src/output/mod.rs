@@ -23,10 +23,7 @@ mod solution;
 #[cfg(feature = "planner")]
 pub use provenance::{Provenance, WarmStart};
 #[cfg(feature = "planner")]
-pub use solution::{
-    trajectory_csv, write_run, write_run_with, PhaseSummary, PlanWritten, SolutionFile,
-    SolveRecord, Timing,
-};
+pub use solution::{PhaseSummary, PlanWritten, SolveRecord, Timing};
 
 #[derive(Debug, thiserror::Error)]
 #[error("could not write {}: {source}", path.display())]

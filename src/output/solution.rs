@@ -7,12 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::folder::{archive_other_plan, Archived};
-use super::identity::plan_id_of;
-use super::{temporary_path, write_new, OutputError, Provenance, WarmStart};
-use crate::model::hopper::STATE_NAMES;
-use crate::planner::warm_start::NamedMultipliers;
-use crate::planner::{Plan, StartOutcome};
-use crate::problem::Problem;
+use super::{temporary_path, write_new, OutputError, Provenance};
 use crate::solver::kkt::KktCounts;
 use crate::solver::{OptionValue, SolveReport};
 use crate::transcription::Violation;
@@ -31,7 +26,7 @@ pub struct PhaseSummary {
     pub duration_s: f64,
 }
 
-/// What every `solution.json` records of the solve itself, hopper's or planar.
+/// What every `solution.json` records of the solve itself.
 #[derive(Serialize)]
 pub struct SolveRecord {
     pub loam_version: &'static str,
@@ -92,115 +87,12 @@ impl SolveRecord {
     }
 }
 
-/// The top-level keys of `solution.json` (documented in README.md).
-#[derive(Serialize)]
-pub struct SolutionFile<'a> {
-    pub problem: &'a Problem,
-    #[serde(flatten)]
-    pub solve: SolveRecord,
-    pub apex_rise_m: f64,
-    pub scheme: &'static str,
-    pub phases: Vec<PhaseSummary>,
-    /// IPOPT's multipliers at the end, by name: what `loam solve --warm-start` starts from.
-    pub multipliers: &'a NamedMultipliers,
-    /// `initial_guess: best`: each start's outcome, the kept one marked.
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    pub starts: &'a [StartOutcome],
-}
-
-impl<'a> SolutionFile<'a> {
-    pub fn new(
-        problem: &'a Problem,
-        plan: &'a Plan,
-        plan_id: String,
-        provenance: Provenance,
-    ) -> Self {
-        SolutionFile {
-            problem,
-            solve: SolveRecord::new(
-                &plan.report,
-                plan.setup_seconds,
-                plan.n_variables,
-                plan.n_constraints,
-                plan_id,
-                provenance,
-            ),
-            apex_rise_m: plan.apex_rise,
-            scheme: plan.jump.scheme.name(),
-            phases: plan
-                .trajectory
-                .phases
-                .iter()
-                .zip(&plan.jump.phases)
-                .map(|(p, (domain, nodes, _))| PhaseSummary {
-                    domain: domain.name().into(),
-                    nodes: *nodes,
-                    duration_s: p.duration,
-                })
-                .collect(),
-            multipliers: &plan.multipliers,
-            starts: &plan.starts,
-        }
-    }
-}
-
-/// `trajectory.csv`: one row per collocation node.
-pub fn trajectory_csv(plan: &Plan) -> String {
-    let mut out = String::from("t,phase,node");
-    for name in STATE_NAMES {
-        out.push(',');
-        out.push_str(name);
-    }
-    out.push_str(",u,F_m,F_s,F_terrain\n");
-    let mut t0 = 0.0;
-    for (p, phase) in plan.trajectory.phases.iter().enumerate() {
-        for k in 0..phase.states.len() {
-            let (f_m, f_s, f_t) = plan.node_forces(p, k);
-            out.push_str(&format!(
-                "{:.9},{},{}",
-                t0 + phase.node_time(k),
-                phase.name,
-                k
-            ));
-            for v in phase.states[k].iter().chain(&phase.controls[k]) {
-                out.push_str(&format!(",{v:.9e}"));
-            }
-            out.push_str(&format!(",{f_m:.9e},{f_s:.9e},{f_t:.9e}\n"));
-        }
-        t0 += phase.duration;
-    }
-    out
-}
-
-/// What [`write_run_with`] did.
+/// What writing a run did.
 #[derive(Clone, Debug)]
 pub struct PlanWritten {
     pub plan_id: String,
     /// Where the files of the plan the folder held before went, if it held another.
     pub archived: Option<Archived>,
-}
-
-/// Writes `solution.json` and `trajectory.csv` into `dir`, the plan started from the
-/// problem's `initial_guess` (see [`write_run_with`]).
-pub fn write_run(dir: &Path, problem: &Problem, plan: &Plan) -> Result<PlanWritten, OutputError> {
-    let provenance = Provenance::new(WarmStart::from(problem.initial_guess));
-    write_run_with(dir, problem, plan, provenance, None)
-}
-
-/// Writes `solution.json` (with `provenance`) and `trajectory.csv` into `dir`, and moves
-/// IPOPT's log from its temporary `ipopt_log` to `ipopt.log` (see [`commit_plan`]).
-pub fn write_run_with(
-    dir: &Path,
-    problem: &Problem,
-    plan: &Plan,
-    provenance: Provenance,
-    ipopt_log: Option<&Path>,
-) -> Result<PlanWritten, OutputError> {
-    let trajectory = trajectory_csv(plan);
-    let plan_id = plan_id_of(problem, trajectory.as_bytes());
-    let file = SolutionFile::new(problem, plan, plan_id.clone(), provenance);
-    let json = serde_json::to_string_pretty(&file).expect("solution serializes");
-    commit_plan(dir, &plan_id, &json, &trajectory, ipopt_log)
 }
 
 /// Puts a plan into `dir`: writes `solution.json` and `trajectory.csv` to temporaries, moves

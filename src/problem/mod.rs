@@ -54,29 +54,62 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<Problem, ProblemError> 
     parse(&read(path)?, path, overrides)
 }
 
-/// A problem file in either schema.
-#[derive(Clone, Debug)]
-pub enum AnyProblem {
-    /// The hopper's jump (MODEL.md section 1).
-    Hopper(Problem),
-    /// A planar robot's motion.
-    Planar(planar::PlanarProblem),
-}
-
-/// Reads the problem file at `path` in the schema its `robot.model` names (see
-/// [`is_planar`]), with the `--set` overrides.
+/// Reads the problem file at `path` (or the problem a run folder or its `solution.json`
+/// solved), with the `--set` overrides. A file in loam's former hopper schema (`phases:`,
+/// `task.apex_height`, no robot file) is refused with the way to write it now.
 #[allow(clippy::result_large_err)]
-pub fn load_any(path: &Path, overrides: &[String]) -> Result<AnyProblem, ProblemError> {
+pub fn load_any(path: &Path, overrides: &[String]) -> Result<planar::PlanarProblem, ProblemError> {
     let text = if path.is_dir() || path.extension().is_some_and(|e| e == "json") {
         solved_problem(path)?
     } else {
         read(path)?
     };
-    Ok(if is_planar(&text, overrides) {
-        AnyProblem::Planar(parse_as(&text, path, overrides)?)
-    } else {
-        AnyProblem::Hopper(parse(&text, path, overrides)?)
-    })
+    parse_problem(&text, path, overrides)
+}
+
+/// Reads problem text that came from `origin` (used in errors, for the default name and as
+/// the folder relative paths are read from), with the `--set` overrides: see [`load_any`].
+#[allow(clippy::result_large_err)]
+pub fn parse_problem(
+    text: &str,
+    origin: &Path,
+    overrides: &[String],
+) -> Result<planar::PlanarProblem, ProblemError> {
+    refuse_former_hopper_schema(text, origin)?;
+    parse_as(text, origin, overrides)
+}
+
+/// The hopper was once planned from a schema of its own (`phases:` of `domain: stance |
+/// flight`, `task.apex_height`, the robot's parameters under `robot:`); it is now the robot
+/// file `robots/hopper.yaml` and goes through the one planner. Such a file gets an error
+/// that says how to write it now, rather than serde's "unknown field `phases`".
+#[allow(clippy::result_large_err)]
+fn refuse_former_hopper_schema(text: &str, origin: &Path) -> Result<(), ProblemError> {
+    let Ok(tree) = load_yaml::<Tree>(text) else {
+        return Ok(());
+    };
+    let Some(map) = tree.as_mapping() else {
+        return Ok(());
+    };
+    if !map.contains_key("phases") {
+        return Ok(());
+    }
+    let report = Report {
+        origin,
+        text,
+        changes: Vec::new(),
+    };
+    Err(report.violation_error(Violation {
+        field: "phases".into(),
+        message: "this is loam's former hopper schema (`phases:` with `domain: stance | \
+                  flight`, `task.apex_height`); the hopper is now the robot file \
+                  robots/hopper.yaml, planned like every robot: write `robot: {file: \
+                  robots/hopper.yaml}`, a `schedule:` of `{contacts: [foot], ...}` (stance) and \
+                  `{contacts: [], ...}` (flight) phases and `task: {apex_rise: 0.06, apex_of: \
+                  rod, objective: inputs_squared}` (the shipped problems/hopper_granular.yaml is \
+                  the paper's jump written so)"
+            .into(),
+    }))
 }
 
 /// SHA-256 of `bytes` in hex: how a run records the data files it read.

@@ -13,7 +13,6 @@
 //! - slicing a sweep into shards that never split a warm chain ([`shard`]).
 
 #[cfg(feature = "planner")]
-pub mod chain;
 pub mod shard;
 pub mod table;
 

@@ -308,18 +308,14 @@ fn the_footholds_guess_reaches_the_strides_optimum() {
 #[test]
 fn a_swing_height_keeps_the_swinging_foot_above_its_tent() {
     use loam::planner::planar::plan;
-    use loam::problem::{load_any, AnyProblem};
+    use loam::problem::load_any;
     use loam::solver::SolveSettings;
     let height = 0.08;
     let lowest_margin = |overrides: &[String]| -> f64 {
-        let AnyProblem::Planar(problem) =
-            load_any(Path::new(&shipped("monopod_gait.yaml")), overrides).unwrap()
-        else {
-            panic!("a planar problem");
-        };
+        let problem = load_any(Path::new(&shipped("monopod_gait.yaml")), overrides).unwrap();
         let settings = SolveSettings {
             log_level: 0,
-            options: loam::api::solver_options(&AnyProblem::Planar(problem.clone())),
+            options: loam::api::solver_options(&problem),
             ..SolveSettings::default()
         };
         let planned = plan(&problem, &settings, None).unwrap();

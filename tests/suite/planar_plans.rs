@@ -190,10 +190,8 @@ fn bed_problem(
     loam::problem::planar::PlanarProblem,
     loam::problem::planar::AddedMassGroundConfig,
 ) {
-    use loam::problem::{load_any, planar::PlanarTerrainConfig, AnyProblem};
-    let AnyProblem::Planar(problem) = load_any(file, &[]).unwrap() else {
-        panic!("{}: a planar problem", file.display());
-    };
+    use loam::problem::{load_any, planar::PlanarTerrainConfig};
+    let problem = load_any(file, &[]).unwrap();
     let PlanarTerrainConfig::AddedMass(ground) = problem.terrain.clone() else {
         panic!("{}: an added-mass problem", file.display());
     };
@@ -583,15 +581,13 @@ fn the_replays_stick_law_on_the_bed_holds_lifts_and_sinks_as_statics_says() {
 /// add up to m g and its horizontal ones to 0.
 #[test]
 fn the_quadruped_at_rest_on_rigid_ground_carries_its_weight_and_stays() {
-    use loam::problem::{load_any, AnyProblem};
+    use loam::problem::load_any;
     use loam::sim::planar::{replay, PlanTable, ReplaySettings};
     use loam::terrain::rigid;
     use nalgebra::{DMatrix, DVector};
 
     let file = manifest().join("problems/quadruped_stand.yaml");
-    let AnyProblem::Planar(problem) = load_any(&file, &[]).unwrap() else {
-        panic!("a planar problem");
-    };
+    let problem = load_any(&file, &[]).unwrap();
     let robot = problem.robot.build(problem.gravity);
     let n = robot.n_q();
     let q = robot.standing.clone();

@@ -458,20 +458,14 @@ fn a_nan_in_a_planar_problem_is_refused_before_solving() {
 fn a_problem_names_a_robot_file_and_set_edits_it() {
     let problems = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems");
     let path = problems.join("two_link_hop.yaml");
-    let loam::problem::AnyProblem::Planar(problem) =
-        loam::problem::load_any(&path, &[]).expect("two_link_hop.yaml")
-    else {
-        panic!("a planar problem")
-    };
+    let problem = loam::problem::load_any(&path, &[]).expect("two_link_hop.yaml");
     let robot = problem.robot.build(problem.gravity);
     assert_eq!(robot, shipped_robot("two_link_hopper"));
 
     let overridden =
         loam::problem::load_any(&path, &["robot.description.bodies.1.mass=2.5".to_owned()])
             .expect("override");
-    let loam::problem::AnyProblem::Planar(problem) = overridden else {
-        panic!()
-    };
+    let problem = overridden;
     let robot = problem.robot.build(problem.gravity);
     assert_eq!(robot.body.bodies[1].mass, 2.5);
     assert!((robot.body.total_mass() - 11.0).abs() < 1e-12);

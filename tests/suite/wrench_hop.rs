@@ -13,7 +13,7 @@ use common::temp_dir::TempDir;
 
 use loam::planner::planar::wrench_space::WrenchSpacePlanner;
 use loam::problem::planar::PlanarProblem;
-use loam::problem::{load_any, AnyProblem};
+use loam::problem::load_any;
 use loam::terrain::hull::HalfSpaces;
 use loam::terrain::wrench_space::WrenchSpace;
 
@@ -26,10 +26,7 @@ fn sand() -> WrenchSpace {
 }
 
 fn shipped_problem() -> PlanarProblem {
-    match load_any(Path::new(&shipped("monopod_sand_hop.yaml")), &[]).unwrap() {
-        AnyProblem::Planar(problem) => problem,
-        AnyProblem::Hopper(_) => panic!("monopod_sand_hop.yaml is a planar problem"),
-    }
+    load_any(Path::new(&shipped("monopod_sand_hop.yaml")), &[]).unwrap()
 }
 
 /// A CSV's columns by name (a column of text, as a replay's `mode`, reads as NaN).
@@ -439,11 +436,7 @@ fn a_gait_made_on_rigid_ground_reads_as_a_start_on_sand() {
         ],
     );
     assert_eq!(solve.code(), 0, "{}", solve.dump());
-    let AnyProblem::Planar(problem) =
-        load_any(Path::new(&shipped("monopod_gait_sand.yaml")), &[]).unwrap()
-    else {
-        panic!("a planar problem");
-    };
+    let problem = load_any(Path::new(&shipped("monopod_gait_sand.yaml")), &[]).unwrap();
     let hop = WrenchSpacePlanner::from_problem(&problem, Arc::new(sand()));
     let (start, _, other_ground) = loam::api::wrench_start(&rigid, &hop).unwrap();
     assert!(other_ground);

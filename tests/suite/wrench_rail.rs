@@ -14,7 +14,6 @@ use common::temp_dir::TempDir;
 use loam::planner::planar::wrench_space::{self, WrenchSpacePlanner};
 use loam::planner::planar::PlanarPlanner;
 use loam::problem::planar::PlanarProblem;
-use loam::problem::AnyProblem;
 use loam::solver::SolveSettings;
 use loam::terrain::hull::HalfSpaces;
 use loam::terrain::wrench_space::WrenchSpace;
@@ -32,15 +31,11 @@ fn root() -> &'static Path {
 }
 
 fn problem(angle: f64) -> PlanarProblem {
-    let any = loam::problem::load_any(
+    loam::problem::load_any(
         &root().join(FILE),
         &[format!("robot.description.guide_angle={angle}")],
     )
-    .unwrap();
-    let AnyProblem::Planar(problem) = any else {
-        panic!("{FILE} is a planar problem");
-    };
-    problem
+    .unwrap()
 }
 
 fn planner(angle: f64) -> Rc<PlanarPlanner> {
@@ -199,7 +194,7 @@ fn the_shipped_rail_problem_plans_at_the_rail_planners_optimum_and_replays() {
 fn plans_at_zero_and_steeper_angles_keep_every_wrench_in_the_set() {
     let settings = SolveSettings {
         log_level: 0,
-        options: loam::api::solver_options(&AnyProblem::Planar(problem(0.0))),
+        options: loam::api::solver_options(&problem(0.0)),
         ..SolveSettings::default()
     };
     for angle in [0.0, 0.4] {

@@ -111,10 +111,7 @@ fn solve(problem: &PlanarProblem, refined: bool) -> anyhow::Result<Sample> {
     })
 }
 
-/// The planar problem in `file`, or None for the hopper's own schema.
+/// The problem in `file`.
 pub fn load(file: &Path) -> anyhow::Result<Option<PlanarProblem>> {
-    Ok(match loam::problem::load_any(file, &[])? {
-        loam::problem::AnyProblem::Planar(problem) => Some(problem),
-        loam::problem::AnyProblem::Hopper(_) => None,
-    })
+    Ok(Some(loam::problem::load_any(file, &[])?))
 }

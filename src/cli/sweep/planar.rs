@@ -17,7 +17,6 @@ use std::sync::Mutex;
 
 use anyhow::Context;
 use loam::problem::planar::PlanarProblem;
-use loam::problem::AnyProblem;
 use serde_json::Value;
 
 use super::{combinations, Args, Axis};
@@ -72,12 +71,7 @@ pub fn run(args: &Args, file: &Path, axes: &[Axis], out: &Path) -> anyhow::Resul
     for varied in combinations(axes) {
         let mut overrides = args.overrides.clone();
         overrides.extend(varied.iter().map(|(p, v)| format!("{p}={v}")));
-        let problem = match loam::problem::load_any(file, &overrides)? {
-            AnyProblem::Planar(problem) => problem,
-            AnyProblem::Hopper(_) => {
-                return Err(refuse("a --vary or --set makes a point the hopper's"))
-            }
-        };
+        let problem = loam::problem::load_any(file, &overrides)?;
         check(&problem).map_err(|why| refuse(&why))?;
         // A section's value (`{model: rigid}`) names its folder by its words
         // (`terrain=model_rigid`).
