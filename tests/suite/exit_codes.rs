@@ -35,7 +35,7 @@ fn an_output_that_cannot_be_written_exits_3_for_every_command() {
             "sweep",
             &rigid,
             "--vary",
-            "task.apex_height=0.05,0.06",
+            "task.apex_rise=0.05,0.06",
             "--out",
             "blocker/sweep",
         ],

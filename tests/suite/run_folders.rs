@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 use common::run::{assert_exit, loam, read_json, shipped, Output};
 use common::temp_dir::TempDir;
 
-/// `loam solve problems/PROBLEM --set task.apex_height=APEX --out OUT [-q]` in `dir`.
+/// `loam solve problems/PROBLEM --set task.apex_rise=APEX --out OUT [-q]` in `dir`.
 fn solve_output(dir: &TempDir, problem: &str, out: &str, apex: f64, quiet: bool) -> Output {
     let file = shipped(problem);
-    let apex = format!("task.apex_height={apex}");
+    let apex = format!("task.apex_rise={apex}");
     let mut args = vec!["solve", &file, "--set", &apex, "--out", out];
     if quiet {
         args.push("-q");

@@ -116,18 +116,14 @@ pub fn shipped(name: &str) -> String {
         .to_owned()
 }
 
-/// The shipped problem files (`problems/*.yaml`) written for a planar robot (`planar`) or
-/// for the hopper, sorted: every one is a fixture.
-pub fn shipped_problems(planar: bool) -> Vec<std::path::PathBuf> {
+/// The shipped problem files (`problems/*.yaml`) but those on a wrench space, sorted: every
+/// one is a fixture.
+pub fn shipped_problems() -> Vec<std::path::PathBuf> {
     let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems");
     let mut files: Vec<_> = std::fs::read_dir(folder)
         .expect("problems/")
         .map(|e| e.expect("problems/ entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .filter(|p| {
-            let text = std::fs::read_to_string(p).expect("problem file");
-            loam::problem::is_planar(&text, &[]) == planar
-        })
         // Plans on a wrench space have their own tests (tests/suite/wrench_rail.rs,
         // tests/suite/wrench_hop.rs): their replay is the MDP simulator's, run by `loam solve`.
         .filter(|p| !on_wrench_space(p))
