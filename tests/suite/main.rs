@@ -25,6 +25,7 @@ mod exit_codes;
 mod gaits;
 mod hopper_file;
 mod hopper_hops;
+mod hopper_jumps;
 mod hopper_plans;
 mod hull;
 mod linear_solver;
