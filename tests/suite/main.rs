@@ -36,6 +36,7 @@ mod mdp_scenarios;
 mod mesh_refinement;
 mod multibody;
 mod planar_plans;
+mod planar_replay_physics;
 mod plot;
 mod plot_planar;
 mod replay;
