@@ -27,10 +27,10 @@ run_dir = root / "runs" / "python-jump"
 # %%
 problem = loam.load_problem(
     root / "problems" / "hopper_granular.yaml",
-    set=["task.apex_height=0.06"],  # a 60 mm rise of the rod
+    set=["task.apex_rise=0.06"],  # a 60 mm rise of the rod
 )
 print(problem)
-print("apex height asked:", problem.to_dict()["task"]["apex_height"], "m")
+print("apex rise asked:", problem.to_dict()["task"]["apex_rise"], "m")
 
 # %% [markdown]
 # ## Plan
@@ -47,18 +47,19 @@ plan = problem.solve(progress=progress)
 print(plan)
 print(f"converged: {plan.converged}, objective {plan.objective:.6e} (½∫u² dt)")
 for name, duration, nodes in plan.phases:
-    print(f"  {name:7s} {duration * 1e3:6.1f} ms over {nodes} nodes")
+    print(f"  {name:15s} {duration * 1e3:6.1f} ms over {nodes} nodes")
 
 # %% [markdown]
-# The trajectory: one NumPy array per column of `trajectory.csv` (units in README,
-# "trajectory.csv": heights in m, velocities in m/s, forces in N).
+# The trajectory: one NumPy array per column of `trajectory.csv` (docs/ROBOTS.md: the robot's
+# coordinates in m, their rates `d_*` in m/s, the drive's states, the foot's force in N).
+# robots/hopper.yaml: `z` is the motor block's height, the rod hangs `stroke` below it.
 
 # %%
 traj = plan.trajectory
 print(plan.columns)
-rise = traj["z_r"].max() - traj["z_r"][0]
-stance = traj["phase"] == "stance"
-print(f"rod rise {rise * 1e3:.2f} mm; peak terrain force {traj['F_terrain'][stance].max():.1f} N")
+rod = traj["z"] - traj["stroke"]
+rise = rod.max() - rod[0]
+print(f"rod rise {rise * 1e3:.2f} mm; peak ground force {traj['foot_fz'].max():.1f} N")
 
 # %% [markdown]
 # ## Write the run folder
@@ -78,7 +79,7 @@ on_bed = plan.simulate()
 on_rigid = plan.simulate(terrain="rigid")
 for replay in (on_bed, on_rigid):
     s = replay.summary
-    apex = s["apex_rise_m"]
+    apex = s["achieved_apex_rise_m"]
     print(
         f"{replay.stem:16s} apex rise "
         + (f"{apex * 1e3:6.2f} mm" if apex is not None else "   none")
@@ -86,8 +87,9 @@ for replay in (on_bed, on_rigid):
     )
 
 # The replay's samples are arrays too: how far the rod strays from the plan on the bed.
-z_plan = np.interp(on_bed.data["t"], traj["t"], traj["z_r"])
-print(f"largest rod difference on the bed: {np.abs(on_bed.data['z_r'] - z_plan).max() * 1e3:.3f} mm")
+z_plan = np.interp(on_bed.data["t"], traj["t"], rod)
+rod_bed = on_bed.data["z"] - on_bed.data["stroke"]
+print(f"largest rod difference on the bed: {np.abs(rod_bed - z_plan).max() * 1e3:.3f} mm")
 
 # %% [markdown]
 # ## Figures
@@ -110,11 +112,11 @@ except ImportError:
     plt = None
 if plt is not None:
     fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.plot(traj["t"], traj["z_r"] * 1e3, "o", ms=3, label="plan (nodes)")
-    ax.plot(on_bed.data["t"], on_bed.data["z_r"] * 1e3, label="replay on the bed")
-    ax.plot(on_rigid.data["t"], on_rigid.data["z_r"] * 1e3, label="replay on rigid ground")
+    ax.plot(traj["t"], rod * 1e3, "o", ms=3, label="plan (nodes)")
+    for replay, label in ((on_bed, "replay on the bed"), (on_rigid, "replay on rigid ground")):
+        ax.plot(replay.data["t"], (replay.data["z"] - replay.data["stroke"]) * 1e3, label=label)
     ax.set_xlabel("t [s]")
-    ax.set_ylabel("rod height z_r [mm]")
+    ax.set_ylabel("rod height [mm]")
     ax.legend()
     fig.tight_layout()
     fig.savefig(run_dir / "plots" / "rod_matplotlib.png", dpi=120)
