@@ -174,7 +174,7 @@ impl Problem {
         format!(
             "<loam.Problem {} ({}) from {}>",
             self.name(),
-            self.kind(),
+            self.problem.robot.model_name(),
             self.file.display()
         )
     }

@@ -16,7 +16,7 @@ use std::path::Path;
 use loam::model::planar::PlanarRobot;
 use loam::planner::planar::{plan, solver_options, PlanarPlan};
 use loam::problem::planar::PlanarProblem;
-use loam::problem::{load_any, AnyProblem};
+use loam::problem::load_any;
 use loam::solver::{IpoptStatus, SolveSettings};
 
 const FILE: &str = "problems/hopper_jump.yaml";
@@ -28,10 +28,7 @@ fn problem(rise_mm: u32, extra: &[&str]) -> PlanarProblem {
     let mut overrides = vec![format!("task.apex_rise={}", rise_mm as f64 / 1000.0)];
     overrides.extend(extra.iter().map(|s| s.to_string()));
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(FILE);
-    match load_any(&path, &overrides).unwrap() {
-        AnyProblem::Planar(problem) => problem,
-        AnyProblem::Hopper(_) => panic!("{FILE} is a planar problem"),
-    }
+    load_any(&path, &overrides).unwrap()
 }
 
 /// The plan of `problem` with the file's IPOPT options, quiet.

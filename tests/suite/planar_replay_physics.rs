@@ -13,7 +13,7 @@ use std::path::Path;
 use loam::model::planar::PlanarRobot;
 use loam::planner::planar::centre_of_mass_velocity;
 use loam::problem::planar::{PlanarProblem, RobotConfig};
-use loam::problem::{load_any, AnyProblem};
+use loam::problem::load_any;
 use loam::sim::planar::{replay, PlanTable, PlanarReplay, ReplaySettings};
 
 const G: f64 = 9.81;
@@ -24,10 +24,7 @@ const POPPY_SEEDS: &str = "terrain={model: added_mass, medium: poppy_seeds, foot
 fn problem(overrides: &[&str]) -> PlanarProblem {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/hopper_jump.yaml");
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    match load_any(&path, &overrides).unwrap() {
-        AnyProblem::Planar(problem) => problem,
-        AnyProblem::Hopper(_) => panic!("hopper_jump.yaml is a planar problem"),
-    }
+    load_any(&path, &overrides).unwrap()
 }
 
 /// The same problem with its schedule reduced to the flight: the replay starts in the first
