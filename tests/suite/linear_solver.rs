@@ -59,8 +59,8 @@ fn objective(solution: &serde_json::Value) -> f64 {
 
 /// Measured (loam's solver against MUMPS): the planar foot 55 and 303 iterations (a slightly
 /// better optimum, 0.00449450 against 0.00449453). Not the two hops: there the two solvers
-/// lead IPOPT to different local optima (0.0058405 with loam's, 0.00712 with MUMPS, whose
-/// plan the mesh refinement cannot bring within its tolerance: problems/hopper_two_hops.yaml).
+/// lead IPOPT to different local optima (0.0061023 with loam's, 0.0071135 with MUMPS:
+/// problems/hopper_two_hops.yaml).
 #[test]
 fn loams_linear_solver_reaches_mumpss_optima() {
     for problem in [
