@@ -78,7 +78,7 @@ pub struct Simulated {
 
 /// Replays the plan in `run_dir` and writes `<stem>.csv` and `<stem>.json` there.
 pub fn simulate(run_dir: &Path, options: &SimulateOptions) -> Result<Simulated, ApiError> {
-    if !is_planar_run(run_dir) && run_dir.join("solution.json").is_file() {
+    if is_former_hopper_run(run_dir) {
         return Err(ApiError::BadInput(format!(
             "{}: a plan of loam's former hopper planner, which no longer replays; solve its \
              problem again as a robot file (problems/hopper_granular.yaml is the paper's jump \
@@ -126,6 +126,14 @@ fn terrain_spec(spec: &str) -> Result<TerrainSpec<'_>, ApiError> {
         .file_stem()
         .map_or("terrain".into(), |s| s.to_string_lossy().into_owned());
     Ok(TerrainSpec::File { path, stem })
+}
+
+/// Whether `run_dir` holds a plan of loam's former hopper planner (its problem has `phases`).
+fn is_former_hopper_run(run_dir: &Path) -> bool {
+    std::fs::read_to_string(run_dir.join("solution.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .is_some_and(|json| json["problem"].get("phases").is_some())
 }
 
 /// Whether `run_dir` holds a planar robot's plan (its problem has a `schedule`).
