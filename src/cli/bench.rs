@@ -1,7 +1,7 @@
-//! `loam bench`: solve each shipped hopper problem several times, interleaved, with loam's
-//! defaults, with the paper's set-up in loam (all-zero initial guess, IPOPT's monotone
-//! barrier) and with a CasADi-Python peer (the same NLP written by hand, `casadi.nlpsol`,
-//! from the all-zero guess), and print medians, ranges and loam's time as a ratio to each.
+//! `loam bench`: solve each shipped problem several times, interleaved, as its file states it
+//! and in one and two stages, and the hopper's robot file also with loam's own linear solver
+//! and by a CasADi-Python peer (the same optimal control problem written by hand,
+//! `casadi.nlpsol`, from its own rest guess); print medians, ranges and time ratios.
 
 use std::path::PathBuf;
 
@@ -10,7 +10,9 @@ pub mod dem_peers;
 mod mdp;
 #[cfg(feature = "planner")]
 mod peer;
+// Its `load` is unused since the bench reads files with the `--set` overrides (solves.rs).
 #[cfg(feature = "planner")]
+#[allow(dead_code)]
 mod planar;
 #[cfg(feature = "planner")]
 mod solves;
@@ -24,9 +26,18 @@ pub struct Args {
     what: Option<What>,
     /// Problem files (default: every problems/*.yaml).
     files: Vec<PathBuf>,
-    /// Solves per configuration (loam, baseline, peer), interleaved.
+    /// Solves per configuration, interleaved.
     #[arg(long, default_value_t = 5)]
     repeat: usize,
+    /// Overrides of every problem's fields, as for `loam solve`
+    /// (e.g. `--set "terrain={model: rigid}"`).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    sets: Vec<String>,
+    /// Print the CasADi-Python peer's input for each file (one JSON line each; the hopper's
+    /// robot file only) instead of benchmarking: `bench/peer/hopper_casadi.py` reads it.
+    #[arg(long)]
+    #[cfg_attr(not(feature = "planner"), allow(dead_code))]
+    peer_input: bool,
 }
 
 #[derive(clap::Subcommand)]
@@ -47,12 +58,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         Some(What::Mdp(args)) => mdp::bench(args),
         #[cfg(feature = "planner")]
         Some(What::Sweep(sweep)) => run_sweep(sweep),
-        None => run_solves(args.files, args.repeat),
+        #[cfg(feature = "planner")]
+        None if args.peer_input => solves::print_peer_inputs(&args.files, &args.sets),
+        None => run_solves(args.files, args.repeat, &args.sets),
     }
 }
 
 #[cfg(not(feature = "planner"))]
-fn run_solves(_: Vec<PathBuf>, _: usize) -> anyhow::Result<u8> {
+fn run_solves(_: Vec<PathBuf>, _: usize, _: &[String]) -> anyhow::Result<u8> {
     Err(super::BadInput(
         "this loam was built without the planner (--no-default-features): only `loam bench dem` is available"
             .into(),

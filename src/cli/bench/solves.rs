@@ -1,15 +1,15 @@
-//! The planner's benchmarks: loam's solves against the paper's baseline and a CasADi-Python
-//! peer, warm against cold sweeps.
+//! The planner's benchmarks: every problem's solve in its configurations (`planar.rs`), the
+//! hopper's against a CasADi-Python peer (`peer.rs`), warm against cold sweeps.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use loam::planner;
-use loam::problem::{self, InitialGuess, Problem};
+use loam::planner::planar;
+use loam::problem::planar::{PlanarProblem, PlanarTerrainConfig};
+use loam::problem;
 use loam::solver::{OptionValue, SolveSettings};
 
-use super::peer;
-use super::Args;
+use super::peer::{self, Refusal};
 
 #[derive(clap::Args)]
 pub struct SweepArgs {
@@ -31,7 +31,7 @@ pub struct SweepArgs {
 
 /// One solve, timed from outside the solver as `loam solve` runs it (output aside).
 pub(super) struct Sample {
-    /// Building the NLP (and the solver object, for the peer) and the initial guess [s].
+    /// Building the NLP (and the solver objects, for the peer) and the initial guess [s].
     pub setup: f64,
     /// The solve call [s].
     pub solve: f64,
@@ -46,31 +46,16 @@ impl Sample {
     }
 }
 
-const CONFIGS: [&str; 5] = ["loam", "previous", "baseline", "peer", "loam-ldl"];
+/// The hopper's rows against its peer, in the order they are solved.
+const PEER_CONFIGS: [&str; 3] = ["loam", "loam-ldl", "peer"];
 
-/// The configurations loam itself runs.
-#[derive(Clone, Copy, PartialEq)]
-enum Config {
-    /// The problem file as it stands, loam's defaults.
-    Loam,
-    /// loam's defaults before the rest guess (commit 37eb56e): the ballistic guess.
-    Previous,
-    /// The paper's set-up.
-    Baseline,
-    /// loam's defaults with loam's own linear solver (`linear_solver: loam`).
-    OwnLinearSolver,
-}
-
-pub fn run_solves(files: Vec<PathBuf>, repeat: usize) -> anyhow::Result<u8> {
-    let args = Args {
-        what: None,
-        files,
-        repeat,
-    };
-    let files = if args.files.is_empty() {
+/// Benchmarks each problem in `files` (every problems/*.yaml by default), with the `--set`
+/// overrides `sets`, `repeat` times per configuration.
+pub fn run_solves(files: Vec<PathBuf>, repeat: usize, sets: &[String]) -> anyhow::Result<u8> {
+    let files = if files.is_empty() {
         shipped_problems()?
     } else {
-        args.files
+        files
     };
     println!(
         "{:<22} {:<9} {:>4} {:>22} {:>22} {:>22} {:>15} {:>10}",
@@ -83,135 +68,162 @@ pub fn run_solves(files: Vec<PathBuf>, repeat: usize) -> anyhow::Result<u8> {
         "iterations",
         "objective"
     );
-    let mut guesses = Vec::new();
     for file in files {
         let name = stem(&file);
-        let Some(problem) = hopper_problem(&file, &[])? else {
-            if let Some(planar) = super::planar::load(&file)? {
-                super::planar::bench(&name, &planar, args.repeat)?;
-            }
+        let problem = problem::load_any(&file, sets)?;
+        super::planar::bench(&name, &problem, repeat)?;
+        // (A wrench-space problem was skipped above, with the reason.)
+        if matches!(problem.terrain, PlanarTerrainConfig::WrenchSpace(_)) {
             continue;
-        };
-        let guess = serde_json::to_value(problem.initial_guess)?;
-        guesses.push(format!("{name} {}", guess.as_str().unwrap_or_default()));
-        // Interleaved (loam, previous, baseline, loam-ldl, peer, loam, ...) so that all
-        // five see the same machine state; the peer solves with the IPOPT options loam's own
-        // solve ran with.
-        let mut samples: [Vec<Sample>; 5] = Default::default();
-        let (mut startup, mut peer_failed) = (Vec::new(), None);
-        for _ in 0..args.repeat.max(1) {
-            let (sample, options) = solve_loam(&problem, Config::Loam)?;
-            samples[0].push(sample);
-            samples[1].push(solve_loam(&problem, Config::Previous)?.0);
-            samples[2].push(solve_loam(&problem, Config::Baseline)?.0);
-            samples[4].push(solve_loam(&problem, Config::OwnLinearSolver)?.0);
-            if peer_failed.is_some() {
-                continue;
-            }
-            let input = serde_json::json!({"problem": &problem, "solver_options": options});
-            match peer::solve(&input) {
-                Ok(run) => {
-                    startup.push(run.startup);
-                    samples[3].push(Sample {
-                        setup: run.setup,
-                        solve: run.solve,
-                        iterations: run.iterations,
-                        converged: run.converged,
-                        objective: run.objective,
-                    });
-                }
-                Err(e) => peer_failed = Some(e),
-            }
         }
-        for (config, samples) in CONFIGS.iter().zip(&samples) {
-            if !samples.is_empty() {
-                print_row(&name, config, samples);
-            }
-        }
-        let total = |s: &[Sample]| median(s.iter().map(Sample::total).collect());
-        println!(
-            "{:<22} {} (median totals)",
-            "",
-            time_ratio("loam-ldl", total(&samples[4]), "loam", total(&samples[0]))
-        );
-        for (other, k) in [("previous", 1), ("baseline", 2)] {
-            println!(
-                "{:<22} {} (median totals)",
-                "",
-                time_ratio("loam", total(&samples[0]), other, total(&samples[k]))
-            );
-        }
-        // A time compares plans only where they are the same plan.
-        let reference = samples[0][0].objective;
-        for (config, samples) in CONFIGS.iter().zip(&samples).skip(1) {
-            if let Some(first) = samples.first() {
-                if (first.objective - reference).abs() > 1e-6 * reference.abs().max(1e-12) {
-                    println!(
-                        "{:<22} different optima: loam {reference:.7}, {config} {:.7}",
-                        "", first.objective
-                    );
-                }
-            }
-        }
-        match peer_failed {
-            Some(e) => println!(
-                "{:<22} peer failed after {} of {} runs: {e:#}",
-                "",
-                samples[3].len(),
-                args.repeat.max(1)
-            ),
-            None => {
-                println!(
-                    "{:<22} {} (median totals)",
-                    "",
-                    time_ratio("loam", total(&samples[0]), "peer", total(&samples[3]))
-                );
-                let (lo, hi) = range(&startup);
-                println!(
-                    "{:<22} peer's python3 process start-up (import casadi, IPOPT's plugin, JSON), \
-                     not in its total: {:.0} ms ({:.0}-{:.0})",
-                    "",
-                    median(startup.clone()) * 1e3,
-                    lo * 1e3,
-                    hi * 1e3
-                );
-            }
+        match peer::input(&problem) {
+            Ok(input) => against_peer(&name, &problem, &input, repeat)?,
+            Err(Refusal::NotHopper(_)) => {}
+            Err(why) => println!("{name:<22} no peer: {why}"),
         }
     }
     println!(
-        "loam: each problem as its file states it, with loam's IPOPT options (initial guess: {}).
-previous: loam's defaults before the rest guess became the default (initial_guess: ballistic).
-baseline: the paper's set-up in loam: all-zero initial guess, IPOPT's monotone barrier; the
-  paper reports 6.4 ± 3.8 s per solve.
-peer: bench/peer/hopper_casadi.py, the same NLP written by hand with CasADi's Python API (SX
-  expressions, one casadi.nlpsol), solved by the same IPOPT with loam's options from the
-  all-zero guess; set-up (building the NLP and the nlpsol object) and solve are timed inside
-  its python3 process, whose start-up is shown apart.
-loam-ldl: loam's defaults with loam's own linear solver (linear_solver: loam, a multifrontal
-  LDLᵀ with threshold pivoting) in place of MUMPS.
-file, 1-stage, 2-stage (a planar robot's problem): as its file states it, then with
-  strategy: one_stage and two_stage (docs/MODEL.md 5.2). Problems on a wrench-space terrain
-  are skipped, with the reason.
-refined (a planar problem with `mesh:`): the file's solve and then its mesh refinement, the
-  rounds' solves and replays in the time and their iterations summed.
+        "file, 1-stage, 2-stage (every problem): as its file states it, then with strategy:
+  one_stage and two_stage (docs/MODEL.md 5.2). Problems on a wrench-space terrain are skipped,
+  with the reason.
+refined (a problem with `mesh:`): the file's solve and then its mesh refinement, the rounds'
+  solves and replays in the time and their iterations summed.
+For the hopper's robot file (robots/hopper.yaml), three more, interleaved:
+loam: the file's solve again (its mesh, not refined), beside the peer's.
+loam-ldl: the same with loam's own linear solver (linear_solver: loam, a multifrontal LDLᵀ
+  with threshold pivoting) in place of MUMPS.
+peer: bench/peer/hopper_casadi.py, the same optimal control problem written by hand with
+  CasADi's Python API in the hopper's own coordinates (explicit dynamics, SX expressions, one
+  casadi.nlpsol per stage), solved by the same IPOPT with loam's options from its own rest
+  guess, in the file's strategy (two stages: the durations loam's first stage holds, then
+  released with the multipliers); set-up (building the NLP and the nlpsol objects) and solve
+  are timed inside its python3 process, whose start-up is shown apart.
 Where two configurations end at different optima a line says so: their times compare
   different plans.
-Times are set-up + solve = total; a ratio is loam's median total over the other's: above 1
-loam takes longer (is slower), below 1 it is faster. Iterations: median (range).",
-        guesses.join(", ")
+Times are set-up + solve = total; a ratio is the first's median total over the second's:
+  above 1 the first takes longer (is slower), below 1 it is faster. Iterations: median
+  (range), of every stage."
     );
     Ok(0)
 }
 
-/// Why planar problems are not benchmarked here.
-const PLANAR: &str = "a planar robot; `loam bench sweep` times the hopper's height \
-                      sweep (`loam bench FILE` times a planar problem's solve)";
+/// The hopper's file solved by loam (with MUMPS and with its own linear solver) and by the
+/// peer, interleaved so that all three see the same machine state; rows, ratios, and a line
+/// where an optimum differs from loam's.
+fn against_peer(
+    name: &str,
+    problem: &PlanarProblem,
+    input: &serde_json::Value,
+    repeat: usize,
+) -> anyhow::Result<()> {
+    let settings = SolveSettings {
+        options: planar::solver_options(problem),
+        ..SolveSettings::default()
+    };
+    let mut ldl = settings.clone();
+    ldl.options
+        .push(("linear_solver".into(), OptionValue::Str("loam".into())));
+    let mut samples: [Vec<Sample>; 3] = Default::default();
+    let (mut startup, mut peer_failed) = (Vec::new(), None);
+    for _ in 0..repeat.max(1) {
+        samples[0].push(solve_planar(problem, &settings)?);
+        samples[1].push(solve_planar(problem, &ldl)?);
+        if peer_failed.is_some() {
+            continue;
+        }
+        match peer::solve(input) {
+            Ok(run) => {
+                startup.push(run.startup);
+                samples[2].push(Sample {
+                    setup: run.setup,
+                    solve: run.solve,
+                    iterations: run.iterations,
+                    converged: run.converged,
+                    objective: run.objective,
+                });
+            }
+            Err(e) => peer_failed = Some(e),
+        }
+    }
+    for (config, samples) in PEER_CONFIGS.iter().zip(&samples) {
+        if !samples.is_empty() {
+            print_row(name, config, samples);
+        }
+    }
+    let total = |s: &[Sample]| median(s.iter().map(Sample::total).collect());
+    println!(
+        "{:<22} {} (median totals)",
+        "",
+        time_ratio("loam-ldl", total(&samples[1]), "loam", total(&samples[0]))
+    );
+    // A time compares plans only where they are the same plan.
+    let reference = samples[0][0].objective;
+    for (config, samples) in PEER_CONFIGS.iter().zip(&samples).skip(1) {
+        if let Some(first) = samples.first() {
+            if (first.objective - reference).abs() > 1e-6 * reference.abs().max(1e-12) {
+                println!(
+                    "{:<22} different optima: loam {reference:.7}, {config} {:.7}",
+                    "", first.objective
+                );
+            }
+        }
+    }
+    match peer_failed {
+        Some(e) => println!(
+            "{:<22} peer failed after {} of {} runs: {e:#}",
+            "",
+            samples[2].len(),
+            repeat.max(1)
+        ),
+        None => {
+            println!(
+                "{:<22} {} (median totals)",
+                "",
+                time_ratio("loam", total(&samples[0]), "peer", total(&samples[2]))
+            );
+            let (lo, hi) = range(&startup);
+            println!(
+                "{:<22} peer's python3 process start-up (import casadi, IPOPT's plugin, JSON), \
+                 not in its total: {:.0} ms ({:.0}-{:.0})",
+                "",
+                median(startup.clone()) * 1e3,
+                lo * 1e3,
+                hi * 1e3
+            );
+        }
+    }
+    Ok(())
+}
 
-/// The hopper problem in `file`, or None for a planar robot's (before the overrides, which
-/// may name hopper fields).
-fn hopper_problem(_file: &Path, _overrides: &[String]) -> anyhow::Result<Option<Problem>> {
-    // The hopper's own schema is gone; its problems are planar ones (being reworked).
-    Ok(None)
+/// One planar solve as `loam solve` runs it on the file's mesh (output and refinement aside).
+fn solve_planar(problem: &PlanarProblem, settings: &SolveSettings) -> anyhow::Result<Sample> {
+    let started = Instant::now();
+    let plan = planar::plan(problem, settings, None)?;
+    let total = started.elapsed().as_secs_f64();
+    Ok(Sample {
+        setup: plan.setup_seconds,
+        solve: total - plan.setup_seconds,
+        iterations: plan.report.iterations,
+        converged: plan.report.converged,
+        objective: plan.report.objective,
+    })
+}
+
+/// `loam bench --peer-input`: the peer's input for each file, one JSON line each.
+pub fn print_peer_inputs(files: &[PathBuf], sets: &[String]) -> anyhow::Result<u8> {
+    if files.is_empty() {
+        return Err(super::super::BadInput(
+            "--peer-input: name the problem files (e.g. problems/hopper_jump.yaml)".into(),
+        )
+        .into());
+    }
+    for file in files {
+        let problem = problem::load_any(file, sets)?;
+        let input = peer::input(&problem)
+            .map_err(|why| super::super::BadInput(format!("{}: {why}", file.display())))?;
+        println!("{input}");
+    }
+    Ok(0)
 }
 
 fn stem(file: &Path) -> String {
@@ -220,13 +232,6 @@ fn stem(file: &Path) -> String {
         .to_string_lossy()
         .to_string()
 }
-
-/// One loam solve in one configuration; also the IPOPT options it ran with.
-fn solve_loam(_problem: &Problem, _config: Config) -> anyhow::Result<(Sample, Options)> {
-    anyhow::bail!("the hopper's own planner is gone")
-}
-
-type Options = std::collections::BTreeMap<String, OptionValue>;
 
 fn range(v: &[f64]) -> (f64, f64) {
     let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
@@ -307,7 +312,7 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<u8> {
     } else {
         args.files
     };
-    let axis = loam::sweep::parse_axis(&format!("task.apex_height={}", args.heights))
+    let axis = loam::sweep::parse_axis(&format!("task.apex_rise={}", args.heights))
         .map_err(|e| super::super::BadInput(e.to_string()))?;
     println!(
         "{:<22} {:<6} {:>5} {:>20} {:>11} {:>10}",
@@ -315,20 +320,26 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<u8> {
     );
     for file in files {
         let name = stem(&file);
-        let problems: Option<Vec<Problem>> = axis
-            .values
-            .iter()
-            .map(|h| {
-                let mut overrides = args.sets.clone();
-                overrides.push(format!("task.apex_height={h}"));
-                hopper_problem(&file, &overrides).transpose()
-            })
-            .collect::<Option<anyhow::Result<_>>>()
-            .transpose()?;
-        let Some(problems) = problems else {
-            println!("{name:<22} skipped: {PLANAR}");
+        let mut problems = Vec::new();
+        for h in &axis.values {
+            let mut overrides = args.sets.clone();
+            overrides.push(format!("task.apex_rise={h}"));
+            let problem = problem::load_any(&file, &overrides)?;
+            if problem.task.apex_rise.is_none()
+                || matches!(problem.terrain, PlanarTerrainConfig::WrenchSpace(_))
+            {
+                println!(
+                    "{name:<22} skipped: a sweep of apex rises on a closed-form ground \
+                     (`task.apex_rise`; a wrench space is planned from its file)"
+                );
+                problems.clear();
+                break;
+            }
+            problems.push(problem);
+        }
+        if problems.is_empty() {
             continue;
-        };
+        }
         let mut runs: [Vec<(f64, usize, usize)>; 2] = [Vec::new(), Vec::new()];
         // Per height, converged and objective, from each start's first run (solves repeat
         // exactly).
@@ -338,8 +349,29 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<u8> {
                 let started = Instant::now();
                 let (mut iterations, mut converged) = (0, 0);
                 let mut ends = Vec::new();
-                let _ = (warm, &mut iterations, &mut converged, &mut ends);
-                anyhow::bail!("the hopper's own planner is gone");
+                // Each height from the one before when that plan converged (the same mesh, so
+                // its trajectory is a start as it is), re-solved cold when the warm solve fails.
+                let mut previous: Option<loam::planner::planar::PlanarPlan> = None;
+                for problem in &problems {
+                    let settings = SolveSettings {
+                        options: loam::planner::planar::solver_options(problem),
+                        ..SolveSettings::default()
+                    };
+                    let start = previous
+                        .as_ref()
+                        .filter(|p| warm && p.report.converged)
+                        .map(|p| p.trajectory.clone());
+                    let mut plan =
+                        loam::planner::planar::plan_from(problem, &settings, start.as_ref(), None)?;
+                    if start.is_some() && !plan.report.converged {
+                        iterations += plan.report.iterations;
+                        plan = loam::planner::planar::plan(problem, &settings, None)?;
+                    }
+                    iterations += plan.report.iterations;
+                    converged += plan.report.converged as usize;
+                    ends.push((plan.report.converged, plan.report.objective));
+                    previous = Some(plan);
+                }
                 runs[slot].push((started.elapsed().as_secs_f64(), iterations, converged));
                 if optima[slot].is_empty() {
                     optima[slot] = ends;
