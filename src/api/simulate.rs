@@ -224,10 +224,10 @@ impl SavedPlanarPlan {
         };
         let foot = match &self.problem.terrain {
             PlanarTerrainConfig::WrenchSpace(_) => measured().unwrap_or(GrainFoot::Box),
-            // As thick as the hopper's own disc in its DEM replay (5 mm).
+            // 5 mm thick, the hopper's foot disc (`DISC_FOOT_THICKNESS`).
             PlanarTerrainConfig::AddedMass(ground) => GrainFoot::Disc {
                 radius: ground.foot_radius,
-                thickness: crate::sim::dem::hopper::HopperReplaySettings::default().foot_thickness,
+                thickness: crate::sim::dem::planar::DISC_FOOT_THICKNESS,
             },
             _ => GrainFoot::Box,
         };

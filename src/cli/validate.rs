@@ -51,30 +51,27 @@ pub struct Args {
     /// one ulp): the spread of the outcome over realisations. At least 1.
     #[arg(long, default_value_t = 16, value_name = "N")]
     pub realisations: usize,
-    /// DEM realisations replayed side by side, this many at a time (each writes its own
-    /// folder; realisation s is bit for bit the single replay of its bed). The hopper's: scenes
-    /// of one launch on the GPU, scenes stepped in parallel on the CPU; a planar robot's: one
-    /// replay per thread, each with its engine (on the CPU they share its cores; on the GPU
-    /// they are launches of their own, not yet scenes of one). Default: the hopper's 2 on
-    /// dem-cpu (on two quiet cores, two shipped-bed replays side by side took 186 s against
-    /// 213 s one after the other) and all on dem-cuda; a planar robot's one by one (two
-    /// threads of the hopper file's replay on the shipped bed took 140 s against 121 s one
-    /// after the other on two cores: each replay already spreads its grains over the cores).
+    /// DEM realisations replayed side by side, this many at a time, as the scenes of one
+    /// backend: of one launch on the GPU, stepped in parallel on the CPU (each writes its own
+    /// folder; realisation s is bit for bit the single replay of its bed). Default: all on
+    /// dem-cuda, 2 on dem-cpu (measured with the hopper's own coupling, now removed: on two
+    /// quiet cores two shipped-bed replays side by side took 186 s against 213 s one after
+    /// the other).
     #[arg(long, value_name = "K")]
     pub side_by_side: Option<usize>,
     /// A planar robot's feet on the grains: their extent across the plane [m].
     #[arg(long, default_value_t = 0.05)]
     pub foot_depth: f64,
-    /// How long the robot settles on the bed before the plan's clock starts [s] (default: the
-    /// hopper 0.3, a planar robot 0.2).
+    /// How long the robot settles on the bed before the plan's clock starts [s] (default 0.2).
     #[arg(long)]
     pub settle_time: Option<f64>,
     /// The grain step Δt [s] (default: as `loam simulate`).
     #[arg(long)]
     pub time_step: Option<f64>,
-    /// The hopper's DEM replays stop at this time if no apex has come [s].
-    #[arg(long, default_value_t = 0.6)]
-    pub t_max: f64,
+    /// The DEM replays stop at this time on the plan's clock at the latest [s] (default: the
+    /// plan's end, and for an apex task up to 0.5 s past it while the robot still rises).
+    #[arg(long)]
+    pub t_max: Option<f64>,
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
@@ -172,7 +169,9 @@ fn read_json(path: &Path) -> anyhow::Result<serde_json::Value> {
 /// planar robot's).
 fn outcomes(record: &serde_json::Value) -> Outcomes {
     let f = |key: &str| record[key].as_f64();
-    let complete = record["complete"].as_bool().unwrap_or(true) && record["fell_at_s"].is_null();
+    let complete = record["complete"].as_bool().unwrap_or(true)
+        && record["fell_at_s"].is_null()
+        && record["stopped_at_s"].is_null();
     if let Some(planned) = f("planned_apex_rise_m") {
         // The hopper's record names it `apex_rise_m` (and says whether the apex came), a
         // planar robot's `achieved_apex_rise_m`.
@@ -329,6 +328,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         loam::sim::dem::cuda::probe()
             .map_err(|e| anyhow::Error::new(e).context("--backend dem-cuda"))?;
     }
+    // The DEM replays a planar robot's plan only: a plan of the hopper's own planner is
+    // refused before anything is written.
+    if args.bed.is_some() && !api::is_planar_run(run) {
+        return Err(super::simulate_dem::legacy_refusal(run).into());
+    }
     std::fs::create_dir_all(&out)
         .map_err(|e| anyhow::Error::new(e).context(format!("cannot create {}", out.display())))?;
     let say = |text: String| {
@@ -459,19 +463,12 @@ fn dem_rows(
         .map_err(|e| BadInput(format!("--bed {}: {e}", bed.display())))?
         .grains
         .len();
-    // The hopper's plan is read once; a planar robot's replay reads its own run folder.
-    let plan = if api::is_planar_run(&args.run_dir) {
-        None
-    } else {
-        Some(super::simulate::read_plan(&args.run_dir)?)
-    };
     let mut records = Vec::new();
     let started = Instant::now();
-    let side_by_side = match (&plan, args.side_by_side, args.backend) {
-        (_, Some(k), _) => k,
-        (Some(_), None, Backend::DemCuda) => args.realisations,
-        (None, None, _) => 1,
-        (Some(_), None, _) => 2,
+    let side_by_side = match (args.side_by_side, args.backend) {
+        (Some(k), _) => k,
+        (None, Backend::DemCuda) => args.realisations,
+        (None, _) => 2,
     };
     let realisation = |k: usize| {
         // Realisation 0 is the bed itself; the others move grains spread over the bed.
@@ -489,58 +486,43 @@ fn dem_rows(
             nudge_grain: nudge,
         }
     };
+    // A replay the grains could not carry on (a foot through the bed's floor, a step that
+    // failed): the DEM's row says why, and the other rows stand.
+    let failed = |e: &anyhow::Error| {
+        e.downcast_ref::<BadInput>().is_none() && e.downcast_ref::<std::io::Error>().is_none()
+    };
     let mut k = 0;
     while k < args.realisations {
         let batch: Vec<DemArgs> = (k..(k + side_by_side).min(args.realisations))
             .map(realisation)
             .collect();
-        let codes = match &plan {
-            None => {
-                // One thread per realisation of the batch, each replay with its own engine.
-                let results: Vec<anyhow::Result<u8>> = std::thread::scope(|scope| {
-                    let threads: Vec<_> = batch
-                        .iter()
-                        .map(|dem| {
-                            scope.spawn(|| {
-                                super::simulate_dem::run_planar(
-                                    &args.run_dir,
-                                    args.backend,
-                                    dem,
-                                    true,
-                                )
-                            })
-                        })
-                        .collect();
-                    threads
-                        .into_iter()
-                        .map(|t| t.join().expect("a DEM realisation's thread"))
-                        .collect()
-                });
-                let mut codes = Vec::new();
-                for result in results {
-                    match result {
-                        Ok(code) => codes.push(code),
-                        // A replay the grains could not carry on (a foot through the bed's
-                        // floor): the DEM's row says why, and the other rows stand.
-                        Err(e)
-                            if e.downcast_ref::<BadInput>().is_none()
-                                && e.downcast_ref::<std::io::Error>().is_none() =>
-                        {
-                            say(format!("  {name}: no replay ({e:#})"));
-                            return Ok(refused(
-                                name,
-                                &bed.display().to_string(),
-                                planned,
-                                &format!("{e:#}"),
-                            ));
-                        }
-                        Err(e) => return Err(e),
-                    }
-                }
-                codes
-            }
-            Some(plan) => super::simulate_dem::run_realisations(plan, args.backend, &batch, true)?,
+        // The batch as the scenes of one backend.
+        let results = match super::simulate_dem::run_planar_realisations(
+            &args.run_dir,
+            args.backend,
+            &batch,
+            true,
+        ) {
+            Ok(results) => results,
+            Err(e) if failed(&e) => vec![Err(e)],
+            Err(e) => return Err(e),
         };
+        let mut codes = Vec::new();
+        for result in results {
+            match result {
+                Ok(code) => codes.push(code),
+                Err(e) if failed(&e) => {
+                    say(format!("  {name}: no replay ({e:#})"));
+                    return Ok(refused(
+                        name,
+                        &bed.display().to_string(),
+                        planned,
+                        &format!("{e:#}"),
+                    ));
+                }
+                Err(e) => return Err(e),
+            }
+        }
         for (dem, code) in batch.iter().zip(codes) {
             let dir = dem.out_dir.clone().expect("a realisation's folder");
             let record = read_json(&dir.join("dem.json"))?;

@@ -1,12 +1,13 @@
 //! Two-way coupling between the DEM bed and bodies: dropped discs, a pressed disc, and the
-//! hopper standing on a bed. One small bed (about 700 grains of 4 mm radius) is prepared
+//! hopper (its robot file, `robots/hopper.yaml`, through the planar coupling) standing and
+//! jumping on a bed. One small bed (about 700 grains of 4 mm radius) is prepared
 //! once and shared by the tests.
 
 use std::sync::OnceLock;
 
-use loam::model::hopper::{state, Hopper};
-use loam::sim::dem::hopper::{bodies_csv, replay_hopper, HopperReplaySettings};
+use loam::api::SavedPlanarPlan;
 use loam::sim::dem::intrude::{intrude, IntrudeSettings};
+use loam::sim::dem::planar::{replay_planar, PlanarDemReplay, PlanarDemSettings};
 use loam::sim::dem::sdf::Shape;
 use loam::sim::dem::{
     bed, Backend, Body, BodyGeometry, BodyState, Checkpoint, CpuBackend, Motion, Scene,
@@ -133,100 +134,166 @@ fn the_bed_resists_a_slowly_pressed_disc_more_the_deeper_it_goes() {
     assert!(last.force[0].abs() < 0.3 * last.force[2], "{last:?}");
 }
 
-/// The paper's robot: the problem file's defaults are MODEL.md's table.
-fn paper_hopper() -> Hopper {
-    Hopper::from_problem(&loam::problem::Problem::default())
+/// The hopper's committed robot-file run (`results/hopper_jump`): the robot, its 60 mm jump
+/// and its feet on grains (a disc of the plan's `foot_radius`).
+fn hopper_run() -> &'static SavedPlanarPlan {
+    static RUN: OnceLock<SavedPlanarPlan> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/hopper_jump");
+        loam::api::read_planar_run(&dir).unwrap()
+    })
 }
 
-fn hold_still(_t: f64) -> (f64, f64) {
-    (0.0, 0.0)
+/// The jump's first state held for `duration`: every node the first one, the drive's command
+/// rate 0.
+fn hold_still(run: &SavedPlanarPlan, duration: f64) -> loam::sim::planar::PlanTable {
+    let table = &run.table;
+    loam::sim::planar::PlanTable {
+        t: vec![0.0, duration],
+        x: vec![table.x[0].clone(), table.x[0].clone()],
+        u: vec![vec![0.0; run.robot.inputs.len()]; 2],
+        phase: vec![0, 0],
+    }
 }
 
+/// The hopper's rest state on the bed, through the planar coupling (the checks of the
+/// hopper's own coupling, which is gone, on what the planar samples hold): after settling the
+/// grains carry the whole robot; held still for 0.15 s the spring's length stays at
+/// l_0 − (m_m + m_r) g / k_s (56 mm) within 0.5 mm, the drive holds its stroke within 0.5 mm,
+/// nothing moves faster than 2 cm/s, the foot never leaves the grains and rests no higher
+/// than a grain radius above the surface. (The hopper's coupling also held the drive's
+/// integrator at the motor's weight; the planar samples do not carry the drive's states, and
+/// the planar coupling starts the integrator at the plan's, which holds the motor: the stroke
+/// holding still is what that integrator shows.)
 #[test]
 fn the_hopper_stands_still_on_the_bed_in_its_analytic_rest_state() {
     let bed = test_bed();
-    let robot = paper_hopper();
-    let settings = HopperReplaySettings {
-        t_max: 0.15,
-        ..HopperReplaySettings::default()
+    let run = hopper_run();
+    let robot = &run.robot;
+    let settings = PlanarDemSettings {
+        feet: run.grain_feet(),
+        settle_time: 0.3,
+        ..PlanarDemSettings::default()
     };
-    let mut backend = CpuBackend::new();
-    let replay =
-        replay_hopper(&mut backend, bed, &robot, 0.03, &hold_still, 0.0, &settings).unwrap();
-    let weight = robot.total_mass() * robot.gravity;
+    let replay = replay_planar(
+        &mut CpuBackend::new(),
+        bed,
+        robot,
+        &hold_still(run, 0.15),
+        &settings,
+    )
+    .unwrap();
+    let s = &replay.summary;
+    let weight = s.robot_weight_n;
     // After settling, the bed carries the whole robot (within 5 %).
     assert!(
-        (replay.rest_bed_force - weight).abs() < 0.05 * weight,
+        (s.settled_bed_force_n - weight).abs() < 0.05 * weight,
         "bed force {} vs weight {weight}",
-        replay.rest_bed_force
+        s.settled_bed_force_n
     );
-    // Held still for 0.15 s the coupled step keeps the analytic rest state: the rod–foot
-    // gap stays l_0 − (m_m + m_r) g / k_s (56 mm) within 0.5 mm, the integrator holds the
-    // motor's weight within 2 %, nothing moves faster than 2 cm/s and it never takes off.
-    let gap = robot.params.spring_rest_length
-        - (robot.params.motor_mass + robot.params.rod_mass) * robot.gravity
-            / robot.params.spring_stiffness;
-    let e_rest = robot.params.motor_mass * robot.gravity
-        / (robot.params.force_constant * robot.params.integral_gain);
-    for s in &replay.samples {
+    let (leg, stroke) = (
+        robot.coordinate("leg").unwrap(),
+        robot.coordinate("stroke").unwrap(),
+    );
+    let spring = &robot.springs[0];
+    let mass = |name: &str| robot.body.bodies[robot.body_index(name).unwrap()].mass;
+    let (m_m, m_r) = (mass("motor"), mass("rod"));
+    let gap = spring.rest - (m_m + m_r) * robot.body.gravity / spring.stiffness;
+    let stroke0 = run.table.x[0][stroke];
+    let held: Vec<_> = replay.samples.iter().filter(|s| s.t >= 0.0).collect();
+    assert!(held.len() > 100, "{} samples", held.len());
+    for sample in &held {
         assert!(
-            (s.z_r - s.z_f - gap).abs() < 5e-4,
-            "gap {} at t = {}",
-            s.z_r - s.z_f,
-            s.t
+            (sample.q[leg] - gap).abs() < 5e-4,
+            "spring length {} at t = {}",
+            sample.q[leg],
+            sample.t
         );
         assert!(
-            s.v_m.abs().max(s.v_r.abs()).max(s.v_f.abs()) < 0.02,
-            "{s:?}"
+            (sample.q[stroke] - stroke0).abs() < 5e-4,
+            "stroke {} at t = {}",
+            sample.q[stroke],
+            sample.t
+        );
+        let fastest = sample.v.iter().fold(0.0, |m: f64, v| m.max(v.abs()));
+        assert!(fastest < 0.02, "{sample:?}");
+        assert!(
+            sample.wrenches[0][1] > 0.0,
+            "the foot left the grains: {sample:?}"
         );
     }
-    assert!((replay.initial_state[state::E] - e_rest).abs() < 0.02 * e_rest);
-    assert!(replay.takeoff_time.is_none() && !replay.reached_apex);
-    assert!(replay.rest_depth > -0.004, "depth {}", replay.rest_depth);
+    assert!(
+        held[0].heights[0] < 0.004,
+        "sole at {} m",
+        held[0].heights[0]
+    );
+    assert!(s.fell_at_s.is_none() && s.stopped_at_s.is_none(), "{s:?}");
 }
 
-/// A quick push: the command retracts then extends the actuator by 25 mm over 0.1 s.
-fn push(t: f64) -> (f64, f64) {
-    let w = 2.0 * std::f64::consts::PI / 0.1;
-    if t < 0.1 {
-        (-0.0125 * (1.0 - (w * t).cos()), -0.0125 * w * (w * t).sin())
-    } else {
-        (0.0, 0.0)
-    }
+/// What a replay computed, every number to the bit.
+fn bits(replay: &PlanarDemReplay) -> String {
+    format!("{:?} {:?}", replay.samples, replay.summary)
 }
 
+/// The hopper's jump on the bed twice: the same to the bit, the snapshots asked for (at
+/// t = 0, 0.05, 0.10, … while the replay ran), each the whole bed and the foot disc where it
+/// was, and the jump moved the robot.
 #[test]
-fn a_replay_is_bit_for_bit_repeatable_and_writes_the_documented_columns() {
+fn a_replay_is_bit_for_bit_repeatable_and_saves_the_snapshots_asked_for() {
     let bed = test_bed();
-    let robot = paper_hopper();
-    let settings = HopperReplaySettings {
-        t_max: 0.12,
+    let run = hopper_run();
+    let settings = PlanarDemSettings {
+        feet: run.grain_feet(),
+        apex: run.dem_apex(),
         settle_time: 0.05,
         snapshot_every: Some(0.05),
-        iterations: Some(20),
-        ..HopperReplaySettings::default()
+        ..PlanarDemSettings::default()
     };
-    let run = || {
-        let mut backend = CpuBackend::new();
-        replay_hopper(&mut backend, bed, &robot, 0.03, &push, 0.0, &settings).unwrap()
+    let replay = || {
+        replay_planar(
+            &mut CpuBackend::new(),
+            bed,
+            &run.robot,
+            &run.table,
+            &settings,
+        )
+        .unwrap()
     };
-    let (a, b) = (run(), run());
-    let csv = bodies_csv(&a);
-    assert_eq!(csv, bodies_csv(&b));
-    assert_eq!(
-        csv.lines().next().unwrap(),
-        "t,z_m,v_m,z_r,v_r,z_f,v_f,z_d,F_m,F_s,F_bed,F_added_mass"
-    );
-    assert_eq!(csv.lines().count(), a.samples.len() + 1);
-    // Snapshots at t = 0, 0.05, 0.10 while the replay ran, each the whole bed.
-    let last_t = a.samples.last().unwrap().t;
-    let expected = (last_t / 0.05 - 1e-9).floor() as usize + 1;
-    assert_eq!(a.snapshots.len(), expected.min(3), "last t {last_t}");
-    assert!(a
+    let (a, b) = (replay(), replay());
+    assert_eq!(bits(&a), bits(&b));
+    assert_eq!(a.snapshots, b.snapshots);
+    // The snapshots at the first step starting at or after each multiple of 0.05 s, up to
+    // the replay's last step.
+    let dt = a.summary.time_step_s;
+    let last_start = a.samples.last().unwrap().t - dt;
+    let expected = (last_start / 0.05 + 1e-9).floor() as usize + 1;
+    assert_eq!(a.snapshots.len(), expected, "last step at {last_start}");
+    for (m, snap) in a.snapshots.iter().enumerate() {
+        let at = m as f64 * 0.05;
+        assert!(
+            snap.t >= at - 1e-12 && snap.t < at + dt,
+            "{} for {at}",
+            snap.t
+        );
+        assert_eq!(snap.grains.len(), bed.grains.len());
+        assert_eq!(snap.surface_height, bed.info.surface_height);
+        assert_eq!(snap.feet.len(), 1);
+        assert_eq!(
+            snap.feet[0].0,
+            Shape::Disc {
+                radius: 0.038,
+                thickness: 0.005
+            }
+        );
+    }
+    // The foot rose with the jump.
+    let first = a.snapshots.first().unwrap().feet[0].1.position[2];
+    let highest = a
         .snapshots
         .iter()
-        .all(|s| s.grains.len() == bed.grains.len()));
-    // The push moved the robot.
-    let moved = a.samples.iter().map(|s| s.v_r.abs()).fold(0.0, f64::max);
-    assert!(moved > 0.05, "peak rod speed {moved}");
+        .map(|s| s.feet[0].1.position[2])
+        .fold(f64::NEG_INFINITY, f64::max);
+    assert!(highest > first + 0.01, "foot from {first} m to {highest} m");
+    let rise = a.summary.achieved_apex_rise_m.unwrap();
+    assert!(rise > 0.03, "{:?}", a.summary);
 }

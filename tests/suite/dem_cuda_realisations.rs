@@ -1,15 +1,16 @@
-//! Realisations of one bed replayed side by side (`replay_hopper_scenes`, `loam validate
-//! --side-by-side`): each scene of the batch is the single replay of its bed, on the CPU
+//! Realisations of one bed replayed side by side (`replay_planar_scenes`, `loam validate
+//! --side-by-side`): the hopper's 60 mm jump as a robot file (the committed run
+//! `results/hopper_jump`), each scene of the batch the single replay of its bed, on the CPU
 //! (scenes stepped in parallel) and on the GPU (scenes of one launch). The GPU test is
 //! `#[ignore]`d; on a GPU machine run `cargo test --release --test suite -- dem_cuda
-//! --include-ignored`.
+//! --include-ignored`. (The refusals of a batch are tested in `dem_planar`.)
 
 use std::sync::OnceLock;
 
-use loam::model::hopper::Hopper;
+use loam::api::SavedPlanarPlan;
 use loam::sim::dem::cuda::CudaBackend;
-use loam::sim::dem::hopper::{
-    bodies_csv, replay_hopper, replay_hopper_scenes, HopperReplay, HopperReplaySettings,
+use loam::sim::dem::planar::{
+    replay_planar, replay_planar_scenes, PlanarDemReplay, PlanarDemSettings,
 };
 use loam::sim::dem::{bed, Backend, Checkpoint, CpuBackend, CpuScenes, Scene};
 
@@ -35,25 +36,19 @@ fn realisations() -> &'static [Checkpoint] {
     })
 }
 
-fn robot() -> Hopper {
-    Hopper::from_problem(&loam::problem::Problem::default())
+/// The hopper's committed robot-file run: robot, plan and feet.
+fn hopper_run() -> SavedPlanarPlan {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/hopper_jump");
+    loam::api::read_planar_run(&dir).unwrap()
 }
 
-/// A quick push: the actuator retracts then extends by 25 mm over 0.1 s, and the robot hops.
-fn push(t: f64) -> (f64, f64) {
-    let w = 2.0 * std::f64::consts::PI / 0.1;
-    if t < 0.1 {
-        (-0.0125 * (1.0 - (w * t).cos()), -0.0125 * w * (w * t).sin())
-    } else {
-        (0.0, 0.0)
-    }
-}
-
-fn settings() -> HopperReplaySettings {
-    HopperReplaySettings {
-        t_max: 0.3,
+/// As `loam simulate` replays the run, settling 0.05 s.
+fn settings(run: &SavedPlanarPlan) -> PlanarDemSettings {
+    PlanarDemSettings {
+        feet: run.grain_feet(),
+        apex: run.dem_apex(),
         settle_time: 0.05,
-        ..HopperReplaySettings::default()
+        ..PlanarDemSettings::default()
     }
 }
 
@@ -61,20 +56,19 @@ fn settings() -> HopperReplaySettings {
 /// `make(beds)`.
 fn alone_and_together(
     make: &dyn Fn(usize) -> Box<dyn Backend>,
-) -> (Vec<HopperReplay>, Vec<HopperReplay>) {
+) -> (Vec<PlanarDemReplay>, Vec<PlanarDemReplay>) {
     let beds = realisations();
-    let (robot, settings) = (robot(), settings());
+    let run = hopper_run();
+    let settings = settings(&run);
     let alone = beds
         .iter()
-        .map(|bed| replay_hopper(&mut *make(1), bed, &robot, 0.03, &push, 0.0, &settings).unwrap())
+        .map(|bed| replay_planar(&mut *make(1), bed, &run.robot, &run.table, &settings).unwrap())
         .collect();
-    let together = replay_hopper_scenes(
+    let together = replay_planar_scenes(
         &mut *make(beds.len()),
         beds,
-        &robot,
-        0.03,
-        &push,
-        0.0,
+        &run.robot,
+        &run.table,
         &settings,
     )
     .unwrap()
@@ -84,31 +78,40 @@ fn alone_and_together(
     (alone, together)
 }
 
+/// What a replay computed, every number to the bit: `{:?}` writes each f64 in the fewest
+/// digits that read back as the same bits.
+fn bits(replay: &PlanarDemReplay) -> String {
+    format!("{:?} {:?}", replay.samples, replay.summary)
+}
+
 /// Scene s of the batch is the single replay of bed s, bit for bit, and the realisations are
 /// not copies of each other: the nudge moved the outcome.
-fn assert_scenes_are_single_replays(alone: &[HopperReplay], together: &[HopperReplay]) {
+fn assert_scenes_are_single_replays(alone: &[PlanarDemReplay], together: &[PlanarDemReplay]) {
     assert_eq!(alone.len(), together.len());
     for (s, (a, t)) in alone.iter().zip(together).enumerate() {
-        assert!(
-            a.reached_apex,
-            "realisation {s} did not hop: {}",
-            a.apex_rise
-        );
-        assert_eq!(bodies_csv(a), bodies_csv(t), "realisation {s}");
         assert_eq!(
-            a.apex_rise.to_bits(),
-            t.apex_rise.to_bits(),
-            "realisation {s}"
+            a.summary.reached_apex,
+            Some(true),
+            "realisation {s} did not hop: {:?}",
+            a.summary
         );
+        assert_eq!(bits(a), bits(t), "realisation {s}");
     }
-    let rises: Vec<f64> = alone.iter().map(|r| r.apex_rise).collect();
+    let rises: Vec<f64> = alone
+        .iter()
+        .map(|r| r.summary.achieved_apex_rise_m.unwrap())
+        .collect();
     assert!(
         rises[0] != rises[2] || rises[1] != rises[2],
         "nudged beds replayed exactly as the bed: {rises:?}"
     );
     // The batch ran on past a scene that had reached its apex: each ends at its own apex.
     for (s, t) in together.iter().enumerate() {
-        assert_eq!(t.apex_time, alone[s].apex_time, "realisation {s}");
+        assert_eq!(
+            t.samples.last().unwrap().t,
+            alone[s].samples.last().unwrap().t,
+            "realisation {s}"
+        );
     }
 }
 
@@ -125,33 +128,6 @@ fn cpu_realisations_side_by_side_are_the_single_replays_bit_for_bit() {
 }
 
 #[test]
-fn realisations_side_by_side_refuse_snapshots_and_a_backend_of_another_size() {
-    let beds = realisations();
-    let robot = robot();
-    let with_snapshots = HopperReplaySettings {
-        snapshot_every: Some(0.05),
-        ..settings()
-    };
-    let refusal = |backend: &mut dyn Backend, settings: &HopperReplaySettings| {
-        replay_hopper_scenes(backend, beds, &robot, 0.03, &push, 0.0, settings)
-            .unwrap_err()
-            .to_string()
-    };
-    let err = refusal(&mut CpuScenes::new(3), &with_snapshots);
-    assert!(
-        err.contains("snapshots are taken from a single replay"),
-        "{err}"
-    );
-    let err = refusal(&mut CpuScenes::new(2), &settings());
-    assert!(
-        err.contains("3 realisations on a cpu backend of 2 scenes"),
-        "{err}"
-    );
-    let err = refusal(&mut CpuBackend::new(), &settings());
-    assert!(err.contains("of 1 scenes"), "{err}");
-}
-
-#[test]
 #[ignore = "needs an NVIDIA GPU: cargo test --release --test suite -- dem_cuda --include-ignored"]
 fn gpu_realisations_in_one_launch_are_the_single_gpu_replays() {
     loam::sim::dem::cuda::probe().unwrap_or_else(|e| panic!("this test needs an NVIDIA GPU: {e}"));
@@ -160,7 +136,8 @@ fn gpu_realisations_in_one_launch_are_the_single_gpu_replays() {
     for (a, t) in alone.iter().zip(&together) {
         eprintln!(
             "apex rise alone {:.9} m, in the launch {:.9} m",
-            a.apex_rise, t.apex_rise
+            a.summary.achieved_apex_rise_m.unwrap_or(f64::NAN),
+            t.summary.achieved_apex_rise_m.unwrap_or(f64::NAN)
         );
     }
     assert_scenes_are_single_replays(&alone, &together);

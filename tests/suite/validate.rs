@@ -28,15 +28,21 @@ fn row<'a>(
         .unwrap_or_else(|| panic!("no row {simulator} own={own} {outcome} in {verdict}"))
 }
 
-/// The hopper's 60 mm plan on poppy seeds: its own model within 1 %, the rigid-ground row is
-/// `loam simulate --terrain rigid`'s number, and the DEM rows are the realisations' own
-/// records (the bed, then a nudged copy), with mean and sd of those values.
+/// The hopper's 60 mm plan on poppy seeds (its robot file's committed run,
+/// `results/hopper_jump`): its own model within 1 %, the rigid-ground row is `loam simulate
+/// --terrain rigid`'s number, and the DEM rows are the realisations' own records (the bed,
+/// then a nudged copy, side by side as the scenes of one CPU backend), with mean and sd of
+/// those values.
 #[test]
 fn validate_puts_the_simulators_side_by_side() {
     let dir = TempDir::new("validate");
     prepare_coarse_bed(dir.path());
     let run = dir.path().join("run");
-    solve_to(&manifest().join("problems/hopper_granular.yaml"), &run);
+    std::fs::create_dir_all(&run).unwrap();
+    for file in ["solution.json", "trajectory.csv"] {
+        let committed = manifest().join("results/hopper_jump").join(file);
+        std::fs::copy(committed, run.join(file)).unwrap();
+    }
     let run_arg = run.to_str().unwrap();
     let output = loam(
         dir.path(),
@@ -59,9 +65,12 @@ fn validate_puts_the_simulators_side_by_side() {
 
     let own = row(&verdict, "reduced", true, "apex_rise_m");
     let replay = read_json(&run.join("replay.json"));
-    assert_eq!(own["mean"], replay["apex_rise_m"], "{own}");
+    assert_eq!(own["mean"], replay["achieved_apex_rise_m"], "{own}");
     assert!(own["error_rel"].as_f64().unwrap().abs() < 0.01, "{own}");
-    assert_eq!(own["planned"].as_f64(), Some(0.06));
+    assert!(
+        (own["planned"].as_f64().unwrap() - 0.06).abs() < 1e-9,
+        "{own}"
+    );
 
     let rigid = row(&verdict, "reduced", false, "apex_rise_m");
     assert_eq!(rigid["terrain"], "rigid");
@@ -71,7 +80,7 @@ fn validate_puts_the_simulators_side_by_side() {
     );
     assert_exit(&by_hand, 0, &[]);
     let on_rigid = read_json(&run.join("replay-on-rigid.json"));
-    assert_eq!(rigid["mean"], on_rigid["apex_rise_m"], "{rigid}");
+    assert_eq!(rigid["mean"], on_rigid["achieved_apex_rise_m"], "{rigid}");
     // The plan's own ground is not replayed twice.
     assert!(!rows(&verdict).iter().any(|r| r["terrain"] == "poppy_seeds"));
 
@@ -87,10 +96,11 @@ fn validate_puts_the_simulators_side_by_side() {
     for (k, (value, file)) in values.iter().zip(files).enumerate() {
         let record = read_json(&run.join(file.as_str().unwrap()));
         assert_eq!(
-            record["apex_rise_m"].as_f64(),
+            record["achieved_apex_rise_m"].as_f64(),
             Some(*value),
             "realisation {k}"
         );
+        assert_eq!(record["replays_side_by_side"], 2, "{record}");
         assert_eq!(
             record["bed"].as_str().unwrap().contains("nudged"),
             k > 0,
@@ -109,7 +119,7 @@ fn validate_puts_the_simulators_side_by_side() {
     for figure in ["validation.png", "validation.svg"] {
         assert!(run.join("validation").join(figure).is_file(), "{figure}");
     }
-    assert_eq!(verdict["problem"], "hopper_granular");
+    assert_eq!(verdict["problem"], "hopper_jump");
     // `loam plot RUN` redraws the verdict from its table.
     std::fs::remove_file(run.join("validation/validation.png")).unwrap();
     assert_exit(
@@ -146,7 +156,7 @@ fn validate_a_planar_plan() {
 fn validate_refuses_bad_input() {
     let dir = TempDir::new("validate-bad");
     let run = dir.path().join("run");
-    solve_to(&manifest().join("problems/hopper_rigid.yaml"), &run);
+    solve_to(&manifest().join("problems/planar_foot_step.yaml"), &run);
     let run_arg = run.to_str().unwrap();
     dir.write("empty.bed", "");
     for (args, needle) in [
@@ -171,4 +181,15 @@ fn validate_refuses_bad_input() {
         2,
         &["nowhere: not a run folder"],
     );
+    // A plan of the hopper's own planner (its problem has no `schedule`) gets no DEM replay:
+    // refused before anything runs, saying to re-solve the jump with the robot file.
+    std::fs::create_dir_all(dir.path().join("legacy")).unwrap();
+    dir.write("legacy/solution.json", r#"{"problem": {"robot": {}}}"#);
+    prepare_coarse_bed(dir.path());
+    assert_exit(
+        &loam(dir.path(), &["validate", "legacy", "--bed", "coarse.bed"]),
+        2,
+        &["hopper's own planner", "problems/hopper_jump.yaml"],
+    );
+    assert!(!dir.path().join("legacy/validation").exists());
 }

@@ -535,6 +535,16 @@ pub trait Backend {
     /// or the leg's force on a dynamic foot).
     fn set_body(&mut self, index: usize, state: BodyState) -> Result<(), DemError>;
 
+    /// Sets bodies 0, 1, … to `states` (one per body, in body index order, as `set_body`
+    /// does each): what a coupling of kinematic feet writes each step. The default is
+    /// `set_body` body by body; a GPU backend writes each field of all bodies in one transfer.
+    fn set_bodies(&mut self, states: &[BodyState]) -> Result<(), DemError> {
+        for (index, state) in states.iter().enumerate() {
+            self.set_body(index, *state)?;
+        }
+        Ok(())
+    }
+
     /// Advances `steps` steps.
     fn step(&mut self, steps: usize) -> Result<(), DemError>;
 

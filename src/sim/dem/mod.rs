@@ -15,7 +15,8 @@
 //!   which runs either law.
 //! - [`cuda`], [`cuda_hertz`]: the GPU backend, both laws (kernels in `kernels/`).
 //! - [`bed`]: pouring and settling a bed, and its checkpoint file.
-//! - [`hopper`]: the jumping robot, two-way coupled to a bed.
+//! - [`planar`]: a planar robot (the hopper's robot file among them) two-way coupled to a
+//!   bed, one realisation or several side by side.
 //! - [`intrude`]: a kinematic body driven through a bed, force and torque against depth.
 //! - [`drag`]: a kinematic body driven down to a pose, then at a constant planar twist (the
 //!   wrench-space `dem` generator's driver).
@@ -31,8 +32,8 @@
 //! - **20 iterations**: Jacobi moves a load one contact per iteration, so a bed of n layers
 //!   needs about n iterations for gravity alone; with warm starting 20 hold a 10-15-layer bed
 //!   at rest. A heavy body on light grains needs many more (the hopper's foot presses with
-//!   250 times its own weight): its resting depth is only converged at ~100 iterations per
-//!   1 ms step; see `HopperReplaySettings::iterations`.
+//!   250 times its own weight): its resting depth was only converged at ~100 iterations
+//!   per 1 ms step (a robot's replay sets them with `PlanarDemSettings::iterations`).
 //! - **Stabilisation α = 0.1 as a split impulse**: overlaps are removed by pseudo-velocities
 //!   that move positions but are never kept as velocity. GranularGym's α ψ/Δt in the velocity
 //!   solve makes an unconverged bed boil and a heavy body bounce on the overlaps.
@@ -49,7 +50,6 @@ pub mod cuda;
 pub mod cuda_hertz;
 pub mod drag;
 pub mod hertz;
-pub mod hopper;
 pub mod intrude;
 pub mod law;
 pub mod layout;

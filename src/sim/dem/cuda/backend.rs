@@ -245,6 +245,18 @@ impl Backend for CudaBackend {
         .map_err(dem_error)
     }
 
+    fn set_bodies(&mut self, states: &[BodyState]) -> Result<(), DemError> {
+        match self.bed_mut()? {
+            Bed::Hertz(bed) => bed.set_bodies(states).map_err(dem_error),
+            Bed::Jacobi(_) => {
+                for (index, state) in states.iter().enumerate() {
+                    self.set_body(index, *state)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
     fn step(&mut self, steps: usize) -> Result<(), DemError> {
         let start = std::time::Instant::now();
         match self.bed_mut()? {

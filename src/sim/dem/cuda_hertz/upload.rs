@@ -304,6 +304,43 @@ impl HertzDeviceBed {
         Ok(())
     }
 
+    /// Sets every body's state (one per body, scene-major, as `set_body` sets one), each
+    /// field of all bodies in one transfer: what a coupling of kinematic feet writes each
+    /// step, in 19 copies whatever the number of scenes.
+    pub fn set_bodies(&mut self, states: &[BodyState]) -> Result<(), CudaError> {
+        let count = self.bodies_per_scene * self.scenes;
+        if states.len() != count {
+            return Err(CudaError::Setup(format!(
+                "{} body states for {count} bodies (bodies per scene × scenes)",
+                states.len()
+            )));
+        }
+        if count == 0 {
+            return Ok(());
+        }
+        type Field = fn(&BodyState) -> Vec3;
+        let vectors: [([&str; 3], Field); 5] = [
+            (["px", "py", "pz"], |s| s.position),
+            (["vx", "vy", "vz"], |s| s.velocity),
+            (["efx", "efy", "efz"], |s| s.external_force),
+            (["ox", "oy", "oz"], |s| s.angular_velocity),
+            (["etx", "ety", "etz"], |s| s.external_torque),
+        ];
+        for (names, field) in vectors {
+            for (axis, name) in names.into_iter().enumerate() {
+                let column: Vec<f64> = states.iter().map(|s| field(s)[axis]).collect();
+                self.bodies
+                    .write_real(&self.stream, Self::body_field(name), &column)?;
+            }
+        }
+        for (axis, name) in ["qw", "qx", "qy", "qz"].into_iter().enumerate() {
+            let column: Vec<f64> = states.iter().map(|s| s.orientation[axis]).collect();
+            self.bodies
+                .write_real(&self.stream, Self::body_field(name), &column)?;
+        }
+        Ok(())
+    }
+
     fn upload_bodies(
         &mut self,
         bodies: &[Body],
