@@ -5,8 +5,7 @@ use loam::problem::json_schema::{self, FileKind};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Which file format: `problem` (hopper or planar; one schema, `anyOf` the two) or
-    /// `robot`.
+    /// Which file format: `problem` or `robot`.
     #[arg(value_enum, required_unless_present = "markdown")]
     pub kind: Option<Kind>,
     /// Print the field reference in Markdown instead (docs/SCHEMA.md, both formats; with a

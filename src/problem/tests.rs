@@ -1,21 +1,26 @@
 //! The loader end to end: every class of error with its line, field and accepted values,
-//! overrides, defaults, presets, serialization, and every shipped problem file.
+//! overrides, defaults, presets, serialization, robot files, the former hopper schema's
+//! refusal, and every shipped problem file.
 
 #![allow(clippy::result_large_err)]
 
 use std::path::{Path, PathBuf};
 
+use super::planar::{
+    Objective, PhaseSpec, PlanarProblem, PlanarTerrainConfig, RigidGroundConfig, RobotConfig,
+};
 use super::*;
+use crate::model::planar::monopod::MonopodParams;
 
 const FILE: &str = "problems/test.yaml";
 
-fn read(text: &str) -> Result<Problem, ProblemError> {
-    parse(text, Path::new(FILE), &[])
+fn read(text: &str) -> Result<PlanarProblem, ProblemError> {
+    read_with(text, &[])
 }
 
-fn read_with(text: &str, overrides: &[&str]) -> Result<Problem, ProblemError> {
+fn read_with(text: &str, overrides: &[&str]) -> Result<PlanarProblem, ProblemError> {
     let overrides: Vec<String> = overrides.iter().map(|text| text.to_string()).collect();
-    parse(text, Path::new(FILE), &overrides)
+    parse_problem(text, Path::new(FILE), &overrides)
 }
 
 fn failure(text: &str) -> ProblemError {
@@ -24,6 +29,36 @@ fn failure(text: &str) -> ProblemError {
 
 fn failure_with(text: &str, overrides: &[&str]) -> ProblemError {
     read_with(text, overrides).expect_err("the problem should be refused")
+}
+
+/// The crate's root, where `problems/` and `robots/` are.
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Where a problem that names `../robots/hopper.yaml` is read from: beside the shipped ones.
+fn in_problems() -> PathBuf {
+    root().join(FILE)
+}
+
+/// Problem text read as if it were `problems/test.yaml` of the crate, so that its robot file
+/// `../robots/NAME.yaml` is the shipped one.
+fn read_in_repo(text: &str, overrides: &[&str]) -> Result<PlanarProblem, ProblemError> {
+    let overrides: Vec<String> = overrides.iter().map(|text| text.to_string()).collect();
+    parse_problem(text, &in_problems(), &overrides)
+}
+
+/// The hopper's robot file with a stance and a flight: the smallest robot-file problem.
+const HOPPER: &str =
+    "robot: {file: ../robots/hopper.yaml}\nschedule:\n  - {contacts: [foot]}\n  - {contacts: []}\n";
+
+/// A folder of its own under the system's temporary folder, empty.
+fn scratch(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("loam-problem-tests-{}-{name}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 fn assert_contains(error: &ProblemError, pieces: &[&str]) {
@@ -35,25 +70,40 @@ fn assert_contains(error: &ProblemError, pieces: &[&str]) {
     }
 }
 
-fn default_resolved(name: &str) -> Problem {
-    let mut problem = Problem::default();
-    problem.resolve();
+fn default_resolved(name: &str) -> PlanarProblem {
+    let mut problem = PlanarProblem::default();
+    Schema::resolve(&mut problem);
     problem.name = Some(name.to_owned());
     problem
+}
+
+fn description(problem: &PlanarProblem) -> &crate::model::planar::description::RobotDescription {
+    match &problem.robot {
+        RobotConfig::File(file) => &file.description,
+        other => panic!("not a robot file's robot: {other:?}"),
+    }
+}
+
+fn contacts(problem: &PlanarProblem) -> Vec<Vec<&str>> {
+    problem
+        .schedule
+        .iter()
+        .map(|phase| phase.contacts.iter().map(String::as_str).collect())
+        .collect()
 }
 
 // ---- 1. malformed YAML
 
 #[test]
 fn malformed_yaml_has_the_parser_position() {
-    let error = failure("robot:\n  motor_mass: [1, 2\ntask:\n  stroke: 0.02\n");
+    let error = failure("robot:\n  model: [monopod\ntask:\n  apex_rise: 0.02\n");
     assert_eq!(error.file, PathBuf::from(FILE));
     assert_eq!((error.line, error.column), (Some(3), Some(5)));
     assert_contains(
         &error,
         &[
             "not valid YAML",
-            "while parsing a flow sequence at line 2 column 15",
+            "while parsing a flow sequence at line 2 column 10",
         ],
     );
     assert!(
@@ -61,61 +111,90 @@ fn malformed_yaml_has_the_parser_position() {
         "position repeated: {error}"
     );
 
-    let tabs = failure("robot:\n\tmotor_mass: 1\n");
+    let tabs = failure("task:\n\tapex_rise: 0.1\n");
     assert_eq!(tabs.line, Some(2));
     assert_contains(&tabs, &["indented with a tab"]);
 }
 
 #[test]
 fn duplicate_keys_are_refused() {
-    let error = failure("gravity: 9.81\nrobot:\n  rod_mass: 0.1\n  rod_mass: 0.2\n");
+    let error = failure("gravity: 9.81\ntask:\n  distance: 0.1\n  distance: 0.2\n");
     assert_eq!(error.line, Some(3));
-    assert_contains(&error, &["duplicate", "rod_mass"]);
+    assert_contains(&error, &["duplicate", "distance"]);
 }
 
 // ---- 2. unknown fields
 
 #[test]
 fn misspelt_field_suggests_the_name_and_lists_the_accepted() {
-    let error = failure("gravity: 9.81\nrobot:\n  rod_mass: 0.2\n  motr_mass: 1.0\n");
+    let error = failure("gravity: 9.81\ntask:\n  distance: 0.1\n  apex_rize: 0.06\n");
     assert_eq!((error.line, error.column), (Some(4), Some(3)));
-    assert_eq!(error.field.as_deref(), Some("robot.motr_mass"));
+    assert_eq!(error.field.as_deref(), Some("task.apex_rize"));
     assert_eq!(error.source_of_value, ValueSource::File);
     assert!(
-        error.message.starts_with("unknown field `motr_mass` in `robot`; did you mean `motor_mass`? accepted: motor_mass, rod_mass, foot_mass,"),
+        error.message.starts_with(
+            "unknown field `apex_rize` in `task`; did you mean `apex_rise`? accepted: start, end, distance, apex_rise, apex_of,"
+        ),
         "{error}"
     );
     assert!(
         error
             .to_string()
-            .starts_with("problems/test.yaml:4:3: robot.motr_mass: unknown field"),
+            .starts_with("problems/test.yaml:4:3: task.apex_rize: unknown field"),
         "{error}"
     );
 }
 
 #[test]
 fn unknown_top_level_and_phase_fields() {
-    let error = failure("name: x\n\ngravty: 9.81\n");
+    let error = failure("name: x\n\nschedul:\n  - {contacts: [foot]}\n");
     assert_eq!(error.line, Some(3));
-    assert_eq!(error.field.as_deref(), Some("gravty"));
+    assert_eq!(error.field.as_deref(), Some("schedul"));
     assert_contains(
         &error,
         &[
             "at the top level",
-            "did you mean `gravity`?",
-            "accepted: name, gravity, robot",
+            "did you mean `schedule`?",
+            "accepted: name, gravity, robot, terrain, schedule, task,",
         ],
     );
 
-    let error = failure("phases:\n  - domain: stance\n  - domain: flight\n    node: 31\n");
-    assert_eq!(error.line, Some(4));
-    assert_eq!(error.field.as_deref(), Some("phases[1].node"));
+    let error = failure(
+        "robot: {model: monopod}\nschedule:\n  - {contacts: [foot]}\n  - contacts: []\n    node: 31\n",
+    );
+    assert_eq!(error.line, Some(5));
+    assert_eq!(error.field.as_deref(), Some("schedule[1].node"));
     assert_contains(
         &error,
         &[
-            "in `phases[1]`",
+            "in `schedule[1]`",
             "did you mean `nodes`?",
-            "accepted: domain, nodes, duration",
+            "accepted: contacts, nodes, duration",
+        ],
+    );
+}
+
+#[test]
+fn unknown_fields_of_a_model_list_that_model_s_fields() {
+    // A robot preset's parameters and a terrain model's: the section chosen by its `model`.
+    let error = failure("robot: {model: monopod, leg_mas: 1.0}\n");
+    assert_eq!(error.field.as_deref(), Some("robot"));
+    assert_contains(
+        &error,
+        &[
+            "unknown field `leg_mas` in `robot`",
+            "did you mean `leg_mass`?",
+            "accepted: body_mass, body_inertia, leg_mass,",
+        ],
+    );
+    let error = failure("terrain:\n  model: spring\n  stifness: 1\n");
+    assert_eq!(error.field.as_deref(), Some("terrain"));
+    assert_contains(
+        &error,
+        &[
+            "unknown field `stifness` in `terrain`",
+            "did you mean `stiffness`?",
+            "accepted: friction, stiffness, damping",
         ],
     );
 }
@@ -125,69 +204,79 @@ fn a_name_far_from_every_field_gets_no_guess() {
     let error = failure("task:\n  height_of_the_jump: 0.06\n");
     assert_eq!(error.line, Some(2));
     assert!(!error.message.contains("did you mean"), "{error}");
-    assert_contains(&error, &["accepted: apex_height, max_motor_force, stroke"]);
+    assert_contains(&error, &["accepted: start, end, distance, apex_rise"]);
 }
 
 // ---- 3. wrong types
 
 #[test]
-fn wrong_type_names_the_field_and_the_accepted_type() {
-    let error = failure("robot:\n  motor_mass: heavy\n");
-    assert_eq!((error.line, error.column), (Some(2), Some(15)));
-    assert_eq!(error.field.as_deref(), Some("robot.motor_mass"));
+fn wrong_type_names_the_field_and_the_value() {
+    let error = failure("gravity: heavy\n");
+    assert_eq!((error.line, error.column), (Some(1), Some(10)));
+    assert_eq!(error.field.as_deref(), Some("gravity"));
     assert_contains(
         &error,
-        &["invalid type", "\"heavy\"", "accepted: a number in kg"],
+        &["invalid type", "\"heavy\"", "accepted: a number in m/s²"],
     );
 
-    let error = failure("phases:\n  - domain: stance\n  - domain: flight\n    nodes: 3.5\n");
-    assert_eq!(error.line, Some(4));
-    assert_eq!(error.field.as_deref(), Some("phases[1].nodes"));
-    assert_contains(
-        &error,
-        &["3.5", "accepted: a whole number of nodes, at least 3"],
-    );
+    let error = failure("schedule:\n  - {contacts: [foot]}\n  - contacts: []\n    nodes: 3.5\n");
+    assert_eq!((error.line, error.column), (Some(4), Some(12)));
+    assert_eq!(error.field.as_deref(), Some("schedule[1].nodes"));
+    assert_contains(&error, &["invalid type", "3.5"]);
 
-    let error = failure(
-        "phases:\n  - domain: stance\n    duration: [0.01, 0.1, 0.2]\n  - domain: flight\n",
-    );
+    let error = failure("schedule:\n  - contacts: [foot]\n    duration: [0.01, 0.1, 0.2]\n");
     assert_eq!(error.line, Some(3));
-    assert_eq!(error.field.as_deref(), Some("phases[0].duration"));
-    assert_contains(&error, &["accepted: [min, max] in s"]);
+    assert_eq!(error.field.as_deref(), Some("schedule[0].duration"));
+    assert_contains(&error, &["invalid length 3"]);
 
-    let error = failure("robot: 3\n");
-    assert_eq!(error.field.as_deref(), Some("robot"));
-    assert_contains(
-        &error,
-        &["accepted: a section with the fields motor_mass, rod_mass"],
-    );
+    let error = failure("task: {start: {set: {z: free}}}\n");
+    assert_eq!(error.line, Some(1));
+    assert_eq!(error.field.as_deref(), Some("task.start.set.z"));
+    assert_contains(&error, &["invalid type", "\"free\""]);
+
+    let error = failure("task: 3\n");
+    assert_eq!(error.line, Some(1));
+    assert_eq!(error.field.as_deref(), Some("task"));
+    assert_contains(&error, &["invalid type", "`3`"]);
 
     let error = failure("- gravity: 3\n");
     assert_eq!(error.field, None);
-    assert_contains(&error, &["accepted: a map of the sections name, gravity"]);
+    assert_contains(&error, &["invalid type: sequence"]);
 }
 
 #[test]
-fn start_position_is_free_or_metres() {
-    let error = failure("task:\n  start_position: fre\n");
-    assert_eq!(error.line, Some(2));
-    assert_eq!(error.field.as_deref(), Some("task.start_position"));
-    assert_contains(&error, &["expected `free` or a number in metres"]);
-    let error = failure("task:\n  start_position: [0]\n");
-    assert_contains(&error, &["`free` or a number in metres"]);
+fn coordinates_and_contacts_are_the_robot_s() {
+    let error = failure("task: {start: {set: {hieght: 0.1}}}\n");
+    assert_eq!(error.line, Some(1));
+    assert_eq!(error.field.as_deref(), Some("task.start.set.hieght"));
+    assert_contains(
+        &error,
+        &[
+            "the monopod has no coordinate `hieght`",
+            "accepted: `x`, `z`, `pitch`, `hip`, `leg`",
+        ],
+    );
 
-    let fixed = read("task: {start_position: -0.01}").unwrap();
-    assert_eq!(fixed.task.start_position, StartPosition::Fixed(-0.01));
-    let integer = read("task: {start_position: 0}").unwrap();
-    assert_eq!(integer.task.start_position, StartPosition::Fixed(0.0));
-}
+    let error = failure("schedule:\n  - {contacts: [fot]}\n");
+    assert_eq!((error.line, error.column), (Some(2), Some(17)));
+    assert_eq!(error.field.as_deref(), Some("schedule[0].contacts[0]"));
+    assert_eq!(
+        error.message,
+        "the monopod has no contact `fot`; accepted: `foot`"
+    );
 
-#[test]
-fn a_phase_needs_its_domain() {
-    let error = failure("phases:\n  - domain: stance\n  - nodes: 31\n");
+    // A robot file's robot is named by its own name.
+    let error = read_in_repo(
+        "robot: {file: ../robots/hopper.yaml}\nschedule:\n  - {contacts: [feet]}\n  - {contacts: []}\n",
+        &[],
+    )
+    .unwrap_err();
     assert_eq!(error.line, Some(3));
-    assert_eq!(error.field.as_deref(), Some("phases[1]"));
-    assert_contains(&error, &["missing field `domain`", "one of stance, flight"]);
+    assert_eq!(error.field.as_deref(), Some("schedule[0].contacts[0]"));
+    assert_contains(
+        &error,
+        &["the robot `hopper` has no contact `feet`; accepted: `foot`"],
+    );
 }
 
 // ---- 4. unknown enum values
@@ -199,16 +288,15 @@ fn unknown_enum_value_lists_the_accepted() {
     assert_eq!(error.field.as_deref(), Some("terrain.model"));
     assert_eq!(
         error.message,
-        "unknown value `sand`; accepted: rigid, added_mass"
+        "unknown value `sand`; accepted: rigid, added_mass, wrench_space, spring"
     );
-
-    // The rail hopper's old form says where it went.
-    let error = failure("terrain:\n  model: wrench_space\n");
-    assert_eq!(error.field.as_deref(), Some("terrain.model"));
-    assert_contains(&error, &["robots/hopper.yaml", "problems/hopper_rail.yaml"]);
 
     let error = failure("terrain:\n  model: rigd\n");
     assert_contains(&error, &["did you mean `rigid`?"]);
+
+    let error = failure("robot: {model: biped}\n");
+    assert_eq!(error.field.as_deref(), Some("robot.model"));
+    assert_contains(&error, &["accepted: planar_foot, monopod, quadruped, file"]);
 
     let error = failure("transcription: {scheme: hermite-simpson}\n");
     assert_eq!(error.field.as_deref(), Some("transcription.scheme"));
@@ -220,114 +308,202 @@ fn unknown_enum_value_lists_the_accepted() {
         ],
     );
 
-    let error = failure("phases:\n  - domain: stance\n  - domain: fligth\n");
-    assert_eq!(error.line, Some(3));
-    assert_contains(&error, &["did you mean `flight`?"]);
+    let error = failure("task:\n  objective: efort\n");
+    assert_eq!(error.line, Some(2));
+    assert_eq!(error.field.as_deref(), Some("task.objective"));
+    assert_contains(
+        &error,
+        &[
+            "did you mean `effort`?",
+            "inputs_squared",
+            "cost_of_transport",
+        ],
+    );
 
     let error = failure("initial_guess: 0\n");
     assert_eq!(error.field.as_deref(), Some("initial_guess"));
-    assert_contains(&error, &["zero, auto"]);
+    assert_contains(&error, &["zero", "rest", "footholds"]);
+
+    // The former hopper schema's guesses are named as such.
+    let error = failure("initial_guess: ballistic\n");
+    assert_eq!(error.field.as_deref(), Some("initial_guess"));
+    assert_contains(
+        &error,
+        &["hopper's guesses", "`rest`, `footholds` or `zero`"],
+    );
 }
 
 // ---- 5. semantic validation
 
 #[test]
 fn negative_mass_is_placed_and_explained() {
-    let error = failure("name: hop\nrobot:\n  motor_mass: -0.5\n");
-    assert_eq!((error.line, error.column), (Some(3), Some(3)));
-    assert_eq!(error.field.as_deref(), Some("robot.motor_mass"));
-    assert_eq!(error.message, "must be > 0 kg, got -0.5");
-    assert_eq!(
-        error.to_string(),
-        "problems/test.yaml:3:3: robot.motor_mass: must be > 0 kg, got -0.5"
+    let error = failure("name: hop\nrobot:\n  model: monopod\n  leg_mass: -0.5\n");
+    assert_eq!((error.line, error.column), (Some(4), Some(3)));
+    assert_eq!(error.field.as_deref(), Some("robot.leg_mass"));
+    assert!(
+        error
+            .message
+            .starts_with("a mass must be a finite number > 0 kg")
+            && error.message.ends_with("got -0.5"),
+        "{error}"
     );
+    assert!(
+        error
+            .to_string()
+            .starts_with("problems/test.yaml:4:3: robot.leg_mass: a mass must be"),
+        "{error}"
+    );
+}
+
+#[test]
+fn an_error_in_a_robot_file_names_the_robot_file() {
+    let dir = scratch("robot-file");
+    let robot = dir.join("bot.yaml");
+    std::fs::write(
+        &robot,
+        "name: bot\nbodies:\n  - name: base\n    mass: -1.0\n    inertia: 0.1\ncontacts:\n  - {name: foot, body: base, point: [0.0, 0.0]}\n",
+    )
+    .unwrap();
+    let problem = dir.join("problem.yaml");
+    let error = parse_problem("robot: {file: bot.yaml}\n", &problem, &[]).unwrap_err();
+    assert_eq!(error.file, robot);
+    assert_eq!((error.line, error.column), (Some(4), Some(5)));
+    assert_eq!(error.field.as_deref(), Some("bodies[0].mass"));
+    assert_contains(&error, &["> 0 kg", "got -1"]);
+
+    // A robot file that is not there: the file, and the problem that named it.
+    let error = parse_problem("robot: {file: gone.yaml}\n", &problem, &[]).unwrap_err();
+    assert_eq!(error.file, dir.join("gone.yaml"));
+    assert_contains(
+        &error,
+        &[
+            "cannot read the robot file",
+            &format!("named by robot.file in {}", problem.display()),
+        ],
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn the_first_error_in_the_file_is_reported() {
-    let error = failure("task:\n  apex_height: -1\nrobot:\n  motor_mass: -1\n");
-    assert_eq!(error.field.as_deref(), Some("task.apex_height"));
-    assert_eq!(error.line, Some(2));
-    assert_eq!(error.message, "must be > 0 m, got -1");
+    // The robot's mass is checked before the ground's friction; the friction comes first in
+    // the file.
+    let error = failure(
+        "terrain:\n  model: rigid\n  friction: -1\nrobot:\n  model: monopod\n  leg_mass: -1\n",
+    );
+    assert_eq!(error.field.as_deref(), Some("terrain.friction"));
+    assert_eq!(error.line, Some(3));
+    assert_eq!(error.message, "must be in [0, 10], got -1");
 }
 
 #[test]
 fn duration_bounds_in_order() {
-    let text = "phases:\n  - domain: stance\n  - domain: flight\n    nodes: 31\n    duration: [0.3, 0.2]\n";
+    let text = "schedule:\n  - {contacts: [foot], nodes: 31}\n  - contacts: []\n    nodes: 31\n    duration: [0.3, 0.2]\n";
     let error = failure(text);
     assert_eq!(error.line, Some(5));
-    assert_eq!(error.field.as_deref(), Some("phases[1].duration"));
-    assert_contains(
-        &error,
-        &["lower bound 0.3 is above upper bound 0.2", "0 < min <= max"],
+    assert_eq!(error.field.as_deref(), Some("schedule[1].duration"));
+    assert_eq!(
+        error.message,
+        "must be [min, max] with 0 < min <= max s, got [0.3, 0.2]"
     );
 
-    let error = failure("phases: [{domain: stance, duration: [0, 0.2]}, {domain: flight}]\n");
+    let error = failure("schedule: [{contacts: [foot], duration: [0, 0.2]}, {contacts: []}]\n");
     assert_eq!(error.line, Some(1));
-    assert_eq!(error.field.as_deref(), Some("phases[0].duration"));
-    assert_contains(&error, &["lower bound must be > 0 s, got 0"]);
+    assert_eq!(error.field.as_deref(), Some("schedule[0].duration"));
+    assert_contains(&error, &["0 < min <= max", "got [0, 0.2]"]);
+
+    let error = failure("schedule:\n  - {contacts: [foot]}\n  - {contacts: [], nodes: 2}\n");
+    assert_eq!(error.line, Some(3));
+    assert_eq!(error.field.as_deref(), Some("schedule[1].nodes"));
+    assert_eq!(error.message, "must be at least 3, got 2");
 }
 
 #[test]
-fn the_schedule_must_be_stance_then_flight() {
-    let error = failure("phases:\n  - domain: flight\n  - domain: stance\n");
+fn the_schedule_must_make_a_motion() {
+    // Each phase lifts or lands a foot.
+    let error = failure("schedule:\n  - {contacts: [foot]}\n  - {contacts: [foot]}\n");
+    assert_eq!(error.line, Some(3));
+    assert_eq!(error.field.as_deref(), Some("schedule[1].contacts"));
+    assert_contains(&error, &["the same feet as schedule[0]", "lift a foot"]);
+
+    // A robot at rest starts on the ground.
+    let error = failure("schedule:\n  - {contacts: []}\n  - {contacts: [foot]}\n");
     assert_eq!(error.line, Some(2));
-    assert_eq!(error.field.as_deref(), Some("phases[0].domain"));
+    assert_eq!(error.field.as_deref(), Some("schedule[0].contacts"));
+    assert_contains(&error, &["the first phase must have a foot on the ground"]);
+
+    // An apex ends a flight.
+    let error = failure("task:\n  apex_rise: 0.05\n");
+    assert_eq!(error.line, Some(2));
+    assert_eq!(error.field.as_deref(), Some("task.apex_rise"));
+    assert_contains(&error, &["the last phase must be a flight (contacts: [])"]);
+    let error = failure("task:\n  apex_of: rod\n");
+    assert_eq!(error.field.as_deref(), Some("task.apex_of"));
+    assert_contains(&error, &["set task.apex_rise too"]);
+
+    // Feet only leave a granular bed.
+    let error = failure(
+        "terrain: {model: added_mass}\nschedule:\n  - {contacts: [foot]}\n  - {contacts: []}\n  - {contacts: [foot]}\n",
+    );
+    assert_eq!(error.line, Some(5));
+    assert_eq!(error.field.as_deref(), Some("schedule[2].contacts[0]"));
     assert_contains(
         &error,
-        &[
-            "the first phase must be `stance`, got `flight`",
-            "stance and flight phases in turn",
-        ],
+        &["`foot` lands in the bed", "plan landings on `model: rigid`"],
     );
-
-    let error = failure("phases:\n  - domain: stance\n");
-    assert_eq!(error.field.as_deref(), Some("phases[0].domain"));
-    assert_contains(&error, &["the last phase must be `flight`"]);
-
-    let error = failure("phases: []\n");
-    assert_eq!(error.line, Some(1));
-    assert_eq!(error.field.as_deref(), Some("phases"));
-    assert_contains(&error, &["no phases"]);
-
-    let error = failure("phases:\n  - domain: stance\n    nodes: 2\n  - domain: flight\n");
-    assert_eq!(error.line, Some(3));
-    assert_contains(&error, &["must be at least 3 nodes, got 2"]);
 }
 
 #[test]
 fn medium_and_task_ranges() {
-    let error = failure("terrain:\n  volume_fraction: 1.2\n");
-    assert_eq!(error.line, Some(2));
+    let error = failure("terrain:\n  model: added_mass\n  volume_fraction: 1.2\n");
+    assert_eq!(error.line, Some(3));
+    assert_eq!(error.field.as_deref(), Some("terrain.volume_fraction"));
     assert_eq!(
         error.message,
         "must be between 0 and 1 (exclusive), got 1.2"
     );
-    let error = failure("terrain:\n  shear_band_angle_deg: 95\n");
+    let error = failure("terrain:\n  model: added_mass\n  shear_band_angle_deg: 95\n");
     assert_eq!(
         error.message,
         "must be between 0 and 90 deg (exclusive), got 95"
     );
-    let error = failure("terrain:\n  drag_scaling: .nan\n");
-    assert_eq!(error.message, "must be a finite number > 0, got NaN");
-    let error = failure("task:\n  start_position: 0.03\n");
+    let error = failure("terrain:\n  model: added_mass\n  foot_radius: 0\n");
+    assert_eq!(error.field.as_deref(), Some("terrain.foot_radius"));
+    assert_eq!(error.message, "must be a finite number > 0 m, got 0");
+    let error = failure("terrain: {model: rigid, friction: 11}\n");
+    assert_eq!(error.field.as_deref(), Some("terrain.friction"));
+    assert_eq!(error.message, "must be in [0, 10], got 11");
+    let error = failure("task:\n  contact_margin: -0.01\n");
     assert_eq!(error.line, Some(2));
-    assert_contains(&error, &["[-0.0275, 0.0275] m, got 0.03"]);
-    let error = failure("task:\n  min_rod_foot_gap: -0.01\n");
-    assert_eq!(error.message, "must be >= 0 m, got -0.01");
+    assert_contains(&error, &["must be a finite number >= 0", "got -0.01"]);
     let error = failure("gravity: 0\n");
-    assert_eq!(error.message, "must be > 0 m/s², got 0");
+    assert_eq!(error.message, "must be a finite number > 0 m/s², got 0");
 }
 
 #[test]
-fn solver_option_names_must_not_be_empty() {
-    let error = failure("solver:\n  tol: 1.0e-6\n  \"\": 3\n");
-    assert_eq!(error.field.as_deref(), Some("solver"));
-    assert_eq!(error.line, Some(1));
-    assert_contains(
-        &error,
-        &["option name is empty", "tol, max_iter, print_level"],
+fn nan_is_never_a_value() {
+    let error = failure("terrain:\n  model: added_mass\n  drag_scaling: .nan\n");
+    assert_eq!(error.line, Some(3));
+    assert_eq!(error.field.as_deref(), Some("terrain.drag_scaling"));
+    assert_eq!(error.message, "must be a finite number > 0, got NaN");
+    let error = failure("gravity: .nan\n");
+    assert_eq!(error.field.as_deref(), Some("gravity"));
+    assert_contains(&error, &["got NaN"]);
+    let error = failure("task:\n  distance: .nan\n");
+    assert_eq!(error.line, Some(2));
+    assert_eq!(error.message, "must be finite, got NaN");
+    // Where no rule of the schema looks, NaN is refused all the same.
+    let error = failure("robot: {model: monopod}\nsolver: {tol: .nan}\n");
+    assert_eq!((error.line, error.column), (Some(2), Some(10)));
+    assert_eq!(error.field.as_deref(), Some("solver.tol"));
+    assert_eq!(error.message, "must be a number, got NaN (.nan)");
+    // And from an override.
+    let error = failure_with("{}", &["task.distance=.nan"]);
+    assert_eq!(
+        error.source_of_value,
+        ValueSource::Override("task.distance=.nan".into())
     );
+    assert_contains(&error, &["got NaN"]);
 }
 
 #[test]
@@ -338,131 +514,246 @@ fn a_default_that_breaks_a_rule_says_so() {
         changes: Vec::new(),
     };
     let violation = Violation {
-        field: "task.stroke".into(),
-        message: "must be > 0 m, got 0".into(),
+        field: "terrain.friction".into(),
+        message: "must be in [0, 10], got -1".into(),
     };
     let error = report.violation_error(violation);
     assert_eq!(error.line, None);
-    assert_eq!(error.field.as_deref(), Some("task.stroke"));
+    assert_eq!(error.field.as_deref(), Some("terrain.friction"));
     assert_contains(
         &error,
         &["the file does not set it, so this is the default"],
     );
 }
 
+// ---- the former hopper schema
+
+#[test]
+fn a_file_in_the_former_hopper_schema_is_refused_with_how_to_write_it() {
+    let text = "name: hop\n\nphases:\n  - domain: stance\n  - domain: flight\ntask:\n  apex_height: 0.06\n";
+    let error = failure(text);
+    assert_eq!((error.line, error.column), (Some(3), Some(1)));
+    assert_eq!(error.field.as_deref(), Some("phases"));
+    assert_eq!(error.source_of_value, ValueSource::File);
+    assert_contains(
+        &error,
+        &[
+            "former hopper schema",
+            "robots/hopper.yaml",
+            "schedule:",
+            "apex_rise",
+            "problems/hopper_granular.yaml",
+        ],
+    );
+    // Not serde's bare complaint about an unknown field.
+    assert!(!error.message.contains("unknown field"), "{error}");
+    // Whatever else the file holds, and however short it is.
+    let error = failure("phases: []\n");
+    assert_eq!(error.field.as_deref(), Some("phases"));
+    assert_contains(&error, &["robots/hopper.yaml"]);
+}
+
 // ---- overrides
 
 #[test]
 fn overrides_change_values() {
+    let text = "robot: {model: monopod}\nterrain: {model: added_mass}\nschedule:\n  - {contacts: [foot]}\n  - {contacts: []}\ntask:\n  apex_rise: 0.06\n";
     let problem = read_with(
-        "task:\n  apex_height: 0.06\n",
+        text,
         &[
-            "task.apex_height=0.08",
-            "terrain.model=rigid",
-            "task.start_position=0",
+            "task.apex_rise=0.08",
+            "terrain.foot_radius=0.1",
             "solver.print_level=0",
         ],
     )
     .unwrap();
-    assert_eq!(problem.task.apex_height, 0.08);
-    assert_eq!(problem.terrain.model, TerrainModel::Rigid);
-    assert_eq!(problem.task.start_position, StartPosition::Fixed(0.0));
+    assert_eq!(problem.task.apex_rise, Some(0.08));
+    let PlanarTerrainConfig::AddedMass(bed) = &problem.terrain else {
+        panic!("{:?}", problem.terrain);
+    };
+    assert_eq!(bed.foot_radius, 0.1);
     assert_eq!(problem.solver["print_level"], OptionValue::Int(0));
     assert_eq!(problem.solver["tol"], OptionValue::Num(1.0e-8));
+
+    // A section's model is replaced with the section.
+    let problem = read_with(text, &["terrain={model: rigid}"]).unwrap();
+    assert_eq!(
+        problem.terrain,
+        PlanarTerrainConfig::Rigid(RigidGroundConfig::default())
+    );
 }
 
 #[test]
 fn overrides_reach_list_entries() {
-    let text = "phases:\n  - domain: stance\n  - domain: flight\n";
+    let text = "robot: {model: monopod}\nschedule:\n  - {contacts: [foot]}\n  - {contacts: []}\n";
     let problem = read_with(
         text,
-        &["phases.1.nodes=41", "phases[0].duration=[0.02, 0.1]"],
+        &["schedule.1.nodes=41", "schedule[0].duration=[0.02, 0.1]"],
     )
     .unwrap();
-    assert_eq!(problem.phases[1].nodes, 41);
-    assert_eq!(problem.phases[0].duration, Some([0.02, 0.1]));
-    // A file without phases gets the default two, then the override.
-    let problem = read_with("{}", &["phases.1.nodes=41"]).unwrap();
-    assert_eq!(problem.phases.len(), 2);
-    assert_eq!((problem.phases[0].nodes, problem.phases[1].nodes), (31, 41));
-    assert_eq!(problem.phases[1].domain, Domain::Flight);
+    assert_eq!(problem.schedule[1].nodes, 41);
+    assert_eq!(problem.schedule[0].duration, [0.02, 0.1]);
+    assert_eq!(problem.schedule[0].nodes, 21);
+    // One past the end adds a phase.
+    let problem = read_with(text, &["schedule.2.contacts=[foot]"]).unwrap();
+    assert_eq!(contacts(&problem), [vec!["foot"], vec![], vec!["foot"]]);
+    assert_eq!(problem.schedule[2].nodes, 21);
+}
+
+#[test]
+fn overrides_reach_the_robot_file_s_robot() {
+    let hopper = load_robot(&root().join("robots/hopper.yaml"), &[]).unwrap();
+    assert_eq!(hopper.bodies[0].mass, 0.948);
+    let problem = read_in_repo(HOPPER, &["robot.description.bodies.0.mass=1.0"]).unwrap();
+    assert_eq!(description(&problem).bodies[0].mass, 1.0);
+    // Only that value.
+    let mut expected = hopper.clone();
+    expected.bodies[0].mass = 1.0;
+    assert_eq!(description(&problem), &expected);
+    // Keys written in the problem override the file's too.
+    let text = "robot:\n  file: ../robots/hopper.yaml\n  description:\n    guide_angle: 0.2\nschedule:\n  - {contacts: [foot]}\n  - {contacts: []}\n";
+    let problem = read_in_repo(text, &[]).unwrap();
+    assert_eq!(description(&problem).guide_angle, 0.2);
+    assert_eq!(description(&problem).bodies, hopper.bodies);
+
+    // Bad values there are placed like the file's own.
+    let error = read_in_repo(HOPPER, &["robot.description.bodies.0.mass=-1"]).unwrap_err();
+    assert_eq!(
+        error.source_of_value,
+        ValueSource::Override("robot.description.bodies.0.mass=-1".into())
+    );
+    assert_eq!(
+        error.field.as_deref(),
+        Some("robot.description.bodies[0].mass")
+    );
+    assert_contains(&error, &["> 0 kg", "got -1"]);
+    let text = "robot:\n  file: ../robots/hopper.yaml\n  description:\n    guide_angle: 2\nschedule:\n  - {contacts: [foot]}\n  - {contacts: []}\n";
+    let error = read_in_repo(text, &[]).unwrap_err();
+    assert_eq!((error.line, error.column), (Some(4), Some(5)));
+    assert_eq!(
+        error.field.as_deref(),
+        Some("robot.description.guide_angle")
+    );
+    assert_contains(&error, &["got 2"]);
+    let error = read_in_repo(HOPPER, &["robot.description.bodies.0.mas=1"]).unwrap_err();
+    assert!(matches!(error.source_of_value, ValueSource::Override(_)));
+    assert_contains(&error, &["unknown field `mas`", "did you mean `mass`?"]);
 }
 
 #[test]
 fn override_of_an_unknown_field_suggests_like_the_file() {
-    let error = failure_with("{}", &["robot.motr_mass=1"]);
+    let error = failure_with("{}", &["task.apex_rize=1"]);
     assert_eq!(
         error.source_of_value,
-        ValueSource::Override("robot.motr_mass=1".into())
+        ValueSource::Override("task.apex_rize=1".into())
     );
-    assert_eq!(error.field.as_deref(), Some("robot.motr_mass"));
+    assert_eq!(error.field.as_deref(), Some("task.apex_rize"));
     assert_eq!(error.line, None);
     assert_contains(
         &error,
-        &["unknown field `motr_mass` in `robot`; did you mean `motor_mass`? accepted: motor_mass"],
+        &["unknown field `apex_rize` in `task`; did you mean `apex_rise`? accepted: start"],
     );
-    let in_file = failure("robot:\n  motr_mass: 1\n");
+    let in_file = failure("task:\n  apex_rize: 1\n");
     assert_eq!(error.message, in_file.message);
 }
 
 #[test]
 fn errors_name_the_override() {
-    let error = failure_with("robot:\n  motor_mass: 0.9\n", &["robot.motor_mass=-1"]);
-    assert_eq!(
-        error.to_string(),
-        "problems/test.yaml: --set robot.motor_mass=-1: robot.motor_mass: must be > 0 kg, got -1"
+    let error = failure_with(
+        "robot:\n  model: monopod\n  leg_mass: 0.9\n",
+        &["robot.leg_mass=-1"],
     );
+    assert!(
+        error.to_string().starts_with(
+            "problems/test.yaml: --set robot.leg_mass=-1: robot.leg_mass: a mass must be a finite number > 0 kg"
+        ),
+        "{error}"
+    );
+    assert!(error.message.ends_with("got -1"), "{error}");
 
-    let error = failure_with("{}", &["task.apex_height=high"]);
+    let error = failure_with("{}", &["task.apex_rise=high"]);
     assert_eq!(
         error.source_of_value,
-        ValueSource::Override("task.apex_height=high".into())
+        ValueSource::Override("task.apex_rise=high".into())
     );
-    assert_contains(&error, &["invalid type", "accepted: a number in m"]);
+    assert_eq!(error.field.as_deref(), Some("task.apex_rise"));
+    assert_contains(&error, &["invalid type", "\"high\""]);
 
-    let error = failure_with("{}", &["phases=[{domain: flight}, {domain: flight}]"]);
-    assert_eq!(error.field.as_deref(), Some("phases[0].domain"));
+    let error = failure_with("{}", &["schedule=[{contacts: [foot]}, {contacts: [foot]}]"]);
+    assert_eq!(error.field.as_deref(), Some("schedule[1].contacts"));
     assert!(matches!(error.source_of_value, ValueSource::Override(_)));
+
+    // A section's model changed alone leaves the old model's fields: the error says how to
+    // replace the section.
+    let error = failure_with(
+        "terrain:\n  model: added_mass\n  foot_radius: 0.05\n",
+        &["terrain.model=rigid"],
+    );
+    assert_eq!(
+        error.source_of_value,
+        ValueSource::Override("terrain.model=rigid".into())
+    );
+    assert_contains(
+        &error,
+        &[
+            "unknown field `foot_radius` in `terrain`",
+            "replace the section whole",
+            "--set 'terrain={model: rigid}'",
+        ],
+    );
 }
 
 #[test]
 fn malformed_overrides_are_named() {
-    let error = failure_with("{}", &["task.apex_height"]);
+    let error = failure_with("{}", &["task.apex_rise"]);
     assert_eq!(
         error.source_of_value,
-        ValueSource::Override("task.apex_height".into())
+        ValueSource::Override("task.apex_rise".into())
     );
-    assert_contains(&error, &["`task.apex_height`", "PATH=VALUE"]);
+    assert_contains(&error, &["`task.apex_rise`", "PATH=VALUE"]);
     assert!(
         error
             .to_string()
-            .starts_with("problems/test.yaml: --set task.apex_height: malformed"),
+            .starts_with("problems/test.yaml: --set task.apex_rise: malformed"),
         "{error}"
     );
 
-    let error = failure_with("{}", &["phases.7.nodes=3"]);
-    assert_eq!(error.field.as_deref(), Some("phases"));
-    assert_contains(&error, &["out of range"]);
+    let error = failure_with(
+        "schedule:\n  - {contacts: [foot]}\n  - {contacts: []}\n",
+        &["schedule.7.nodes=3"],
+    );
+    assert_eq!(error.field.as_deref(), Some("schedule"));
+    assert_contains(&error, &["out of range", "has 2 entries"]);
 }
 
 #[test]
 fn an_override_can_repair_the_file() {
-    let problem = read_with("robot:\n  motor_mass: heavy\n", &["robot.motor_mass=1.0"]).unwrap();
-    assert_eq!(problem.robot.motor_mass, 1.0);
+    let problem = read_with("gravity: heavy\n", &["gravity=9.8"]).unwrap();
+    assert_eq!(problem.gravity, 9.8);
+    let problem = read_with(
+        "robot:\n  model: monopod\n  leg_mass: -1\n",
+        &["robot.leg_mass=1.5"],
+    )
+    .unwrap();
+    let RobotConfig::Monopod(monopod) = &problem.robot else {
+        panic!("{:?}", problem.robot);
+    };
+    assert_eq!(monopod.leg_mass, 1.5);
 }
 
 #[test]
 fn file_errors_keep_their_line_beside_overrides() {
     let error = failure_with(
-        "gravity: 9.81\nrobot:\n  motor_mass: -2\n",
-        &["task.apex_height=0.08"],
+        "gravity: 9.81\nrobot:\n  model: monopod\n  leg_mass: -2\n",
+        &["task.distance=0.1"],
     );
     assert_eq!(error.source_of_value, ValueSource::File);
-    assert_eq!(error.line, Some(3));
+    assert_eq!((error.line, error.column), (Some(4), Some(3)));
     let error = failure_with(
-        "gravity: 9.81\nrobot:\n  motr_mass: 1\n",
-        &["task.apex_height=0.08"],
+        "gravity: 9.81\ntask:\n  apex_rize: 1\n",
+        &["task.distance=0.1"],
     );
+    assert_eq!(error.source_of_value, ValueSource::File);
     assert_eq!((error.line, error.column), (Some(3), Some(3)));
 }
 
@@ -470,55 +761,80 @@ fn file_errors_keep_their_line_beside_overrides() {
 
 #[test]
 fn an_empty_mapping_is_the_default_problem_and_an_empty_file_is_refused() {
-    let expected = default_resolved("test");
-    assert_eq!(read("{}").unwrap(), expected);
+    assert_eq!(read("{}").unwrap(), default_resolved("test"));
     // An empty file is a mistake (the wrong file, or one not yet written), not "all defaults".
     for text in ["", "# nothing but a comment\n"] {
         let error = read(text).unwrap_err();
         assert!(error.message.contains("the file is empty"), "{error}");
+        assert_eq!(error.file, PathBuf::from(FILE));
     }
 
     let problem = read("{}").unwrap();
     assert_eq!(problem.name(), "test");
     assert_eq!(problem.gravity, 9.81);
-    assert_eq!(problem.robot.motor_mass, 0.948);
-    assert_eq!(problem.task.stroke, 0.0275);
-    assert_eq!(problem.terrain.model, TerrainModel::AddedMass);
     assert_eq!(
-        problem.terrain.medium_parameters(),
-        MediumPreset::PoppySeeds.parameters()
+        problem.robot,
+        RobotConfig::Monopod(MonopodParams::default())
     );
-    assert_eq!(problem.terrain.grain_density, Some(1000.0));
-    assert_eq!(problem.phases.len(), 2);
     assert_eq!(
-        (problem.phases[0].domain, problem.phases[0].nodes),
-        (Domain::Stance, 31)
+        problem.terrain,
+        PlanarTerrainConfig::Rigid(RigidGroundConfig { friction: 0.8 })
     );
-    assert_eq!(problem.phases[0].duration, Some([0.01, 0.2]));
+    // One stance on every foot of the robot.
     assert_eq!(
-        (problem.phases[1].domain, problem.phases[1].nodes),
-        (Domain::Flight, 31)
+        problem.schedule,
+        [PhaseSpec {
+            contacts: vec!["foot".into()],
+            nodes: 21,
+            duration: [0.02, 1.0],
+        }]
     );
-    assert_eq!(problem.phases[1].duration, Some([0.01, 0.6]));
-    assert_eq!(problem.task.start_position, StartPosition::Free);
+    assert!(problem.task.start.at_rest && !problem.task.end.at_rest);
+    assert_eq!(
+        (problem.task.distance, problem.task.apex_rise),
+        (None, None)
+    );
+    assert_eq!(problem.task.objective, Objective::Effort);
+    assert_eq!(problem.task.contact_margin, 0.05);
     assert_eq!(problem.transcription.scheme, Scheme::Trapezoidal);
     assert_eq!(problem.initial_guess, InitialGuess::Rest);
+    assert_eq!(problem.strategy, Strategy::OneStage);
+    assert_eq!(problem.starts, 1);
+    assert_eq!(
+        problem.mesh,
+        Some(MeshRefinement {
+            tolerance: 0.005,
+            max_rounds: 3
+        })
+    );
     assert_eq!(problem.solver, default_solver_options());
+
+    // The default schedule is the robot's feet.
+    let quadruped = read("robot: {model: quadruped}\n").unwrap();
+    assert_eq!(
+        contacts(&quadruped),
+        [vec!["front_left", "front_right", "hind_left", "hind_right"]]
+    );
 }
 
 #[test]
-fn a_phase_duration_defaults_by_domain() {
+fn a_phase_takes_the_defaults_it_leaves_out() {
     let problem =
-        read("phases:\n  - domain: stance\n    nodes: 11\n  - {domain: flight}\n").unwrap();
-    assert_eq!(problem.phases[0].duration, Some([0.01, 0.2]));
-    assert_eq!(problem.phases[1].duration, Some([0.01, 0.6]));
-    assert_eq!(problem.phases[1].nodes, 31);
+        read("schedule:\n  - contacts: [foot]\n    nodes: 11\n  - {contacts: []}\n").unwrap();
+    assert_eq!(problem.schedule[0].nodes, 11);
+    assert_eq!(problem.schedule[0].duration, [0.02, 1.0]);
+    assert_eq!(problem.schedule[1].nodes, 21);
+    assert_eq!(problem.schedule[1].duration, [0.02, 1.0]);
 }
 
 #[test]
 fn a_medium_field_overrides_only_itself() {
-    let problem = read("terrain:\n  drag_scaling: 15\n").unwrap();
-    let medium = problem.terrain.medium_parameters();
+    let problem =
+        read("terrain: {model: added_mass, medium: poppy_seeds, drag_scaling: 15}\n").unwrap();
+    let PlanarTerrainConfig::AddedMass(bed) = &problem.terrain else {
+        panic!("{:?}", problem.terrain);
+    };
+    let medium = bed.medium_parameters();
     let poppy = MediumPreset::PoppySeeds.parameters();
     assert_eq!(medium.drag_scaling, 15.0);
     assert_eq!(
@@ -528,14 +844,21 @@ fn a_medium_field_overrides_only_itself() {
         },
         poppy
     );
+    assert_ne!(poppy.drag_scaling, 15.0);
     assert_eq!(poppy.recruitment_rate, 2.0);
     assert_eq!(poppy.shear_band_angle_deg, 60.0);
     assert_eq!(poppy.surrounding_mass_scaling, 2.7);
     assert_eq!(poppy.volume_fraction, 0.57);
     assert_eq!(poppy.penetration_stiffness, 1600.0);
     assert_eq!(poppy.resistive_stress, 1.2e5);
-    assert_eq!(problem.terrain.resistive_stress, Some(1.2e5));
     assert!((poppy.shear_band_angle() - std::f64::consts::FRAC_PI_3).abs() < 1e-15);
+    // `medium` defaults to poppy seeds.
+    let default = read("terrain: {model: added_mass}\n").unwrap();
+    let PlanarTerrainConfig::AddedMass(bed) = &default.terrain else {
+        panic!("{:?}", default.terrain);
+    };
+    assert_eq!(bed.medium, MediumPreset::PoppySeeds);
+    assert_eq!(bed.medium_parameters(), poppy);
 }
 
 #[test]
@@ -559,52 +882,79 @@ fn solver_options_keep_their_types() {
     assert_eq!(problem.solver["max_iter"], OptionValue::Int(3000));
 
     let error = failure("solver:\n  tol: [1]\n");
+    assert_eq!(error.line, Some(2));
     assert_eq!(error.field.as_deref(), Some("solver.tol"));
     assert_contains(&error, &["an integer, a number or text"]);
 }
 
 #[test]
-fn the_resolved_problem_round_trips_through_json() {
-    let text = "terrain: {drag_scaling: 15}\ntask: {start_position: 0.01}\nsolver: {mu_strategy: adaptive}\n";
-    for problem in [read(text).unwrap(), read("{}").unwrap()] {
+fn the_resolved_problem_round_trips_through_json_and_solution_json() {
+    let preset =
+        read("terrain: {model: added_mass, drag_scaling: 15}\nsolver: {mu_strategy: adaptive}\n")
+            .unwrap();
+    let robot_file = read_in_repo(HOPPER, &["robot.description.bodies.0.mass=1.0"]).unwrap();
+    let dir = scratch("round-trip");
+    for problem in [preset, robot_file, read("{}").unwrap()] {
         let json = serde_json::to_string_pretty(&problem).unwrap();
-        let back: Problem = serde_json::from_str(&json).unwrap();
+        let back: PlanarProblem = serde_json::from_str(&json).unwrap();
         assert_eq!(back, problem, "{json}");
-        // Resolved: nothing is left implied.
-        assert!(!json.contains("null"), "{json}");
+        // What `loam solve RUN` reads back from a run's solution.json: the same problem, its
+        // robot described inline rather than read from the file again.
+        std::fs::write(
+            dir.join("solution.json"),
+            format!("{{\"problem\": {json}}}"),
+        )
+        .unwrap();
+        let again = load_any(&dir, &[]).unwrap();
+        let mut expected = problem.clone();
+        if let RobotConfig::File(file) = &mut expected.robot {
+            file.file = None;
+        }
+        assert_eq!(again, expected, "{json}");
     }
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn resolving_twice_changes_nothing() {
-    let mut problem = read("terrain: {drag_scaling: 15}").unwrap();
+    let mut problem = read("terrain: {model: added_mass, drag_scaling: 15}").unwrap();
     let once = problem.clone();
-    problem.resolve();
+    Schema::resolve(&mut problem);
     assert_eq!(problem, once);
 }
 
 #[test]
 fn the_name_defaults_to_the_file_stem() {
-    let problem = parse("{}", Path::new("some/where/deep_sand.yaml"), &[]).unwrap();
+    let problem = parse_problem("{}", Path::new("some/where/deep_sand.yaml"), &[]).unwrap();
     assert_eq!(problem.name(), "deep_sand");
-    let problem = parse("name: mine", Path::new("some/where/deep_sand.yaml"), &[]).unwrap();
+    let problem = parse_problem("name: mine", Path::new("some/where/deep_sand.yaml"), &[]).unwrap();
     assert_eq!(problem.name(), "mine");
-    let error = failure("name: a/b\n");
-    assert_contains(&error, &["folder name"]);
 }
 
 #[test]
 fn load_reads_files_and_reports_missing_ones() {
-    let error = load(Path::new("no/such/problem.yaml"), &[]).unwrap_err();
+    let error = load_any(Path::new("no/such/problem.yaml"), &[]).unwrap_err();
     assert_eq!(error.file, PathBuf::from("no/such/problem.yaml"));
     assert_contains(&error, &["cannot read the problem file"]);
+
+    // A file is read with its overrides, and named in errors by its path.
+    let dir = scratch("load");
+    let file = dir.join("hop.yaml");
+    std::fs::write(&file, "robot: {model: monopod}\ngravity: 9.81\n").unwrap();
+    let problem = load_any(&file, &["gravity=3.7".to_owned()]).unwrap();
+    assert_eq!((problem.name(), problem.gravity), ("hop", 3.7));
+    std::fs::write(&file, "robot: {model: monopod}\ngravty: 9.81\n").unwrap();
+    let error = load_any(&file, &[]).unwrap_err();
+    assert_eq!(error.file, file);
+    assert_eq!(error.line, Some(2));
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 // ---- shipped problems
 
 /// Every `problems/*.yaml` of the crate, found by listing the folder.
 fn shipped_problems() -> Vec<PathBuf> {
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems");
+    let folder = root().join("problems");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&folder)
         .unwrap_or_else(|error| panic!("cannot list {}: {error}", folder.display()))
         .map(|entry| entry.unwrap().path())
@@ -617,21 +967,52 @@ fn shipped_problems() -> Vec<PathBuf> {
     files
 }
 
+/// The overrides a problem file's comments show on a `loam solve ... --set X` line.
+fn overrides_in_comments(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let Some(comment) = line.trim_start().strip_prefix('#') else {
+            continue;
+        };
+        if !comment.contains("loam solve") {
+            continue;
+        }
+        for (_, rest) in comment
+            .match_indices("--set ")
+            .map(|(i, _)| comment.split_at(i + 6))
+        {
+            let set = match rest.chars().next() {
+                Some(quote @ ('"' | '\'')) => rest[1..].split(quote).next().unwrap_or(""),
+                _ => rest.split_whitespace().next().unwrap_or(""),
+            };
+            found.push(set.to_owned());
+        }
+    }
+    found
+}
+
+/// Whether every value in `wanted` is `value`'s (a map's keys that `wanted` leaves out are
+/// free: `terrain={model: rigid}` gets its default friction).
+fn holds(value: &serde_json::Value, wanted: &serde_json::Value) -> bool {
+    match (value, wanted) {
+        (serde_json::Value::Object(value), serde_json::Value::Object(wanted)) => wanted
+            .iter()
+            .all(|(key, wanted)| value.get(key).is_some_and(|v| holds(v, wanted))),
+        (value, wanted) => match (value.as_f64(), wanted.as_f64()) {
+            (Some(a), Some(b)) => a == b,
+            _ => value == wanted,
+        },
+    }
+}
+
 #[test]
 fn every_shipped_problem_loads() {
     let files = shipped_problems();
     assert!(!files.is_empty(), "no problems/*.yaml found");
+    let mut overridden = 0;
     for file in &files {
-        let text = std::fs::read_to_string(file).unwrap();
-        if super::is_planar(&text, &[]) {
-            // Planar robots' files: tests/suite/planar_plans.rs solves and replays each.
-            let planar: super::planar::PlanarProblem =
-                super::parse_as(&text, file, &[]).unwrap_or_else(|error| panic!("{error}"));
-            assert!(planar.validate().is_ok());
-            continue;
-        }
-        let problem = load(file, &[]).unwrap_or_else(|error| panic!("{error}"));
-        assert_eq!(problem.validate(), Ok(()));
+        let problem = load_any(file, &[]).unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(Schema::validate(&problem), Ok(()));
         let stem = file.file_stem().unwrap().to_str().unwrap();
         assert_eq!(
             problem.name(),
@@ -639,24 +1020,66 @@ fn every_shipped_problem_loads() {
             "{}: name differs from the file name",
             file.display()
         );
-        // Each also takes an override, as its comments promise.
-        let raised = load(file, &["task.apex_height=0.08".to_owned()]).unwrap();
-        assert_eq!(raised.task.apex_height, 0.08);
+        // Each takes the overrides its comments show, and they take effect.
+        let text = std::fs::read_to_string(file).unwrap();
+        for set in overrides_in_comments(&text) {
+            let changed = load_any(file, std::slice::from_ref(&set))
+                .unwrap_or_else(|error| panic!("{}: --set {set}: {error}", file.display()));
+            let (path, value) = set.split_once('=').unwrap();
+            let wanted: serde_json::Value = serde_yaml::from_str(value).unwrap();
+            let mut at = serde_json::to_value(&changed).unwrap();
+            for key in path.split('.') {
+                at = match key.parse::<usize>() {
+                    Ok(index) => at[index].take(),
+                    Err(_) => at[key].take(),
+                };
+            }
+            assert!(
+                holds(&at, &wanted),
+                "{}: --set {set} left {at}",
+                file.display()
+            );
+            overridden += 1;
+        }
     }
+    assert!(
+        overridden >= 6,
+        "only {overridden} overrides found in comments"
+    );
 }
 
 #[test]
 fn the_two_hopper_problems_are_what_they_say() {
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems");
-    let granular = load(&folder.join("hopper_granular.yaml"), &[]).unwrap();
-    let rigid = load(&folder.join("hopper_rigid.yaml"), &[]).unwrap();
-    assert_eq!(granular.terrain.model, TerrainModel::AddedMass);
-    assert_eq!(granular.terrain.medium, MediumPreset::PoppySeeds);
-    assert_eq!(rigid.terrain.model, TerrainModel::Rigid);
+    let folder = root().join("problems");
+    let granular = load_any(&folder.join("hopper_granular.yaml"), &[]).unwrap();
+    let rigid = load_any(&folder.join("hopper_rigid.yaml"), &[]).unwrap();
+    let hopper = load_robot(&root().join("robots/hopper.yaml"), &[]).unwrap();
     for problem in [&granular, &rigid] {
-        assert_eq!(problem.task.apex_height, 0.06);
-        assert_eq!(problem.robot, Robot::default());
-        let domains: Vec<Domain> = problem.phases.iter().map(|phase| phase.domain).collect();
-        assert_eq!(domains, [Domain::Stance, Domain::Flight]);
+        // The hopper's robot file, as it is.
+        let RobotConfig::File(robot) = &problem.robot else {
+            panic!("{}: {:?}", problem.name(), problem.robot);
+        };
+        assert_eq!(robot.file.as_deref(), Some("../robots/hopper.yaml"));
+        assert_eq!(robot.description, hopper);
+        // A stance, then a flight to an apex 60 mm above the start of the rod.
+        assert_eq!(contacts(problem), [vec!["foot"], vec![]]);
+        assert_eq!(problem.task.apex_rise, Some(0.06));
+        assert_eq!(problem.task.apex_of.as_deref(), Some("rod"));
     }
+    // On poppy seeds under the paper's 7.6 cm disc.
+    let PlanarTerrainConfig::AddedMass(bed) = &granular.terrain else {
+        panic!("{:?}", granular.terrain);
+    };
+    assert_eq!(bed.medium, MediumPreset::PoppySeeds);
+    assert_eq!(
+        bed.medium_parameters(),
+        MediumPreset::PoppySeeds.parameters()
+    );
+    assert_eq!(bed.foot_radius, 0.038);
+    assert!(matches!(rigid.terrain, PlanarTerrainConfig::Rigid(_)));
+    // Otherwise the same problem.
+    let mut same = granular.clone();
+    same.terrain = rigid.terrain.clone();
+    same.name = rigid.name.clone();
+    assert_eq!(same, rigid);
 }

@@ -1,8 +1,9 @@
 //! The JSON Schemas of problem and robot files (`loam schema problem|robot`) against the
 //! reader: every shipped file validates; a file with an unknown field or a value of the wrong
-//! type does not; on thousands of small edits of the shipped files the schema and serde agree
-//! on what is readable; the schema names the terrain models; docs/SCHEMA.md is what
-//! `loam schema --markdown` writes.
+//! type does not, nor does a file in loam's former hopper schema; on thousands of small edits
+//! of the shipped files the schema and serde agree on what is readable; the schema names the
+//! terrain models and the problem's fields; docs/SCHEMA.md is what `loam schema --markdown`
+//! writes.
 
 use crate::common;
 
@@ -11,11 +12,9 @@ use std::path::{Path, PathBuf};
 
 use common::run::loam;
 use jsonschema::Validator;
-use loam::model::hopper::HopperParams;
 use loam::model::planar::description::RobotDescription;
 use loam::problem::json_schema::{self, FileKind};
 use loam::problem::planar::PlanarProblem;
-use loam::problem::{is_planar, Problem};
 use serde_json::{json, Value};
 
 fn root() -> &'static Path {
@@ -53,44 +52,16 @@ fn errors(validator: &Validator, value: &Value) -> String {
         .join("\n")
 }
 
-/// The problem schema with one branch of its `anyOf` only.
-fn branch(index: usize) -> Value {
-    let mut schema = json_schema::problem_schema();
-    let only = schema["anyOf"][index].clone();
-    schema["anyOf"] = json!([only]);
-    schema
-}
-
 #[test]
-fn every_shipped_problem_validates_against_its_branch() {
-    let any = validator(&json_schema::problem_schema());
-    let hopper = validator(&branch(0));
-    let planar = validator(&branch(1));
+fn every_shipped_problem_validates() {
+    let problem = validator(&json_schema::problem_schema());
     for path in shipped("problems") {
         let value = read(&path);
-        let text = std::fs::read_to_string(&path).unwrap();
         assert!(
-            any.is_valid(&value),
+            problem.is_valid(&value),
             "{} does not validate against `loam schema problem`:\n{}",
             path.display(),
-            errors(&any, &value)
-        );
-        // The branch the reader takes (problem::is_planar) accepts it, the other does not.
-        let (taken, other) = if is_planar(&text, &[]) {
-            (&planar, &hopper)
-        } else {
-            (&hopper, &planar)
-        };
-        assert!(
-            taken.is_valid(&value),
-            "{}: {}",
-            path.display(),
-            errors(taken, &value)
-        );
-        assert!(
-            !other.is_valid(&value),
-            "{} validates against both branches",
-            path.display()
+            errors(&problem, &value)
         );
     }
 }
@@ -118,10 +89,12 @@ fn unknown_fields_and_wrong_types_fail() {
     let problem = validator(&json_schema::problem_schema());
     let robot = validator(&json_schema::robot_schema());
     let good_problems = [
-        "task: {apex_height: 0.08}",
+        "{}",
+        "task: {apex_rise: 0.08, apex_of: rod}",
         "robot: {model: monopod}\nterrain: {model: spring, stiffness: 2.0e4}",
         "robot: {file: ../robots/two_link_hopper.yaml}\ninitial_guess: auto",
-        "task: {start_position: free}\nsolver: {mu_strategy: adaptive, print_level: 5, warm_start_init_point: true}",
+        "schedule: [{contacts: [foot], nodes: 31, duration: [0.01, 0.2]}, {contacts: []}]",
+        "task: {start: {set: {z: 0.6}}}\nsolver: {mu_strategy: adaptive, print_level: 5, warm_start_init_point: true}",
     ];
     for text in good_problems {
         assert!(
@@ -133,34 +106,36 @@ fn unknown_fields_and_wrong_types_fail() {
     let bad_problems = [
         // Unknown fields, at the top, in a section, in a terrain variant, in a robot preset.
         "gravty: 9.81",
-        "task: {apex_heigth: 0.08}",
+        "task: {apex_rize: 0.08}",
         "robot: {model: monopod}\nterrain: {model: spring, stifness: 2.0e4}",
         "robot: {model: monopod, leg_mas: 1.0}",
-        // A field of the other schema.
-        "schedule: [{contacts: []}]",
+        // The former hopper schema's fields.
+        "phases: [{domain: stance}, {domain: flight}]",
+        "task: {apex_height: 0.08}",
+        "robot: {motor_mass: 1.0}",
+        "task: {start_position: free}",
         // Wrong types.
         "gravity: high",
-        "task: {apex_height: [0.08]}",
-        "phases: [{domain: stance, nodes: 2.5}]",
-        "task: {start_position: fixed}",
-        "robot: {model: monopod}\nschedule: [{contacts: foot}]",
+        "task: {apex_rise: [0.08]}",
+        "schedule: [{contacts: [foot], nodes: 2.5}]",
+        "task: {start: {set: {z: free}}}",
+        "schedule: [{contacts: foot}]",
         // Unknown names.
         "terrain: {model: mud}",
         "robot: {model: biped}",
-        "robot: {model: monopod}\nterrain: {model: mud}",
+        "task: {objective: speed}",
         "initial_guess: random",
+        // The former hopper schema's guesses.
+        "initial_guess: ballistic",
+        "initial_guess: best",
     ];
     for text in bad_problems {
         assert!(
             !problem.is_valid(&yaml(text)),
             "the schema accepts {text:?}"
         );
-        let origin = Path::new("problems/test.yaml");
-        let read = if is_planar(text, &[]) {
-            loam::problem::parse_as::<PlanarProblem>(text, origin, &[]).map(|_| ())
-        } else {
-            loam::problem::parse(text, origin, &[]).map(|_| ())
-        };
+        let read =
+            loam::problem::parse_problem(text, Path::new("problems/test.yaml"), &[]).map(|_| ());
         assert!(read.is_err(), "the reader accepts {text:?}");
     }
     let bad_robots = [
@@ -187,14 +162,10 @@ fn serde_reads<T: serde::de::DeserializeOwned>(value: &Value) -> bool {
     serde_yaml::from_value::<T>(tree).is_ok()
 }
 
-/// Whether the reader reads `value` in the schema `problem::is_planar` picks, with a named
-/// robot file spliced in as the reader does (`model: file`; the file's own fields are not
-/// read here, so only the problem's shape is judged).
+/// Whether the reader reads `value` as a problem, with a named robot file spliced in as the
+/// reader does (`model: file`; the file's own fields are not read here, so only the
+/// problem's shape is judged).
 fn serde_reads_problem(value: &Value) -> bool {
-    let text = serde_yaml::to_string(value).expect("a JSON value is YAML");
-    if !is_planar(&text, &[]) {
-        return serde_reads::<Problem>(value);
-    }
     let mut value = value.clone();
     if let Some(robot) = value.get_mut("robot").and_then(Value::as_object_mut) {
         if robot.get("file").is_some_and(Value::is_string) {
@@ -344,10 +315,6 @@ fn the_schema_names_the_terrain_models() {
         .map(String::from)
         .into();
     assert_eq!(planar, expected);
-    // The hopper's own schema: its rail over a wrench space is a robot file now.
-    let hopper = names(&definitions["TerrainModel"]);
-    let expected: BTreeSet<String> = ["rigid", "added_mass"].map(String::from).into();
-    assert_eq!(hopper, expected);
     // With their doc comments as descriptions.
     for variant in definitions["PlanarTerrainConfig"]["oneOf"]
         .as_array()
@@ -367,29 +334,54 @@ fn the_schema_names_the_terrain_models() {
     assert_eq!(robots, expected);
 }
 
-/// The hopper's parameters are described by a copy (`model::hopper` has no `JsonSchema`):
-/// its fields must stay `HopperParams`'s.
+/// The problem schema is the one the reader reads: its top-level fields are
+/// `PlanarProblem`'s, no others are allowed, and nothing of the former hopper schema is left
+/// in it.
 #[test]
-fn the_hopper_parameters_schema_has_the_fields_of_hopper_params() {
+fn the_problem_schema_is_the_planar_problem_s_only() {
     let schema = json_schema::problem_schema();
-    let described: BTreeSet<String> = schema["definitions"]["HopperParams"]["properties"]
+    for key in ["anyOf", "oneOf", "allOf"] {
+        assert!(
+            schema.get(key).is_none(),
+            "the schema has a top-level {key}"
+        );
+    }
+    assert_eq!(schema["additionalProperties"], json!(false));
+    let described: BTreeSet<String> = schema["properties"]
         .as_object()
         .expect("properties")
         .keys()
         .cloned()
         .collect();
-    let Value::Object(params) = serde_json::to_value(HopperParams::default()).unwrap() else {
-        panic!("HopperParams serializes to a map");
+    // Every field the reader writes of a resolved problem (the optional ones included).
+    let problem = loam::problem::parse_problem(
+        "stage_one: {iterations: 5}\nstarts: 2\n",
+        Path::new("problems/test.yaml"),
+        &[],
+    )
+    .expect("a problem");
+    let Value::Object(fields) = serde_json::to_value(&problem).unwrap() else {
+        panic!("a problem serializes to a map");
     };
-    let declared: BTreeSet<String> = params.keys().cloned().collect();
-    assert_eq!(
-        described, declared,
-        "src/problem/json_schema/mod.rs's HopperRobot must list HopperParams's fields"
-    );
-    for (name, value) in params {
-        assert_eq!(
-            schema["definitions"]["HopperParams"]["properties"][&name]["default"], value,
-            "{name}'s default"
+    let declared: BTreeSet<String> = fields.keys().cloned().collect();
+    assert_eq!(described, declared);
+    for former in [
+        "phases",
+        "domain",
+        "apex_height",
+        "start_position",
+        "motor_mass",
+    ] {
+        let text = schema.to_string();
+        assert!(
+            !text.contains(&format!("\"{former}\"")),
+            "the problem schema still names the former hopper schema's `{former}`"
+        );
+    }
+    for definition in ["Problem", "Phase", "Domain", "TerrainModel", "HopperParams"] {
+        assert!(
+            schema["definitions"].get(definition).is_none(),
+            "the problem schema still defines the former hopper schema's {definition}"
         );
     }
 }

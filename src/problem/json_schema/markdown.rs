@@ -21,12 +21,12 @@ pub fn markdown() -> String {
          shape; the reader also checks values (a mass > 0, a contact the robot has), naming the \
          file, line and field: docs/ROBOTS.md lists a robot file's rules.\n\
          \n\
-         A field's path is dotted (`task.apex_height`); `[]` stands for every item of a list \
-         (`phases[].nodes`), `<name>` for every key of a map (`standing.<name>`). Units are SI. \
+         A field's path is dotted (`task.apex_rise`); `[]` stands for every item of a list \
+         (`schedule[].nodes`), `<name>` for every key of a map (`standing.<name>`). Units are SI. \
          A field marked *required* has no default; a map (a section) has no default of its own, \
-         its fields have. A section, list or map written empty (`robot:` with every line under \
-         it commented out) takes its defaults, but for a planar problem's `robot` and \
-         `terrain`, which must name their `model` (or, for `robot`, a `file`).\n\n",
+         its fields have. A section, list or map written empty (`task:` with every line under \
+         it commented out) takes its defaults, but for a problem's `robot` and `terrain`, which \
+         must name their `model` (or, for `robot`, a `file`).\n\n",
     );
     text.push_str(&markdown_of(FileKind::Problem));
     text.push('\n');
@@ -43,23 +43,15 @@ pub fn markdown_of(kind: FileKind) -> String {
                 &schema,
                 &[("RobotDescription", "[Robot files](#robot-files)")],
             );
-            // As the problem schema's `anyOf` has it: a planar problem names its robot.
-            let mut planar = doc.definition("PlanarProblem").clone();
-            planar["required"] = serde_json::json!(["robot"]);
-            let mut text = doc.section(
-                "## Problem files: the hopper",
-                "A problem file whose `robot.model` is `hopper` or absent: the jumper of \
-                 docs/MODEL.md section 1.",
-                doc.definition("Problem"),
-            );
-            text.push('\n');
-            text.push_str(&doc.section(
-                "## Problem files: planar robots",
-                "A problem file whose `robot.model` is a planar robot, or whose `robot` names \
-                 a robot `file`. `robot` is required (without it a file is the hopper's).",
-                &planar,
-            ));
-            text
+            doc.section(
+                "## Problem files",
+                "A robot, a preset named by `robot.model` or a robot `file`, on a terrain, a \
+                 schedule of contact phases and a task. The hopper is the robot file \
+                 robots/hopper.yaml (problems/hopper_granular.yaml); a file in loam's former \
+                 hopper schema (`phases:` of `domain: stance | flight`, `task.apex_height`) is \
+                 refused with how to write it so.",
+                &schema,
+            )
         }
         FileKind::Robot => {
             let schema = robot_schema();
@@ -101,10 +93,6 @@ impl<'a> Doc<'a> {
                 .unwrap_or(&EMPTY),
             elsewhere,
         }
-    }
-
-    fn definition(&self, name: &str) -> &'a Value {
-        &self.definitions[name]
     }
 
     /// `$ref` followed, and a lone `allOf` (draft 7's wrapping of a `$ref` with siblings).

@@ -1,20 +1,19 @@
 //! JSON Schemas (draft 7) of the two file formats a user writes, derived by `schemars` from
 //! the serde types the files are read into, so that they accept what the reader accepts:
 //!
-//! - a problem file ([`problem_schema`]): `anyOf` the hopper's [`Problem`] and a planar
-//!   robot's [`PlanarProblem`]; which one a file is in follows [`super::is_planar`]: a planar
-//!   problem names a planar `robot.model` or a `robot.file`;
+//! - a problem file ([`problem_schema`]): [`PlanarProblem`], the one problem schema (the
+//!   hopper is the robot file `robots/hopper.yaml`; a file in loam's former hopper schema,
+//!   `phases:` and `task.apex_height`, is refused by the reader and by this schema);
 //! - a robot file ([`robot_schema`]): [`RobotDescription`].
 //!
 //! Doc comments become descriptions; serde's `default`, `deny_unknown_fields`, `tag` and
 //! `rename_all` become `default`, `additionalProperties: false`, the tag's `const` and the
 //! names. What the derive cannot see is added here: `initial_guess: auto` (a serde alias),
-//! `robot: {file: …}` without `model: file` (the reader adds it), a section written empty
-//! (YAML's null, read as an empty one), and the hopper's parameters (declared in
-//! `model::hopper`, described here by `HopperRobot`). tests/suite/schema.rs holds the schemas to
-//! serde on thousands of edits of the shipped files. The rules that are not
-//! about shape (a mass > 0, a contact the robot has) stay with the reader's validation: a
-//! file the schema accepts may still be refused, naming the field and why.
+//! `robot: {file: …}` without `model: file` (the reader adds it), and a section written empty
+//! (YAML's null, read as an empty one). tests/suite/schema.rs holds the schemas to serde on
+//! thousands of edits of the shipped files. The rules that are not about shape (a mass > 0,
+//! a contact the robot has) stay with the reader's validation: a file the schema accepts may
+//! still be refused, naming the field and why.
 //!
 //! Draft 7 rather than 2020-12: it is the draft editors' YAML and JSON language servers
 //! support best. `loam schema problem|robot` prints them; [`markdown`] renders the field
@@ -28,7 +27,6 @@ use schemars::{JsonSchema, Schema};
 use serde_json::{json, Value};
 
 use super::planar::PlanarProblem;
-use super::Problem;
 use crate::model::hopper::HopperParams;
 use crate::model::planar::description::RobotDescription;
 
@@ -37,7 +35,7 @@ pub use markdown::{markdown, markdown_of};
 /// The two file formats with a schema.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileKind {
-    /// A problem file (`problems/*.yaml`), hopper or planar.
+    /// A problem file (`problems/*.yaml`).
     Problem,
     /// A robot file (`robots/*.yaml`).
     Robot,
@@ -58,37 +56,33 @@ fn settings() -> SchemaSettings {
         .with_transform(RestrictFormats::default())
 }
 
-/// The schema of a problem file: either schema, told apart as [`super::is_planar`] does.
+/// The schema of a problem file.
 pub fn problem_schema() -> Value {
-    let mut generator = settings().into_generator();
-    let hopper = generator.subschema_for::<Problem>();
-    let planar = generator.subschema_for::<PlanarProblem>();
-    let mut definitions = generator.take_definitions(true);
-    // A file without `robot` is the hopper's (`robot.model` defaults to `hopper`), so the
-    // planar problem's default robot is never taken from a file.
-    if let Some(robot) = definitions
-        .get_mut("PlanarProblem")
-        .and_then(|p| p.pointer_mut("/properties/robot"))
-        .and_then(Value::as_object_mut)
-    {
-        robot.remove("default");
-    }
-    let mut schema = json!({
-        "$schema": "http://json-schema.org/draft-07/schema#",
-        "title": "loam problem file",
-        "description": "A loam problem file: the hopper's jump (robot.model `hopper`, or no \
-                        robot.model) or a planar robot's motion (a planar robot.model, or \
-                        robot.file).",
-        "anyOf": [
-            hopper,
-            {
-                "allOf": [planar],
-                "required": ["robot"]
-            }
-        ],
-        "definitions": definitions
-    });
+    let mut schema = settings()
+        .into_generator()
+        .into_root_schema_for::<PlanarProblem>();
+    schema.insert("title".into(), "loam problem file".into());
+    schema.insert(
+        "description".into(),
+        "A loam problem file: a robot (a preset named by robot.model, or a robot file) on a \
+         terrain, a schedule of contact phases and a task."
+            .into(),
+    );
+    let mut schema = schema.to_value();
     empty_sections(&mut schema);
+    // `ballistic` and `best` are the former hopper schema's guesses (the type is shared with
+    // it until it is removed): the reader refuses them in a problem file.
+    if let Some(guesses) = schema
+        .pointer_mut("/definitions/InitialGuess/oneOf")
+        .and_then(Value::as_array_mut)
+    {
+        guesses.retain(|guess| {
+            !matches!(
+                guess.get("const").and_then(Value::as_str),
+                Some("ballistic" | "best")
+            )
+        });
+    }
     schema
 }
 
@@ -306,10 +300,9 @@ pub(crate) fn robot_file_variant(schema: &mut Schema) {
     );
 }
 
-// The hopper's parameters as a problem file's `robot:` writes them: the schema of
-// [`HopperParams`], which is declared in `model::hopper` without one. Field for field the
-// same (tests/suite/schema.rs holds the names to `HopperParams`'s); the defaults are read from
-// `HopperParams::default()`.
+// The former hopper schema's `robot:` (`super::Problem`, which still derives `JsonSchema`
+// until it is removed): the schema of [`HopperParams`], which is declared in `model::hopper`
+// without one. No file format's schema includes it: `problem_schema` is the planar problem's.
 #[derive(JsonSchema)]
 #[schemars(
     rename = "HopperParams",
