@@ -16,8 +16,8 @@ mod solve;
 mod wrench_data;
 
 pub use simulate::{
-    is_planar_run, read_planar_run, simulate,
-    SavedPlanarPlan, SimulateOptions, Simulated, Simulator,
+    is_former_hopper_run, is_planar_run, read_planar_run, simulate, SavedPlanarPlan,
+    SimulateOptions, Simulated, Simulator,
 };
 #[cfg(feature = "planner")]
 pub use solve::{

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use super::ApiError;
 use crate::output::identity;
-use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
 use crate::output::run;
 use crate::problem;
+use crate::problem::planar::{PlanarProblem, PlanarTerrainConfig};
 use crate::sim::planar;
 
 /// How to replay (the flags of `loam simulate`).
@@ -89,7 +89,12 @@ pub fn simulate(run_dir: &Path, options: &SimulateOptions) -> Result<Simulated, 
     simulate_planar(run_dir, options)
 }
 
-fn written(run_dir: &Path, stem: &str, complete: bool, summary: planar::PlanarReplaySummary) -> Simulated {
+fn written(
+    run_dir: &Path,
+    stem: &str,
+    complete: bool,
+    summary: planar::PlanarReplaySummary,
+) -> Simulated {
     Simulated {
         stem: stem.to_string(),
         csv: run_dir.join(format!("{stem}.csv")),
@@ -129,7 +134,7 @@ fn terrain_spec(spec: &str) -> Result<TerrainSpec<'_>, ApiError> {
 }
 
 /// Whether `run_dir` holds a plan of loam's former hopper planner (its problem has `phases`).
-fn is_former_hopper_run(run_dir: &Path) -> bool {
+pub fn is_former_hopper_run(run_dir: &Path) -> bool {
     std::fs::read_to_string(run_dir.join("solution.json"))
         .ok()
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())

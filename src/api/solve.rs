@@ -62,7 +62,11 @@ pub struct Solved {
 
 /// Solves `problem`, read from `file` (data files the problem names are read relative to
 /// it), from the problem's `initial_guess` or `options.warm_start`.
-pub fn solve(problem: &PlanarProblem, file: &Path, options: SolveOptions) -> Result<Solved, ApiError> {
+pub fn solve(
+    problem: &PlanarProblem,
+    file: &Path,
+    options: SolveOptions,
+) -> Result<Solved, ApiError> {
     let SolveOptions {
         log_file,
         refine,
@@ -74,27 +78,27 @@ pub fn solve(problem: &PlanarProblem, file: &Path, options: SolveOptions) -> Res
         log_file,
         ..SolveSettings::default()
     };
-        if let PlanarTerrainConfig::WrenchSpace(_) = &problem.terrain {
-            if refine.is_some() {
-                return Err(ApiError::BadInput(
-                    "refine: a plan on a wrench space is replayed by the MDP step, not \
+    if let PlanarTerrainConfig::WrenchSpace(_) = &problem.terrain {
+        if refine.is_some() {
+            return Err(ApiError::BadInput(
+                "refine: a plan on a wrench space is replayed by the MDP step, not \
                      refined yet"
-                        .into(),
-                ));
-            }
-            return solve_on_wrench_space(
-                problem,
-                file,
-                &settings,
-                warm_start.as_deref(),
-                on_iteration,
-            );
+                    .into(),
+            ));
         }
-        let start = match warm_start {
-            Some(dir) => Some(planar_start(&dir, problem)?),
-            None => None,
-        };
-        solve_planar(problem, &settings, start, refine, on_iteration)
+        return solve_on_wrench_space(
+            problem,
+            file,
+            &settings,
+            warm_start.as_deref(),
+            on_iteration,
+        );
+    }
+    let start = match warm_start {
+        Some(dir) => Some(planar_start(&dir, problem)?),
+        None => None,
+    };
+    solve_planar(problem, &settings, start, refine, on_iteration)
 }
 
 fn plan_source(plan_id: String, dir: &Path) -> WarmStart {

@@ -146,6 +146,10 @@ impl loam::sim::dem::Backend for Stepped<'_> {
         self.inner.set_external_forces(forces)
     }
 
+    fn set_bodies(&mut self, states: &[BodyState]) -> Result<(), DemError> {
+        self.inner.set_bodies(states)
+    }
+
     fn set_params(&mut self, params: &StepParams) -> Result<(), DemError> {
         self.time_step = params.time_step;
         self.inner.set_params(params)

@@ -1,11 +1,10 @@
-//! `loam simulate RUN_DIR`: replay a saved plan's command and compare with the plan: the
-//! hopper's in `sim::reduced`, a planar robot's in `sim::planar` (on its own contact model or
-//! another), or either on DEM grains (`simulate_dem.rs`).
+//! `loam simulate RUN_DIR`: replay a saved plan's command and compare with the plan: in
+//! `sim::planar` (on its own contact model or another), in the MDP simulator on a wrench
+//! space, or on DEM grains (`simulate_dem.rs`).
 
 use std::path::{Path, PathBuf};
 
 use loam::api;
-use loam::output::{self, run::SavedPlan};
 use loam::sim::planar;
 
 use super::BadInput;
@@ -62,11 +61,6 @@ pub struct Args {
     pub dem: super::simulate_dem::DemArgs,
 }
 
-/// Reads a plan folder; a folder that is missing or not loam's is bad input.
-pub fn read_plan(dir: &Path) -> anyhow::Result<SavedPlan> {
-    output::run::read_plan(dir).map_err(|e| BadInput(e.to_string()).into())
-}
-
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let planar = api::is_planar_run(&args.run_dir);
     if let Some(backend @ (Backend::DemCpu | Backend::DemCuda)) = args.backend {
@@ -81,8 +75,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         if planar {
             return super::simulate_dem::run_planar(&args.run_dir, backend, &args.dem, args.quiet);
         }
-        let plan = read_plan(&args.run_dir)?;
-        return super::simulate_dem::run(&plan, backend, &args.dem, args.quiet);
+        return super::simulate_dem::run(&args.run_dir, backend, &args.dem, args.quiet);
     }
     if args.dem.bed.is_some() {
         return Err(BadInput(
@@ -104,11 +97,15 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         mdp_step: args.mdp_step,
     };
     let simulated = api::simulate(&args.run_dir, &options)?;
-    print_planar(&simulated.summary, &args.run_dir, &simulated.stem, args.quiet);
+    print_planar(
+        &simulated.summary,
+        &args.run_dir,
+        &simulated.stem,
+        args.quiet,
+    );
     // An incomplete replay is a failed simulation (exit 1), as a solve that did not converge.
     Ok(if simulated.complete { 0 } else { 1 })
 }
-
 
 /// Prints a planar replay's summary; a replay that stopped short is said on stderr whatever
 /// `quiet` says.

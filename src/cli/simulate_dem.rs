@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
+use loam::output;
 use loam::output::dem::render::{render_side_view, RenderInput, SideView};
 use loam::output::dem::snapshot::{Grains, Series};
-use loam::output::{self, run::SavedPlan};
 use loam::sim::dem::cuda::CudaBackend;
 use loam::sim::dem::planar::{
     replay_planar_scenes, GrainFoot, PlanarDemReplay, PlanarDemSettings, PlanarDemSummary,
@@ -74,16 +74,16 @@ pub fn legacy_refusal(run_dir: &Path) -> BadInput {
     BadInput(format!(
         "{}: a plan of the hopper's own planner; the DEM replays a planar robot's plan, and the \
          hopper is one as a robot file: re-solve the jump with `loam solve \
-         problems/hopper_jump.yaml` (robots/hopper.yaml) and replay that run",
+         problems/hopper_granular.yaml` (robots/hopper.yaml) and replay that run",
         run_dir.display()
     ))
 }
 
-/// `loam simulate RUN --backend dem-*` on a plan of the hopper's own planner: the bed is
-/// checked (and the GPU, for dem-cuda) as for any replay, then the run is refused (exit 2)
-/// with what to do instead.
+/// `loam simulate RUN --backend dem-*` on a folder that is not a planar robot's run (a plan
+/// of loam's former hopper planner, or no run at all): the bed is checked (and the GPU, for
+/// dem-cuda) as for any replay, then the folder is refused (exit 2) saying why.
 pub fn run(
-    plan: &SavedPlan,
+    run_dir: &Path,
     backend: BackendChoice,
     args: &DemArgs,
     _quiet: bool,
@@ -93,7 +93,12 @@ pub fn run(
     if backend == BackendChoice::DemCuda {
         engine(backend, 1)?;
     }
-    Err(legacy_refusal(&plan.dir).into())
+    if loam::api::is_former_hopper_run(run_dir) {
+        return Err(legacy_refusal(run_dir).into());
+    }
+    // Not a run at all: the reader says what is missing.
+    loam::api::read_planar_run(run_dir)?;
+    Err(legacy_refusal(run_dir).into())
 }
 
 /// `--settle-time`, or the default: a number of seconds, 0 or more.

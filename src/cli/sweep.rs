@@ -19,8 +19,8 @@ mod replays;
 mod shard;
 mod table;
 
-use std::path::{Path, PathBuf};
 use anyhow::Context;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use loam::sweep::{combinations, parse_axis, Axis};
@@ -79,23 +79,6 @@ enum SweepCommand {
     Merge(shard::MergeArgs),
 }
 
-/// One plan of the sweep, loaded and validated.
-struct Point {
-    /// 0-based index of the combination in the whole sweep.
-    index: usize,
-    problem: loam::problem::Problem,
-    overrides: Vec<String>,
-    dir: PathBuf,
-    /// (path, value) of every --vary at this point, in --vary order.
-    varied: Vec<(String, String)>,
-    /// `apex_height=0.05 drag_scaling=10`, for progress.
-    label: String,
-    /// Names the plan and its start (see `point.rs`).
-    identity: String,
-    /// A warm sweep's point solved from the point at this position of the list.
-    after: Option<usize>,
-}
-
 pub fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(SweepCommand::Merge(merge)) = args.command {
         return shard::merge(merge);
@@ -136,7 +119,6 @@ fn rises(axis: &Axis) -> bool {
     axis.path == "task.apex_height" && matches!((first, last), (Some(a), Some(b)) if b > a)
 }
 
-
 fn remove_file(path: &Path) -> anyhow::Result<()> {
     match std::fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -145,11 +127,6 @@ fn remove_file(path: &Path) -> anyhow::Result<()> {
         _ => Ok(()),
     }
 }
-
-
-
-
-
 
 fn solve_command(exe: &Path, file: &Path, dir: &Path, overrides: &[String]) -> Command {
     let mut command = Command::new(exe);

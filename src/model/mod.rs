@@ -1,6 +1,5 @@
 //! Robot models. Each declares its domains and writes its dynamics once, generic over the
 //! scalar.
 
-pub mod hopper;
 pub mod multibody;
 pub mod planar;

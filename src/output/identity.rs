@@ -19,7 +19,6 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::{write_files_atomic, OutputError};
-use crate::sim::replay::TerrainRecord;
 
 /// Hex digits kept of a SHA-256.
 pub const ID_DIGITS: usize = 16;
@@ -93,15 +92,6 @@ fn write_canonical(value: &Value, out: &mut String) {
             out.push('}');
         }
         scalar => out.push_str(&scalar.to_string()),
-    }
-}
-
-// A replay's terrain record (`sim::replay`) names a replay folder by its hash.
-impl TerrainRecord {
-    /// 8 hex digits of the SHA-256 of the record's canonical JSON: two terrains share it only
-    /// if every parameter is the same.
-    pub fn short_hash(&self) -> String {
-        short_hash(&serde_json::to_value(self).expect("the record serializes"))
     }
 }
 

@@ -13,11 +13,6 @@ pub enum WarmStart {
     Zero,
     /// The start at rest at every node (`initial_guess: rest`, the default).
     Rest,
-    /// The hopper's crouch-and-extend guess (`initial_guess: ballistic`).
-    Ballistic,
-    /// The better of `rest` and `ballistic` (`initial_guess: best`); `solution.json`'s
-    /// `starts` says which was kept.
-    Best,
     /// The schedule's footholds (`initial_guess: footholds`).
     Footholds,
     /// Another plan's primal and dual solution (a warm-started sweep): its identity and folder.
@@ -29,8 +24,6 @@ impl From<InitialGuess> for WarmStart {
         match guess {
             InitialGuess::Zero => WarmStart::Zero,
             InitialGuess::Rest => WarmStart::Rest,
-            InitialGuess::Ballistic => WarmStart::Ballistic,
-            InitialGuess::Best => WarmStart::Best,
             InitialGuess::Footholds => WarmStart::Footholds,
         }
     }

@@ -58,21 +58,13 @@ pub trait Transcribe {
     }
 }
 
-/// The starting points of a solve: one per guess, `best` being `rest` and `ballistic` (a
-/// robot without a ballistic guess refuses `best` when its file is read).
+/// The starting point of a solve from the problem's guess.
 pub fn starting_points<P: Transcribe + ?Sized>(
     problem: &P,
     kind: InitialGuess,
     nlp: &Nlp,
 ) -> Vec<(Option<InitialGuess>, Vec<f64>)> {
-    let guesses = match kind {
-        InitialGuess::Best => vec![InitialGuess::Rest, InitialGuess::Ballistic],
-        guess => vec![guess],
-    };
-    guesses
-        .into_iter()
-        .map(|guess| (Some(guess), problem.initial_guess(guess, nlp)))
-        .collect()
+    vec![(Some(kind), problem.initial_guess(kind, nlp))]
 }
 
 /// One start of an `initial_guess: best` plan: where IPOPT started and where it ended.

@@ -6,27 +6,18 @@ use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use std::fmt;
 
 use super::field_path::FieldPath;
+use super::planar::{Objective, PhaseSpec, PlanarProblem, PlanarTask};
 use super::presets::MediumPreset;
-use super::schema::{
-    Domain, InitialGuess, Problem, Robot, Scheme, Task, Terrain, TerrainModel, Transcription,
-};
+use super::schema::{InitialGuess, Scheme, Strategy, Transcription};
 
 /// Units of the numeric fields, keyed by path pattern (list indices written `[]`);
 /// `""` marks a dimensionless number.
 const UNITS: &[(&str, &str)] = &[
     ("gravity", "m/s²"),
-    ("robot.motor_mass", "kg"),
-    ("robot.rod_mass", "kg"),
-    ("robot.foot_mass", "kg"),
-    ("robot.foot_radius", "m"),
-    ("robot.spring_stiffness", "N/m"),
-    ("robot.spring_damping", "N s/m"),
-    ("robot.spring_rest_length", "m"),
-    ("robot.force_constant", "N/A"),
-    ("robot.position_gain", "1/s"),
-    ("robot.velocity_feedforward", ""),
-    ("robot.velocity_gain", "A/(m/s)"),
-    ("robot.integral_gain", "A/m"),
+    ("terrain.friction", ""),
+    ("terrain.foot_radius", "m"),
+    ("terrain.stiffness", "N/m"),
+    ("terrain.damping", "N s/m"),
     ("terrain.recruitment_rate", ""),
     ("terrain.shear_band_angle_deg", "deg"),
     ("terrain.surrounding_mass_scaling", ""),
@@ -35,12 +26,12 @@ const UNITS: &[(&str, &str)] = &[
     ("terrain.penetration_stiffness", "N/m"),
     ("terrain.resistive_stress", "N/m³"),
     ("terrain.drag_scaling", ""),
-    ("phases[].duration", "s"),
-    ("task.apex_height", "m"),
-    ("task.max_motor_force", "N"),
-    ("task.stroke", "m"),
-    ("task.min_rod_foot_gap", "m"),
-    ("task.start_position", "m"),
+    ("schedule[].duration", "s"),
+    ("task.apex_rise", "m"),
+    ("task.distance", "m"),
+    ("task.speed", "m/s"),
+    ("task.swing_height", "m"),
+    ("task.contact_margin", ""),
 ];
 
 /// The unit of a numeric field (`Some("")` if dimensionless), `None` if the field is not a number.
@@ -56,29 +47,33 @@ pub(crate) fn unit_of(path: &FieldPath) -> Option<&'static str> {
 pub(crate) fn accepted(path: &FieldPath) -> Option<String> {
     let pattern = path.pattern();
     let described = match pattern.as_str() {
-        "" => format!("a map of the sections {}", list(fields_of::<Problem>())),
+        "" => format!(
+            "a map of the sections {}",
+            list(fields_of::<PlanarProblem>())
+        ),
         "name" => "text, used to name the results".to_owned(),
-        "robot" => section(fields_of::<Robot>()),
-        "terrain" => section(fields_of::<Terrain>()),
-        "task" => section(fields_of::<Task>()),
-        "transcription" => section(fields_of::<Transcription>()),
-        "terrain.model" => one_of(variants_of::<TerrainModel>()),
+        "robot" => "a robot: `{file: ROBOT.yaml}` (relative to the problem file) or a preset \
+                    `{model: monopod | quadruped | planar_foot, ...}`"
+            .to_owned(),
+        "terrain" => "a ground: `{model: rigid | added_mass | spring | wrench_space, ...}` with \
+                      that model's fields"
+            .to_owned(),
+        "task" => section(fields_of::<PlanarTask>()),
+        "task.objective" => one_of(variants_of::<Objective>()),
         "terrain.medium" => one_of(variants_of::<MediumPreset>()),
+        "transcription" => section(fields_of::<Transcription>()),
         "transcription.scheme" => one_of(variants_of::<Scheme>()),
         "initial_guess" => one_of(variants_of::<InitialGuess>()),
-        "phases" => {
-            "a list of phases, e.g. [{domain: stance, nodes: 31}, {domain: flight, nodes: 31}]"
-                .to_owned()
-        }
-        "phases[]" => {
-            "a phase: a map with `domain` (stance or flight), `nodes` and `duration`".to_owned()
-        }
-        "phases[].domain" => one_of(variants_of::<Domain>()),
-        "phases[].nodes" => "a whole number of nodes, at least 3".to_owned(),
-        "phases[].duration" => {
+        "strategy" => one_of(variants_of::<Strategy>()),
+        "schedule" => "a list of phases, e.g. [{contacts: [foot], nodes: 31}, {contacts: [], \
+                       nodes: 31}]"
+            .to_owned(),
+        "schedule[]" => format!("a phase: a map with {}", list(fields_of::<PhaseSpec>())),
+        "schedule[].nodes" => "a whole number of nodes, at least 3".to_owned(),
+        "schedule[].duration" => {
             "[min, max] in s, two numbers with 0 < min <= max, e.g. [0.01, 0.2]".to_owned()
         }
-        "task.start_position" => return None,
+        "schedule[].contacts" => "a list of the robot's contact names, e.g. [foot]".to_owned(),
         "solver" => {
             "a map of IPOPT option names to values, e.g. {tol: 1.0e-8, max_iter: 3000}".to_owned()
         }
@@ -95,12 +90,10 @@ pub(crate) fn accepted(path: &FieldPath) -> Option<String> {
 #[cfg(test)]
 fn section_fields(path: &FieldPath) -> Option<&'static [&'static str]> {
     match path.pattern().as_str() {
-        "" => Some(fields_of::<Problem>()),
-        "robot" => Some(fields_of::<Robot>()),
-        "terrain" => Some(fields_of::<Terrain>()),
-        "task" => Some(fields_of::<Task>()),
+        "" => Some(fields_of::<PlanarProblem>()),
+        "task" => Some(fields_of::<PlanarTask>()),
         "transcription" => Some(fields_of::<Transcription>()),
-        "phases[]" => Some(fields_of::<super::schema::Phase>()),
+        "schedule[]" => Some(fields_of::<PhaseSpec>()),
         _ => None,
     }
 }
@@ -192,20 +185,24 @@ mod tests {
     #[test]
     fn the_probe_reads_the_derived_names() {
         assert_eq!(fields_of::<Transcription>(), &["scheme"]);
-        assert_eq!(variants_of::<TerrainModel>(), &["rigid", "added_mass"]);
-        assert_eq!(fields_of::<Robot>().len(), 13);
-        assert_eq!(
-            fields_of::<super::super::schema::Phase>(),
-            &["domain", "nodes", "duration"]
-        );
+        assert_eq!(variants_of::<Scheme>(), &["trapezoidal", "hermite_simpson"]);
+        assert_eq!(fields_of::<PhaseSpec>(), &["contacts", "nodes", "duration"]);
     }
 
     #[test]
     fn every_unit_names_a_field() {
+        use crate::problem::planar::{AddedMassGroundConfig, RigidGroundConfig};
+        let mut terrain: Vec<&str> = fields_of::<AddedMassGroundConfig>().to_vec();
+        terrain.extend(fields_of::<RigidGroundConfig>());
+        terrain.extend(fields_of::<crate::terrain::spring::SpringGround>());
         for (pattern, _) in UNITS {
             let path = FieldPath::parse(&pattern.replace("[]", ".0")).unwrap();
             let field = path.pattern().rsplit('.').next().unwrap().to_owned();
-            let fields = section_fields(&path.parent()).unwrap();
+            let parent = path.parent();
+            let fields = match parent.pattern().as_str() {
+                "terrain" => &terrain[..],
+                _ => section_fields(&parent).unwrap(),
+            };
             assert!(fields.contains(&field.as_str()), "{pattern}");
         }
     }

@@ -2,7 +2,7 @@
 //! and errors that name the file, line, field and what would be accepted.
 //!
 //! Loading goes: text → YAML tree ([`load_yaml`]) → `--set` overrides applied to the tree →
-//! [`Problem`] (serde, unknown fields refused) → [`Problem::resolve`] → [`Problem::validate`] →
+//! [`planar::PlanarProblem`] (serde, unknown fields refused) → [`Schema::resolve`] → [`Schema::validate`] →
 //! name from the file stem. The first error stops it; errors found in the tree are placed back
 //! in the text by serde_yaml's own position or, failing that, by the locator in `locate.rs`.
 //! This module never solves, simulates or prints.
@@ -32,9 +32,8 @@ pub use error::{ProblemError, ValueSource};
 pub use presets::{Medium, MediumPreset};
 pub use robot_file::{load_robot, robot_path, robot_yaml};
 pub use schema::{
-    default_solver_options, Domain, InitialGuess, MeshRefinement, OptionValue, Phase, Problem,
-    Robot, Scheme, SolverOptions, StageOne, StartPosition, Strategy, Task, Terrain, TerrainModel,
-    Transcription,
+    default_solver_options, InitialGuess, MeshRefinement, OptionValue, Scheme, SolverOptions,
+    StageOne, Strategy, Transcription,
 };
 pub use validate::Violation;
 pub use yaml::{load_yaml, YamlError};
@@ -44,15 +43,6 @@ use field_path::{FieldPath, Segment};
 use locate::locate;
 use overrides::{apply, parse_override, Override};
 use yaml::{from_tree, to_tree, Tree};
-
-/// Reads the problem file at `path`, applies the `--set` overrides (`path.to.field=value`),
-/// validates and resolves it. See [`parse`].
-// ProblemError is large for an `Err` (clippy::result_large_err), but it is built at most once
-// per run and the callers want its fields, not a box.
-#[allow(clippy::result_large_err)]
-pub fn load(path: &Path, overrides: &[String]) -> Result<Problem, ProblemError> {
-    parse(&read(path)?, path, overrides)
-}
 
 /// Reads the problem file at `path` (or the problem a run folder or its `solution.json`
 /// solved), with the `--set` overrides. A file in loam's former hopper schema (`phases:`,
@@ -104,7 +94,7 @@ fn refuse_former_hopper_schema(text: &str, origin: &Path) -> Result<(), ProblemE
         message: "this is loam's former hopper schema (`phases:` with `domain: stance | \
                   flight`, `task.apex_height`); the hopper is now the robot file \
                   robots/hopper.yaml, planned like every robot: write `robot: {file: \
-                  robots/hopper.yaml}`, a `schedule:` of `{contacts: [foot], ...}` (stance) and \
+                  ../robots/hopper.yaml}` (relative to the problem file), a `schedule:` of `{contacts: [foot], ...}` (stance) and \
                   `{contacts: [], ...}` (flight) phases and `task: {apex_rise: 0.06, apex_of: \
                   rod, objective: inputs_squared}` (the shipped problems/hopper_granular.yaml is \
                   the paper's jump written so)"
@@ -207,19 +197,11 @@ fn read_as(path: &Path, what: &str) -> Result<String, ProblemError> {
     })
 }
 
-/// Reads problem text that came from `origin` (used in errors and for the default name),
-/// applies the `--set` overrides in order, then validates and resolves the problem: every
-/// implied value is filled in and `name` defaults to `origin`'s file stem.
-#[allow(clippy::result_large_err)]
-pub fn parse(text: &str, origin: &Path, overrides: &[String]) -> Result<Problem, ProblemError> {
-    parse_as::<Problem>(text, origin, overrides)
-}
-
-/// A problem file's schema: the hopper's [`Problem`] or a planar robot's
-/// [`planar::PlanarProblem`]. Both go through the same reading, overriding, validation and
-/// error placement.
+/// A file's schema: a problem ([`planar::PlanarProblem`]) or a robot file
+/// (`RobotDescription`). Both go through the same reading, overriding, validation and error
+/// placement.
 pub trait Schema: serde::Serialize + serde::de::DeserializeOwned + Default {
-    /// Fills every implied value (see [`Problem::resolve`]).
+    /// Fills every implied value.
     fn resolve(&mut self);
     fn validate(&self) -> Result<(), Vec<Violation>>;
     /// Names the problem after its file's stem when the file gives no name.
@@ -236,46 +218,9 @@ pub trait Schema: serde::Serialize + serde::de::DeserializeOwned + Default {
     }
 }
 
-impl Schema for Problem {
-    fn resolve(&mut self) {
-        Problem::resolve(self)
-    }
-    fn validate(&self) -> Result<(), Vec<Violation>> {
-        Problem::validate(self)
-    }
-    fn set_default_name(&mut self, stem: &str) {
-        self.name.get_or_insert_with(|| stem.to_owned());
-    }
-}
-
-/// Which schema a problem file is written in, read from its `robot.model` (after the
-/// overrides): `hopper` (or none) is the jumper of MODEL.md section 1, anything else a planar
-/// robot.
-pub fn is_planar(text: &str, overrides: &[String]) -> bool {
-    let from_overrides = overrides
-        .iter()
-        .rev()
-        .find_map(|o| o.strip_prefix("robot.model=").map(|v| v.trim().to_owned()));
-    let tree: Option<Tree> = load_yaml(text).ok();
-    if tree
-        .as_ref()
-        .is_some_and(|tree| robot_file::names_robot_file(tree, overrides))
-    {
-        return true;
-    }
-    let model = from_overrides.or_else(|| {
-        let tree = tree?;
-        let robot = tree.as_mapping()?.get("robot")?;
-        robot
-            .as_mapping()?
-            .get("model")?
-            .as_str()
-            .map(str::to_owned)
-    });
-    model.is_some_and(|m| m != "hopper")
-}
-
-/// Reads a problem in schema `T`: see [`parse`].
+/// Reads a problem in schema `T` (a problem or a robot file) from `text` that came from
+/// `origin`, with the `--set` overrides applied in order: validated and resolved, every
+/// implied value filled in and `name` defaulting to `origin`'s file stem.
 #[allow(clippy::result_large_err)]
 pub fn parse_as<T: Schema>(
     text: &str,
@@ -482,7 +427,7 @@ impl Report<'_> {
         }
     }
 
-    /// An error from [`Problem::validate`].
+    /// An error from [`Schema::validate`].
     fn violation_error(&self, violation: Violation) -> ProblemError {
         let field = FieldPath::parse(&violation.field).unwrap_or_default();
         if let Some(change) = self.override_of(&field) {

@@ -1,6 +1,5 @@
-//! The models a problem file's sections describe, built from them: the hopper of a `robot:`
-//! section, the 1-D terrain of a `terrain:` section and the added-mass bed of a medium, and
-//! the wrench-space terrain read from its data file (a YAML file read, like a problem file,
+//! The models a problem file's sections describe, built from them: the added-mass bed of a
+//! medium, and the wrench-space terrain read from its data file (a YAML file read, like a problem file,
 //! with errors placed at their line).
 //!
 //! The model types live below the schema (`model`, `terrain`) and know nothing of it; these
@@ -10,34 +9,9 @@ use std::path::Path;
 
 use super::field_path::FieldPath;
 use super::locate::locate;
-use super::{load_yaml, Medium, Problem, TerrainModel};
-use crate::model::hopper::Hopper;
+use super::{load_yaml, Medium};
 use crate::terrain::wrench_space::{WrenchSpace, WrenchSpaceData, WrenchSpaceError};
-use crate::terrain::{AddedMass, Terrain};
-
-impl Hopper {
-    /// The robot of a problem file.
-    pub fn from_problem(problem: &Problem) -> Hopper {
-        Hopper {
-            params: problem.robot.clone(),
-            gravity: problem.gravity,
-        }
-    }
-}
-
-impl Terrain {
-    /// The model terrain of a problem's terrain section, under a foot of `foot_radius`.
-    ///
-    pub fn from_problem(terrain: &super::Terrain, foot_radius: f64) -> Terrain {
-        match terrain.model {
-            TerrainModel::Rigid => Terrain::Rigid,
-            TerrainModel::AddedMass => Terrain::AddedMass(AddedMass::from_medium(
-                &terrain.medium_parameters(),
-                foot_radius,
-            )),
-        }
-    }
-}
+use crate::terrain::AddedMass;
 
 impl AddedMass {
     /// The model of `medium` under a flat foot of radius `foot_radius`.

@@ -63,11 +63,6 @@ fn named_file(tree: &Tree, overrides: &[String]) -> Option<String> {
     })
 }
 
-/// Whether a problem's tree (or its overrides) names a robot file.
-pub(crate) fn names_robot_file(tree: &Tree, overrides: &[String]) -> bool {
-    named_file(tree, overrides).is_some()
-}
-
 /// Where a robot file named in the problem at `origin` lies: relative to the problem's folder.
 pub fn robot_path(origin: &Path, file: &str) -> PathBuf {
     let file = Path::new(file);

@@ -16,9 +16,6 @@
 pub mod shard;
 pub mod table;
 
-use crate::problem::{self, Problem, TerrainModel};
-use crate::sim::replay::terrain_label;
-
 /// A `--vary` that cannot be read: the spec and what is wrong with it.
 #[derive(Debug, thiserror::Error)]
 #[error(
@@ -149,31 +146,6 @@ pub fn combinations(axes: &[Axis]) -> Vec<Vec<(String, String)>> {
         c.reverse();
     }
     combos
-}
-
-/// The folder of a point's plan, under the sweep's: its terrain and each varied field's last
-/// path segment with its value (`poppy_seeds-apex_height=0.05`); and the short label of the
-/// point (`apex_height=0.05`), for progress.
-pub fn point_dir(problem: &Problem, varied: &[(String, String)]) -> (String, String) {
-    let short: Vec<String> = varied
-        .iter()
-        .map(|(p, v)| format!("{}={v}", p.rsplit('.').next().unwrap_or(p)))
-        .collect();
-    (
-        format!("{}-{}", terrain_label(&problem.terrain), short.join("-")),
-        short.join(" "),
-    )
-}
-
-/// The other terrain of the paper's comparison: rigid for a granular plan, the file's medium
-/// for a rigid plan.
-pub fn other_terrain(problem: &Problem) -> problem::Terrain {
-    let mut other = problem.terrain.clone();
-    other.model = match problem.terrain.model {
-        TerrainModel::Rigid => TerrainModel::AddedMass,
-        TerrainModel::AddedMass => TerrainModel::Rigid,
-    };
-    other
 }
 
 #[cfg(test)]

@@ -503,7 +503,10 @@ fn simulate_replays_on_the_plans_terrain_and_on_another() {
     assert_eq!(other.code(), 0, "{}", other.dump());
     let summary = read_json(&dir.path().join("run/replay-on-poppy_seeds.json"));
     assert_eq!(summary["terrain"]["model"], "added_mass");
-    assert!(number(&summary, "/achieved_apex_rise_m") < 0.05, "{summary}");
+    assert!(
+        number(&summary, "/achieved_apex_rise_m") < 0.05,
+        "{summary}"
+    );
 }
 
 #[test]

@@ -15,8 +15,8 @@ use std::path::Path;
 
 use loam::model::planar::PlanarRobot;
 use loam::planner::planar::{plan, solver_options, PlanarPlan};
-use loam::problem::planar::PlanarProblem;
 use loam::problem::load_any;
+use loam::problem::planar::PlanarProblem;
 use loam::solver::{IpoptStatus, SolveSettings};
 
 const FILE: &str = "problems/hopper_jump.yaml";

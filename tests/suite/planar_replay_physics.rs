@@ -12,8 +12,8 @@ use std::path::Path;
 
 use loam::model::planar::PlanarRobot;
 use loam::planner::planar::centre_of_mass_velocity;
-use loam::problem::planar::{PlanarProblem, RobotConfig};
 use loam::problem::load_any;
+use loam::problem::planar::{PlanarProblem, RobotConfig};
 use loam::sim::planar::{replay, PlanTable, PlanarReplay, ReplaySettings};
 
 const G: f64 = 9.81;

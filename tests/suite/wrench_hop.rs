@@ -12,8 +12,8 @@ use common::run::{loam, read_json, shipped};
 use common::temp_dir::TempDir;
 
 use loam::planner::planar::wrench_space::WrenchSpacePlanner;
-use loam::problem::planar::PlanarProblem;
 use loam::problem::load_any;
+use loam::problem::planar::PlanarProblem;
 use loam::terrain::hull::HalfSpaces;
 use loam::terrain::wrench_space::WrenchSpace;
 

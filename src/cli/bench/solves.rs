@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use loam::planner::planar;
-use loam::problem::planar::{PlanarProblem, PlanarTerrainConfig};
 use loam::problem;
+use loam::problem::planar::{PlanarProblem, PlanarTerrainConfig};
 use loam::solver::{OptionValue, SolveSettings};
 
 use super::peer::{self, Refusal};

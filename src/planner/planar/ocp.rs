@@ -355,10 +355,6 @@ impl Transcribe for Rc<PlanarPlanner> {
             InitialGuess::Zero => vec![0.0; nlp.n_variables()],
             InitialGuess::Rest => nlp.pack(&self.rest_guess()),
             InitialGuess::Footholds => nlp.pack(&self.footholds_guess()),
-            // Refused by the schema (`PlanarProblem::validate`).
-            InitialGuess::Ballistic | InitialGuess::Best => {
-                unreachable!("the ballistic and best guesses are the hopper's")
-            }
         }
     }
 }

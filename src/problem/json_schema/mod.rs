@@ -23,11 +23,10 @@ mod markdown;
 
 use schemars::generate::SchemaSettings;
 use schemars::transform::{RecursiveTransform, RestrictFormats};
-use schemars::{JsonSchema, Schema};
+use schemars::Schema;
 use serde_json::{json, Value};
 
 use super::planar::PlanarProblem;
-use crate::model::hopper::HopperParams;
 use crate::model::planar::description::RobotDescription;
 
 pub use markdown::{markdown, markdown_of};
@@ -298,70 +297,4 @@ pub(crate) fn robot_file_variant(schema: &mut Schema) {
             {"required": ["model"], "properties": {"model": {"const": "file"}}}
         ]),
     );
-}
-
-// The former hopper schema's `robot:` (`super::Problem`, which still derives `JsonSchema`
-// until it is removed): the schema of [`HopperParams`], which is declared in `model::hopper`
-// without one. No file format's schema includes it: `problem_schema` is the planar problem's.
-#[derive(JsonSchema)]
-#[schemars(
-    rename = "HopperParams",
-    description = "The hopper's parameters (SI units; the defaults are MODEL.md's table).",
-    deny_unknown_fields,
-    transform = hopper_defaults
-)]
-#[allow(dead_code)] // Only its schema is used.
-pub(crate) struct HopperRobot {
-    /// m_m: motor block mass \[kg\]. Default 0.948 (paper).
-    motor_mass: f64,
-    /// m_r: thrust rod mass \[kg\]. Default 0.165 (paper).
-    rod_mass: f64,
-    /// m_f: foot mass \[kg\]. Default 0.044 (paper).
-    foot_mass: f64,
-    /// R: foot disc radius \[m\]. Default 0.038 (paper: a 7.6 cm disc).
-    foot_radius: f64,
-    /// k_s: leg spring stiffness \[N/m\]. Default 2730 (paper).
-    spring_stiffness: f64,
-    /// c_s: leg spring viscous damping \[N s/m\]. Default 2.0 (loam's; the paper gives none).
-    spring_damping: f64,
-    /// l_0: spring rest length, the rod–foot gap at zero spring force \[m\]. Default 0.060
-    /// (loam's).
-    spring_rest_length: f64,
-    /// K_m: actuator force constant \[N/A\]. Default 3.81 (paper).
-    force_constant: f64,
-    /// P_p: drive's position gain \[1/s\]. Default 100 (loam's).
-    position_gain: f64,
-    /// V_f: drive's velocity feedforward \[-\]. Default 1 (loam's).
-    velocity_feedforward: f64,
-    /// V_p: drive's proportional velocity gain \[A/(m/s)\]. Default 10 (loam's).
-    velocity_gain: f64,
-    /// V_i: drive's integral velocity gain \[A/m\]. Default 40 (loam's).
-    integral_gain: f64,
-    /// The robot model: `hopper` here. Planar robots (`planar_foot`, `monopod`, `quadruped`,
-    /// or a robot `file`) are read by the planar schema. Default `hopper`.
-    model: HopperModel,
-}
-
-/// The one robot model of the hopper's schema.
-#[derive(JsonSchema)]
-#[serde(rename_all = "snake_case")]
-#[allow(dead_code)] // Only its schema is used.
-enum HopperModel {
-    /// The spring-legged jumper of MODEL.md section 1.
-    Hopper,
-}
-
-/// Every field of the hopper's parameters is optional, defaulting to `HopperParams`'s.
-fn hopper_defaults(schema: &mut Schema) {
-    schema.remove("required");
-    let Ok(Value::Object(defaults)) = serde_json::to_value(HopperParams::default()) else {
-        return;
-    };
-    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
-        for (name, value) in defaults {
-            if let Some(Value::Object(property)) = properties.get_mut(&name) {
-                property.insert("default".into(), value);
-            }
-        }
-    }
 }

@@ -61,17 +61,10 @@ impl Schema for PlanarProblem {
                 }
             }
         }
-        if matches!(
-            self.initial_guess,
-            InitialGuess::Ballistic | InitialGuess::Best
-        ) {
-            fail!(
-                "initial_guess".into(),
-                "`ballistic` and `best` are the hopper's guesses; a planar robot starts from \
-                 `rest`, `footholds` or `zero`"
-                    .into(),
-            );
-        }
+        bad.extend(crate::problem::validate::name_and_solver_violations(
+            self.name.as_deref(),
+            &self.solver,
+        ));
         // `stage_one` is read by `strategy: two_stage` and by the later starts of `starts`
         // (two-stage solves); a file's `stage_one` stays valid under `--set
         // strategy=one_stage`.

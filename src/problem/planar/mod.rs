@@ -332,19 +332,23 @@ impl Default for AddedMassGroundConfig {
 impl AddedMassGroundConfig {
     /// The medium's parameters: the preset's, replaced by each field the problem sets.
     pub fn medium_parameters(&self) -> Medium {
-        super::Terrain {
-            model: super::TerrainModel::AddedMass,
-            medium: self.medium,
-            recruitment_rate: self.recruitment_rate,
-            shear_band_angle_deg: self.shear_band_angle_deg,
-            surrounding_mass_scaling: self.surrounding_mass_scaling,
-            volume_fraction: self.volume_fraction,
-            grain_density: self.grain_density,
-            penetration_stiffness: self.penetration_stiffness,
-            resistive_stress: self.resistive_stress,
-            drag_scaling: self.drag_scaling,
+        let preset = self.medium.parameters();
+        Medium {
+            recruitment_rate: self.recruitment_rate.unwrap_or(preset.recruitment_rate),
+            shear_band_angle_deg: self
+                .shear_band_angle_deg
+                .unwrap_or(preset.shear_band_angle_deg),
+            surrounding_mass_scaling: self
+                .surrounding_mass_scaling
+                .unwrap_or(preset.surrounding_mass_scaling),
+            volume_fraction: self.volume_fraction.unwrap_or(preset.volume_fraction),
+            grain_density: self.grain_density.unwrap_or(preset.grain_density),
+            penetration_stiffness: self
+                .penetration_stiffness
+                .unwrap_or(preset.penetration_stiffness),
+            resistive_stress: self.resistive_stress.unwrap_or(preset.resistive_stress),
+            drag_scaling: self.drag_scaling.unwrap_or(preset.drag_scaling),
         }
-        .medium_parameters()
     }
 
     /// The bed's model under one foot.
