@@ -263,33 +263,6 @@ impl Sweep {
     }
 }
 
-/// `dem_bodies.csv`.
-#[derive(Clone, Debug)]
-pub struct DemBodies {
-    pub t: Vec<f64>,
-    pub z_m: Vec<f64>,
-    pub z_r: Vec<f64>,
-    pub z_f: Vec<f64>,
-    pub f_bed: Vec<f64>,
-    pub f_added_mass: Vec<f64>,
-}
-
-impl DemBodies {
-    pub fn read(path: &Path) -> Result<DemBodies, PlotError> {
-        let table = Table::read(path)?;
-        let bodies = DemBodies {
-            t: table.numbers("t")?,
-            z_m: table.numbers("z_m")?,
-            z_r: table.numbers("z_r")?,
-            z_f: table.numbers("z_f")?,
-            f_bed: table.numbers("F_bed")?,
-            f_added_mass: table.numbers("F_added_mass")?,
-        };
-        check_time(&table, &bodies.t)?;
-        Ok(bodies)
-    }
-}
-
 /// A JSON file, parsed; errors name the file.
 pub(super) fn read_json(path: &Path) -> Result<Value, PlotError> {
     let text = std::fs::read_to_string(path).map_err(|source| PlotError::Read {

@@ -5,29 +5,25 @@
 //!
 //! | the folder holds | figure |
 //! |---|---|
-//! | `solution.json` + `trajectory.csv` (a `loam solve` run), any `replay*.csv` | `run`: heights, actuator, command velocity and forces against time, phases shaded, plan and replays overlaid |
-//! | the same from a planar robot (`problem.schedule`), an optional `replay.csv` | `planar_run`: base and joint coordinates, inputs with their limits, contact normal forces against time, phases shaded, the replay dashed; `filmstrip`: stick figures along the plan at equal scale; with `animate`, `animation.gif`: the moving stick figure; per `replay-on-<ground>.csv`, `planar_run-on-<ground>` with that replay |
+//! | `solution.json` + `trajectory.csv` (a `loam solve` run), an optional `replay.csv` | `planar_run`: base and joint coordinates, inputs with their limits, contact normal forces against time, phases shaded, the replay dashed; `filmstrip`: stick figures along the plan at equal scale; with `animate`, `animation.gif`: the moving stick figure; per `replay-on-<ground>.csv`, `planar_run-on-<ground>` with that replay |
 //! | `sweep.csv` (a `loam sweep`) | `sweep_apex` (commanded against achieved apex per group, the paper's Fig. 5) and `sweep_commands` (z_d(t) of every plan, per planning terrain, the paper's Fig. 6) |
-//! | `dem_bodies.csv` (a DEM replay) | `dem`: bed force against time and depth beside the added-mass model's, body heights |
 //!
 //! Before drawing, the files are checked to belong together (`output::identity`): the plan's
 //! `solution.json` and `trajectory.csv`, each replay against its JSON record and the plan, a
-//! DEM replay against its record and the plan of the folder above, each sweep plan present.
+//! each sweep plan present.
 //! A figure whose data is absent (a committed sweep keeps `sweep.csv` but not its plans) is
 //! skipped, and [`PlotReport::skipped`] says why; the file already there is left as it was.
 //!
-//! Reading (`table`, `data`), drawing (`run`, `sweep`, `dem`) and the shared look (`style`)
-//! live apart. Nothing here prints.
+//! Reading (`table`, `data`, `planar::read`), drawing (`planar`, `sweep`, `planar_sweep`) and
+//! the shared look (`style`) live apart. Nothing here prints.
 
 mod animation;
 pub mod calibration;
 mod data;
-mod dem;
 pub mod dem_scene;
 mod planar;
 mod planar_sweep;
 mod robot;
-mod run;
 mod style;
 mod sweep;
 pub mod table;
@@ -50,7 +46,7 @@ pub enum PlotError {
     NotAFolder { path: PathBuf },
     #[error(
         "{} is not a loam result: {missing} (a run holds solution.json and trajectory.csv, \
-         a sweep sweep.csv, a DEM replay dem_bodies.csv)",
+         a sweep sweep.csv)",
         path.display()
     )]
     NotALoamResult { path: PathBuf, missing: String },
@@ -110,7 +106,6 @@ pub struct Contents {
     /// `replay.csv` and `replay-on-<terrain>.csv`, sorted (own terrain first).
     pub replays: Vec<PathBuf>,
     pub sweep: bool,
-    pub dem: bool,
     /// `scenario.json` and `trajectory.csv`: a run of `loam mdp run`.
     pub mdp: bool,
     /// `calibration.json`: the output of `loam material calibrate`.
@@ -160,11 +155,10 @@ pub fn detect(dir: &Path) -> Result<Contents, PlotError> {
         run: has("solution.json") && has("trajectory.csv"),
         replays,
         sweep: has("sweep.csv"),
-        dem: has("dem_bodies.csv"),
         mdp: has("scenario.json") && has("trajectory.csv"),
         calibration: has("calibration.json"),
     };
-    if contents.run || contents.sweep || contents.dem || contents.mdp || contents.calibration {
+    if contents.run || contents.sweep || contents.mdp || contents.calibration {
         return Ok(contents);
     }
     let missing = match (has("solution.json"), has("trajectory.csv")) {
@@ -174,8 +168,8 @@ pub fn detect(dir: &Path) -> Result<Contents, PlotError> {
             "replay files are there but the plan (solution.json, trajectory.csv) is missing"
                 .to_string()
         }
-        _ => "none of solution.json, scenario.json, trajectory.csv, sweep.csv, dem_bodies.csv, \
-             calibration.json is there"
+        _ => "none of solution.json, scenario.json, trajectory.csv, sweep.csv, calibration.json \
+             is there"
             .to_string(),
     };
     Err(PlotError::NotALoamResult {
@@ -229,16 +223,15 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
             )?);
         }
     }
-    if settings.animate && contents.run && !planar::is_planar(dir) {
-        // Said, not silently dropped: the hopper's own runs have no stick figure.
-        report.skipped.push((
-            "animation".into(),
-            "`--animate` draws a planar robot's stick figure; the hopper planner's run has none \
-             (the hopper as a robot file, problems/hopper_jump.yaml, has one)"
+    if contents.run && !planar::is_planar(dir) {
+        return Err(PlotError::NotALoamResult {
+            path: dir.to_path_buf(),
+            missing: "a plan of loam's former hopper planner, which is no longer drawn; solve its \
+                      problem again as a robot file (problems/hopper_granular.yaml)"
                 .into(),
-        ));
+        });
     }
-    if contents.run && planar::is_planar(dir) {
+    if contents.run {
         let run = planar::PlanarRun::load(dir)?;
         report.files.extend(planar_figures(&run, "planar_run")?);
         if run.replay.is_some() {
@@ -260,12 +253,6 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
             )?);
             report.replays.push(path.clone());
         }
-    } else if contents.run {
-        let figure = run::RunFigure::load(dir, &contents.replays)?;
-        report
-            .files
-            .extend(style::save(&figure, &out.join("run"), settings.formats)?);
-        report.replays = contents.replays.clone();
     }
     if contents.sweep && planar_sweep::is_planar_sweep(dir) {
         let figure = planar_sweep::PlanarSweepFigure::load(dir)?;
@@ -309,12 +296,6 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
             )?);
         }
     }
-    if contents.dem {
-        let figure = dem::DemFigure::load(&dir.join("dem_bodies.csv"))?;
-        report
-            .files
-            .extend(style::save(&figure, &out.join("dem"), settings.formats)?);
-    }
     if contents.run && dir.join("validation/validation.json").is_file() {
         // `loam validate`'s figure, redrawn from its table beside it (or under --out).
         let stem = match &settings.out_dir {
@@ -338,24 +319,6 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
             Err(e) => report.skipped.push(("validation".into(), e.to_string())),
         }
     }
-    if contents.run {
-        // The run's DEM replays, each into its own plots/ (or --out's subfolder); one that
-        // cannot be drawn (another plan's, put back by hand) is said, not fatal.
-        for sub in ["dem-cpu", "dem-cuda"] {
-            let dem_dir = dir.join(sub);
-            if !dem_dir.join("dem_bodies.csv").is_file() {
-                continue;
-            }
-            let inner = PlotSettings {
-                out_dir: settings.out_dir.as_ref().map(|o| o.join(sub)),
-                ..settings.clone()
-            };
-            match plot_dir(&dem_dir, &inner) {
-                Ok(drawn) => report.files.extend(drawn.files),
-                Err(e) => report.skipped.push((format!("{sub}/dem"), e.to_string())),
-            }
-        }
-    }
     Ok(report)
 }
 
@@ -371,26 +334,6 @@ fn verify(dir: &Path, contents: &Contents) -> Result<(), PlotError> {
         for csv in &contents.replays {
             identity::verify_derived(&csv.with_extension("json"), Some(csv), Some(plan))?;
         }
-    }
-    if contents.dem {
-        // A DEM replay lives in <run>/dem-cpu/; its plan is the run's, where that is here.
-        let run = match dir.parent() {
-            // `dem-cpu` or `.`: the folder above is `dir/..`.
-            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-            _ => dir.join(".."),
-        };
-        let run = Some(run.as_path()).filter(|run| run.join("solution.json").is_file());
-        let plan_id = run.map(identity::verify_plan).transpose()?;
-        let run_solution = run.map(|run| run.join("solution.json"));
-        let plan = plan_id
-            .as_deref()
-            .zip(run_solution.as_deref())
-            .map(|(plan_id, solution)| PlanRef { plan_id, solution });
-        identity::verify_derived(
-            &dir.join("dem.json"),
-            Some(&dir.join("dem_bodies.csv")),
-            plan,
-        )?;
     }
     Ok(())
 }
