@@ -7,7 +7,7 @@
 #   bash results/regenerate.sh --cheap           # everything but the DEM (6 minutes on 2 busy cores)
 #   bash results/regenerate.sh --cheap PART...   # only these parts, e.g. jump-sweep hopper_rigid
 #
-# Parts: jump-sweep, jump-sweep-planar, hopper_granular, hopper_rigid, hopper_jump, hopper_two_hops, hopper_rail,
+# Parts: jump-sweep, jump-sweep-planar, hopper_granular, hopper_rigid, hopper_two_hops, hopper_rail,
 # monopod_sand_hop, monopod_gait_sand, monopod_hop, monopod_granular_hop, monopod_gait, gait-cot, gait-cot-sand,
 # planar_foot_step, wrench_space, mdp and, without --cheap, dem. `--cheap` is what `cargo test --release --test suite --
 # results_fresh::` checks: when that test reports a drift the code meant, run it, look at the
@@ -27,7 +27,7 @@ if [ "${1:-}" = "--cheap" ]; then
     cheap=true
     shift
 fi
-all_parts="jump-sweep jump-sweep-planar hopper_granular hopper_rigid hopper_jump hopper_two_hops hopper_rail monopod_sand_hop
+all_parts="jump-sweep jump-sweep-planar hopper_granular hopper_rigid hopper_two_hops hopper_rail monopod_sand_hop
 monopod_gait_sand monopod_hop monopod_granular_hop monopod_gait gait-cot gait-cot-sand planar_foot_step wrench_space mdp"
 $cheap || all_parts="$all_parts dem"
 parts="${*:-$all_parts}"
@@ -105,23 +105,20 @@ if wanted jump-sweep-planar; then
     $loam plot results/jump-sweep-planar -q
 fi
 
-# One 60 mm plan per shipped problem, replayed on its own terrain and on the other.
-for problem in hopper_granular hopper_rigid; do
-    wanted "$problem" || continue
-    solve_into "$problem"
-    $loam simulate "results/$problem" -q
-    $loam simulate "results/$problem" -q --terrain rigid
-    $loam simulate "results/$problem" -q --terrain poppy_seeds
-    $loam plot "results/$problem" -q
-done
-
-# The same 60 mm jump with the hopper described as a robot file (robots/hopper.yaml), planned
-# and replayed by the planar pipeline: the plan, its replays on both grounds, its figure.
-if wanted hopper_jump; then
-    solve_into hopper_jump
-    $loam simulate results/hopper_jump -q
-    $loam simulate results/hopper_jump -q --terrain rigid
-    $loam plot results/hopper_jump -q
+# The 60 mm jump (robots/hopper.yaml) planned on poppy seeds and on rigid ground, each
+# replayed on its own ground and on the other: the rigid plan on the hopper's own bed (the
+# terrain of hopper_granular.yaml, its 3.8 cm disc; the `poppy_seeds` preset's disc is 8 cm).
+if wanted hopper_granular; then
+    solve_into hopper_granular
+    $loam simulate results/hopper_granular -q
+    $loam simulate results/hopper_granular -q --terrain rigid
+    $loam plot results/hopper_granular -q
+fi
+if wanted hopper_rigid; then
+    solve_into hopper_rigid
+    $loam simulate results/hopper_rigid -q
+    $loam simulate results/hopper_rigid -q --terrain problems/hopper_granular.yaml
+    $loam plot results/hopper_rigid -q
 fi
 
 # Two hops on rigid ground (the schedule as data): the plan, its replay, its figure.
@@ -163,21 +160,18 @@ if wanted dem; then
     mkdir -p results/dem
     $loam dem prepare problems/beds/poppy_bed.yaml --output results/dem/poppy_bed.bed
     for problem in hopper_granular hopper_rigid; do
-        # Exit 1: the robot reached no apex on the grains (the rigid plan of 2026-11-27 never
-        # leaves the bed); the replay is written all the same.
+        # Exit 1: the replay did not reach the plan's end on the grains; it is written all
+        # the same.
         $loam simulate "results/$problem" --backend dem-cpu --bed results/dem/poppy_bed.bed -q \
             || [ $? -eq 1 ]
         $loam plot "results/$problem/dem-cpu" -q
     done
     # The verdict on both plans (README, "The verdict on a plan"): every simulator, the DEM
-    # over realisations of the bed (6 and 3: about 3 and 10 minutes each on two cores). The
-    # realisations' dem_bodies.csv are not committed (.gitignore); their dem.json are.
+    # over realisations of the bed (6 and 3). The realisations' dem_replay.csv are not
+    # committed (.gitignore); their dem.json are.
     $loam validate results/hopper_granular --bed results/dem/poppy_bed.bed --realisations 6 -q
     $loam validate results/hopper_rigid --bed results/dem/poppy_bed.bed --realisations 3 \
         --t-max 0.3 -q || [ $? -eq 1 ]
-    # The hopper as a robot file on the same bed, through the planar DEM replay (about 5
-    # minutes): the one pipeline's verdict beside the hopper's own.
-    $loam validate results/hopper_jump --bed results/dem/poppy_bed.bed --realisations 6 -q
     # The poppy-seed material calibrated against its targets (docs/DEM.md, "Calibration"; about
     # 9 minutes on two cores): no candidate meets every target, so the command exits 1.
     $loam material calibrate materials/poppy_seeds.yaml \
@@ -196,14 +190,14 @@ if wanted dem; then
     $loam dem prepare problems/beds/poppy_bed_jacobi.yaml --output results/dem/poppy_bed_jacobi.bed
     $loam dem intrude results/dem/poppy_bed_jacobi.bed --body disc --radius 0.038 --thickness 0.005 \
         --velocity 0.05 --depth 0.02 --iterations 100 --output results/dem/intrusion_disc_jacobi.csv
-    echo "plan,iterations,apex_rise_m,takeoff_s,rest_depth_m,wall_s" > results/dem/iteration_study.csv
+    echo "plan,iterations,apex_rise_m,settle_sink_m,wall_s" > results/dem/iteration_study.csv
     for problem in hopper_granular hopper_rigid; do
         for iterations in 20 50 100 200; do
             run=$(mktemp -d)
             cp "results/$problem/solution.json" "results/$problem/trajectory.csv" "$run/"
             $loam simulate "$run" --backend dem-cpu --bed results/dem/poppy_bed_jacobi.bed \
                 --snapshot-every 0 --iterations "$iterations" -q || true
-            python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(','.join(map(str, [sys.argv[2], sys.argv[3], d['apex_rise_m'], d['takeoff_s'], d['rest_depth_m'], round(d['wall_time_s'], 1)])))" \
+            python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(','.join(map(str, [sys.argv[2], sys.argv[3], d['achieved_apex_rise_m'], d['settle_sink_m'], round(d['wall_time_s'], 1)])))" \
                 "$run/dem-cpu/dem.json" "$problem" "$iterations" >> results/dem/iteration_study.csv
             rm -rf "$run"
         done

@@ -2,7 +2,7 @@
 """The hopper's jump written out by hand with CasADi's Python API: `loam bench`'s peer.
 
 The optimal control problem loam plans for the hopper's robot file (robots/hopper.yaml under
-problems/hopper_jump.yaml: docs/MODEL.md sections 1, 2 and 5), transcribed the plain way in
+problems/hopper_granular.yaml: docs/MODEL.md sections 1, 2 and 5), transcribed the plain way in
 the hopper's own coordinates: SX symbols for every node's state (z_m, ż_m, z_r, ż_r, z_f, ż_f,
 e, z_d) and command rate u and every phase's duration, the dynamics in explicit form (no
 acceleration or contact-force variables), one `casadi.nlpsol('solver', 'ipopt', ...)` per
@@ -57,7 +57,7 @@ z̈_f and the ground's force on the foot, 0 in the air) and `impulse` (per phase
 impulse on the foot landing at its start, else 0).
 
 Run it with the casadi==3.8.2 package that loam's build provisions on PYTHONPATH:
-  loam bench --peer-input problems/hopper_jump.yaml > /tmp/hopper.json
+  loam bench --peer-input problems/hopper_granular.yaml > /tmp/hopper.json
   PYTHONPATH=~/.cache/loam/casadi-3.8.2:~/.cache/loam/numpy-2.2.6 \\
       python3 bench/peer/hopper_casadi.py /tmp/hopper.json
 """

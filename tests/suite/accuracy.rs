@@ -1,6 +1,6 @@
 //! Plans accurate to their own model at the default settings, and multi-start: every height
 //! of the hopper's jump sweep (30-100 mm, poppy seeds and rigid ground, through the robot
-//! file `problems/hopper_jump.yaml`) replays within 0.5 % of its task or is reported as not
+//! file `problems/hopper_granular.yaml`) replays within 0.5 % of its task or is reported as not
 //! converged; `starts: N` keeps the best of its starts, lists them all, and reaches the
 //! cheaper rigid optima a single start misses; refinement keeps the optimum it refines.
 
@@ -12,10 +12,10 @@ use common::run::{assert_exit, loam, read_json};
 use common::temp_dir::TempDir;
 
 fn problem() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/hopper_jump.yaml")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/hopper_granular.yaml")
 }
 
-/// `loam solve hopper_jump.yaml --set ARGS... --out DIR/name -q`: its exit code and, when it
+/// `loam solve hopper_granular.yaml --set ARGS... --out DIR/name -q`: its exit code and, when it
 /// wrote one, its solution.json.
 fn solve(dir: &Path, name: &str, sets: &[&str]) -> (i32, Option<serde_json::Value>) {
     let file = problem();

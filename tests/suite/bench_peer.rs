@@ -116,8 +116,8 @@ fn hopper_cases() -> Vec<Case> {
         }
     }
     assert!(
-        cases.iter().any(|c| c.name == "hopper_jump"),
-        "problems/hopper_jump.yaml has a peer"
+        cases.iter().any(|c| c.name == "hopper_granular"),
+        "problems/hopper_granular.yaml has a peer"
     );
     cases
 }

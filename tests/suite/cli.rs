@@ -233,7 +233,7 @@ fn bad_set_names_the_override() {
 #[test]
 fn switching_a_sections_model_by_set_says_how() {
     let dir = TempDir::new("set-model");
-    let problem = shipped("hopper_jump.yaml");
+    let problem = shipped("hopper_granular.yaml");
     let output = loam(
         dir.path(),
         &["check", &problem, "--set", "terrain.model=rigid"],

@@ -134,12 +134,12 @@ fn the_bed_resists_a_slowly_pressed_disc_more_the_deeper_it_goes() {
     assert!(last.force[0].abs() < 0.3 * last.force[2], "{last:?}");
 }
 
-/// The hopper's committed robot-file run (`results/hopper_jump`): the robot, its 60 mm jump
+/// The hopper's committed robot-file run (`results/hopper_granular`): the robot, its 60 mm jump
 /// and its feet on grains (a disc of the plan's `foot_radius`).
 fn hopper_run() -> &'static SavedPlanarPlan {
     static RUN: OnceLock<SavedPlanarPlan> = OnceLock::new();
     RUN.get_or_init(|| {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/hopper_jump");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/hopper_granular");
         loam::api::read_planar_run(&dir).unwrap()
     })
 }

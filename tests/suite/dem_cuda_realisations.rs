@@ -1,6 +1,6 @@
 //! Realisations of one bed replayed side by side (`replay_planar_scenes`, `loam validate
 //! --side-by-side`): the hopper's 60 mm jump as a robot file (the committed run
-//! `results/hopper_jump`), each scene of the batch the single replay of its bed, on the CPU
+//! `results/hopper_granular`), each scene of the batch the single replay of its bed, on the CPU
 //! (scenes stepped in parallel) and on the GPU (scenes of one launch). The GPU test is
 //! `#[ignore]`d; on a GPU machine run `cargo test --release --test suite -- dem_cuda
 //! --include-ignored`. (The refusals of a batch are tested in `dem_planar`.)
@@ -38,7 +38,7 @@ fn realisations() -> &'static [Checkpoint] {
 
 /// The hopper's committed robot-file run: robot, plan and feet.
 fn hopper_run() -> SavedPlanarPlan {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/hopper_jump");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/hopper_granular");
     loam::api::read_planar_run(&dir).unwrap()
 }
 

@@ -494,13 +494,13 @@ fn a_toppling_robot_stops_the_replay_when_its_body_reaches_the_grains() {
     assert!((r.samples.last().unwrap().t - fell).abs() < 1e-9);
 }
 
-/// The hopper described as a robot file (`problems/hopper_jump.yaml`, a planar plan; the
-/// committed run `results/hopper_jump`) jumps on the grains: `loam simulate --backend
+/// The hopper described as a robot file (`problems/hopper_granular.yaml`, a planar plan; the
+/// committed run `results/hopper_granular`) jumps on the grains: `loam simulate --backend
 /// dem-cpu` stands it on a disc of the plan's `foot_radius`, lets it settle with the grains
 /// carrying its weight, and replays the plan past its end to the apex. (It was held within
 /// 3 % of the hopper's own DEM coupling on this bed, which is gone.) These coarse, light
 /// grains carry the robot at their surface, and the jump is nearly rigid ground's: 91.8 mm,
-/// where the plan replayed on rigid ground rises 95.7 mm (`results/hopper_jump`).
+/// where the plan replayed on rigid ground rises 95.7 mm (`results/hopper_granular`).
 #[test]
 fn the_hopper_as_a_robot_file_jumps_on_the_grains() {
     use common::run::{assert_exit, loam, read_json};
@@ -521,7 +521,7 @@ fn the_hopper_as_a_robot_file_jumps_on_the_grains() {
         0,
         &[],
     );
-    let committed = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/hopper_jump");
+    let committed = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/hopper_granular");
     for file in ["solution.json", "trajectory.csv"] {
         std::fs::copy(committed.join(file), dir.join("run").join(file)).unwrap();
     }

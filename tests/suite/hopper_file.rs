@@ -125,7 +125,7 @@ fn the_hopper_file_has_the_hopper_models_dynamics() {
 }
 
 fn solved(dir: &Path, args: &[&str]) -> serde_json::Value {
-    let problem = root().join("problems/hopper_jump.yaml");
+    let problem = root().join("problems/hopper_granular.yaml");
     let mut all = vec!["solve", problem.to_str().unwrap(), "--out", "run", "-q"];
     all.extend_from_slice(args);
     let out = loam(dir, &all);
@@ -246,7 +246,7 @@ fn a_first_stage_the_task_makes_infeasible_holds_the_stances_alone() {
 #[test]
 fn a_run_is_solved_again_from_its_solution_json() {
     let dir = TempDir::new("hopper_file_again");
-    for (problem, first) in [("hopper_jump", "a"), ("hopper_granular", "b")] {
+    for (problem, first) in [("hopper_granular", "a"), ("hopper_two_hops", "b")] {
         let path = root().join(format!("problems/{problem}.yaml"));
         let out = loam(
             dir.path(),

@@ -1,5 +1,5 @@
 //! The hopper's jumps through the one planar pipeline: the robot file robots/hopper.yaml
-//! planned by `loam::planner::planar` on problems/hopper_jump.yaml (docs/MODEL.md section 1).
+//! planned by `loam::planner::planar` on problems/hopper_granular.yaml (docs/MODEL.md section 1).
 //! What the hopper's own planner was held to (convergence over the paper's range of rises,
 //! the plans' own constraints, failure past the bed's reach, and the paper's qualitative
 //! results: more stroke on poppy seeds, pull then push on rigid ground), held here of the one
@@ -19,11 +19,11 @@ use loam::problem::load_any;
 use loam::problem::planar::PlanarProblem;
 use loam::solver::{IpoptStatus, SolveSettings};
 
-const FILE: &str = "problems/hopper_jump.yaml";
+const FILE: &str = "problems/hopper_granular.yaml";
 /// The file's ground is the poppy-seed bed; this override puts the same jump on rigid ground.
 const RIGID: &str = "terrain={model: rigid}";
 
-/// problems/hopper_jump.yaml with the apex rise `rise_mm` and `extra` overrides.
+/// problems/hopper_granular.yaml with the apex rise `rise_mm` and `extra` overrides.
 fn problem(rise_mm: u32, extra: &[&str]) -> PlanarProblem {
     let mut overrides = vec![format!("task.apex_rise={}", rise_mm as f64 / 1000.0)];
     overrides.extend(extra.iter().map(|s| s.to_string()));

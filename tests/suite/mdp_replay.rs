@@ -162,7 +162,7 @@ fn what_the_mdp_simulator_cannot_step_is_refused_with_exit_2() {
 fn a_plan_with_a_drive_and_a_rail_is_replayed_on_sand() {
     let dir = TempDir::new("mdp-drive");
     let jump = dir.path().join("jump");
-    solve_to(&manifest().join("problems/hopper_jump.yaml"), &jump);
+    solve_to(&manifest().join("problems/hopper_granular.yaml"), &jump);
     let sand = shipped("hopper_rail.yaml");
     let out = loam(
         dir.path(),

@@ -20,7 +20,7 @@ fn json(path: &Path) -> serde_json::Value {
 #[test]
 fn refinement_halves_the_mesh_until_the_replay_agrees() {
     let dir = TempDir::new("refine");
-    let problem = root().join("problems/hopper_jump.yaml");
+    let problem = root().join("problems/hopper_granular.yaml");
     let problem = problem.to_str().unwrap();
     // The hopper's 70 mm jump on 31 + 31 nodes replays 0.39 % off its peak.
     let coarse = loam(
@@ -90,12 +90,12 @@ fn refinement_halves_the_mesh_until_the_replay_agrees() {
 fn refine_refuses_what_it_cannot_refine() {
     let dir = TempDir::new("refine_bad");
     let cases = [
-        ("problems/hopper_jump.yaml", "0", "x", "--refine 0"),
+        ("problems/hopper_granular.yaml", "0", "x", "--refine 0"),
         (
             "problems/hopper_granular.yaml",
             "0.01",
             "y",
-            "hopper_jump.yaml",
+            "hopper_granular.yaml",
         ),
     ];
     for (problem, tol, out_dir, says) in cases {
@@ -123,7 +123,7 @@ fn refine_refuses_what_it_cannot_refine() {
 #[test]
 fn a_problem_states_its_mesh_refinement() {
     let dir = TempDir::new("refine_field");
-    let problem = root().join("problems/hopper_jump.yaml");
+    let problem = root().join("problems/hopper_granular.yaml");
     let problem = problem.to_str().unwrap();
     let solve = |out: &str, mesh: &str| {
         loam(
@@ -179,7 +179,7 @@ fn a_problem_states_its_mesh_refinement() {
 fn bench_reports_what_refinement_costs() {
     let dir = TempDir::new("refine_bench");
     let robot = root().join("robots/hopper.yaml");
-    let text = std::fs::read_to_string(root().join("problems/hopper_jump.yaml"))
+    let text = std::fs::read_to_string(root().join("problems/hopper_granular.yaml"))
         .unwrap()
         .replace("../robots/hopper.yaml", robot.to_str().unwrap())
         .replace("apex_rise: 0.06 ", "apex_rise: 0.07 ");

@@ -306,7 +306,7 @@ fn a_planar_sweep_plans_and_replays_every_point() {
 fn a_planar_sweep_varies_whole_terrain_sections_and_reports_the_apex() {
     let dir = TempDir::new("sweep_sections");
     let out = dir.path().join("sweep");
-    let file = manifest().join("problems/hopper_jump.yaml");
+    let file = manifest().join("problems/hopper_granular.yaml");
     let run = loam(
         manifest(),
         &[
@@ -386,7 +386,7 @@ fn a_planar_sweep_varies_whole_terrain_sections_and_reports_the_apex() {
             } else {
                 (
                     file.to_str().unwrap().to_string(),
-                    "replay-on-hopper_jump-".to_string(),
+                    "replay-on-hopper_granular-".to_string(),
                 )
             };
             let run_dir = out.join(&row[at("run_dir")]);

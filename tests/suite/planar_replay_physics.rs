@@ -20,9 +20,9 @@ const G: f64 = 9.81;
 const RIGID: &str = "terrain={model: rigid}";
 const POPPY_SEEDS: &str = "terrain={model: added_mass, medium: poppy_seeds, foot_radius: 0.038}";
 
-/// problems/hopper_jump.yaml (robots/hopper.yaml) with `overrides`.
+/// problems/hopper_granular.yaml (robots/hopper.yaml) with `overrides`.
 fn problem(overrides: &[&str]) -> PlanarProblem {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/hopper_jump.yaml");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/hopper_granular.yaml");
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     load_any(&path, &overrides).unwrap()
 }

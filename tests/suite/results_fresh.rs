@@ -62,7 +62,7 @@ const SWEEP_ARGS: &[&str] = &[
 /// The planar jump sweep's arguments, as `results/regenerate.sh` gives them.
 const PLANAR_SWEEP_ARGS: &[&str] = &[
     "sweep",
-    "problems/hopper_jump.yaml",
+    "problems/hopper_granular.yaml",
     "--vary",
     "task.apex_rise=0.03:0.10:0.01",
     "--vary",

@@ -9,7 +9,7 @@ fn root() -> std::path::PathBuf {
 }
 
 fn solve(dir: &std::path::Path, out: &str, args: &[&str]) -> serde_json::Value {
-    let problem = root().join("problems/hopper_jump.yaml");
+    let problem = root().join("problems/hopper_granular.yaml");
     let mut all = vec!["solve", problem.to_str().unwrap(), "--out", out, "-q"];
     all.extend_from_slice(args);
     let run = loam(dir, &all);
@@ -103,7 +103,7 @@ fn bad_first_stages_are_refused() {
         ),
         ("strategy=three_stage", "strategy"),
     ] {
-        let problem = root().join("problems/hopper_jump.yaml");
+        let problem = root().join("problems/hopper_granular.yaml");
         let args = vec![
             "solve",
             problem.to_str().unwrap(),
@@ -126,7 +126,7 @@ fn bad_first_stages_are_refused() {
 #[test]
 fn bench_times_a_planar_problem_in_both_strategies_and_skips_a_rail() {
     let dir = TempDir::new("two_stage_bench");
-    let jump = root().join("problems/hopper_jump.yaml");
+    let jump = root().join("problems/hopper_granular.yaml");
     let rail = root().join("problems/hopper_rail.yaml");
     let out = loam(
         dir.path(),
@@ -143,7 +143,7 @@ fn bench_times_a_planar_problem_in_both_strategies_and_skips_a_rail() {
         let line = out
             .stdout
             .lines()
-            .find(|l| l.starts_with("hopper_jump") && l.contains(config))
+            .find(|l| l.starts_with("hopper_granular") && l.contains(config))
             .unwrap_or_else(|| panic!("no {config} row:\n{}", out.dump()));
         line.split_whitespace().last().unwrap().parse().unwrap()
     };

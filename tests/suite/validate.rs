@@ -29,7 +29,7 @@ fn row<'a>(
 }
 
 /// The hopper's 60 mm plan on poppy seeds (its robot file's committed run,
-/// `results/hopper_jump`): its own model within 1 %, the rigid-ground row is `loam simulate
+/// `results/hopper_granular`): its own model within 1 %, the rigid-ground row is `loam simulate
 /// --terrain rigid`'s number, and the DEM rows are the realisations' own records (the bed,
 /// then a nudged copy, side by side as the scenes of one CPU backend), with mean and sd of
 /// those values.
@@ -40,7 +40,7 @@ fn validate_puts_the_simulators_side_by_side() {
     let run = dir.path().join("run");
     std::fs::create_dir_all(&run).unwrap();
     for file in ["solution.json", "trajectory.csv"] {
-        let committed = manifest().join("results/hopper_jump").join(file);
+        let committed = manifest().join("results/hopper_granular").join(file);
         std::fs::copy(committed, run.join(file)).unwrap();
     }
     let run_arg = run.to_str().unwrap();
@@ -119,7 +119,7 @@ fn validate_puts_the_simulators_side_by_side() {
     for figure in ["validation.png", "validation.svg"] {
         assert!(run.join("validation").join(figure).is_file(), "{figure}");
     }
-    assert_eq!(verdict["problem"], "hopper_jump");
+    assert_eq!(verdict["problem"], "hopper_granular");
     // `loam plot RUN` redraws the verdict from its table.
     std::fs::remove_file(run.join("validation/validation.png")).unwrap();
     assert_exit(
@@ -189,7 +189,7 @@ fn validate_refuses_bad_input() {
     assert_exit(
         &loam(dir.path(), &["validate", "legacy", "--bed", "coarse.bed"]),
         2,
-        &["hopper's own planner", "problems/hopper_jump.yaml"],
+        &["hopper's own planner", "problems/hopper_granular.yaml"],
     );
     assert!(!dir.path().join("legacy/validation").exists());
 }

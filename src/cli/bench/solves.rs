@@ -213,7 +213,7 @@ fn solve_planar(problem: &PlanarProblem, settings: &SolveSettings) -> anyhow::Re
 pub fn print_peer_inputs(files: &[PathBuf], sets: &[String]) -> anyhow::Result<u8> {
     if files.is_empty() {
         return Err(super::super::BadInput(
-            "--peer-input: name the problem files (e.g. problems/hopper_jump.yaml)".into(),
+            "--peer-input: name the problem files (e.g. problems/hopper_granular.yaml)".into(),
         )
         .into());
     }
