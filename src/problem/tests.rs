@@ -324,12 +324,12 @@ fn unknown_enum_value_lists_the_accepted() {
     assert_eq!(error.field.as_deref(), Some("initial_guess"));
     assert_contains(&error, &["zero", "rest", "footholds"]);
 
-    // The former hopper schema's guesses are named as such.
+    // The former hopper planner's guesses are gone with it: an unknown value, with the list.
     let error = failure("initial_guess: ballistic\n");
     assert_eq!(error.field.as_deref(), Some("initial_guess"));
     assert_contains(
         &error,
-        &["hopper's guesses", "`rest`, `footholds` or `zero`"],
+        &["unknown value `ballistic`", "zero, auto, rest, footholds"],
     );
 }
 
@@ -492,11 +492,15 @@ fn nan_is_never_a_value() {
     let error = failure("task:\n  distance: .nan\n");
     assert_eq!(error.line, Some(2));
     assert_eq!(error.message, "must be finite, got NaN");
-    // Where no rule of the schema looks, NaN is refused all the same.
+    // An IPOPT option's number must be finite.
     let error = failure("robot: {model: monopod}\nsolver: {tol: .nan}\n");
     assert_eq!((error.line, error.column), (Some(2), Some(10)));
     assert_eq!(error.field.as_deref(), Some("solver.tol"));
-    assert_eq!(error.message, "must be a number, got NaN (.nan)");
+    assert_eq!(error.message, "must be a finite number, got NaN");
+    // Where no rule of the schema looks, NaN is refused all the same.
+    let error = failure("robot: {model: monopod}\ntask: {swing_height: .nan}\n");
+    assert_eq!(error.field.as_deref(), Some("task.swing_height"));
+    assert_contains(&error, &["NaN"]);
     // And from an override.
     let error = failure_with("{}", &["task.distance=.nan"]);
     assert_eq!(
