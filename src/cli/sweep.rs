@@ -1,68 +1,67 @@
-//! `loam sweep FILE --vary PATH=RANGE`: solve a problem over a grid of values, replay every
-//! plan on its own terrain and on the other, and write `sweep.csv` and its figures.
+//! `loam sweep FILE --vary PATH=RANGE`: a robot file's problem planned over a grid of values,
+//! every point by `loam solve` and replayed by `loam simulate` in processes of their own
+//! (CasADi's expression graph and MUMPS are not safe to share between threads; processes
+//! are), `--jobs` at a time, into `OUT/<field=value-...>/`; `sweep.csv` has one row per point
+//! (`row.rs`), and a sweep that varies the ground replays every plan on every ground of the
+//! sweep too (`replays.rs`: `replays.csv`, the paper's Fig. 5).
 //!
-//! Cold sweeps solve in parallel, one `loam solve` process per plan: CasADi's expression graph
-//! and MUMPS are not safe to share between threads, processes are. Warm-started sweeps solve
-//! in order in this process, each from its neighbour's plan (`planner::warm_start`).
+//! - `--warm-start` (`solve.rs`): the first --vary's values at one value of the others form a
+//!   chain, solved in order, each point by `loam solve --warm-start <neighbour's folder>` when
+//!   the neighbour converged (cold otherwise, and the chain's first point cold); chains run
+//!   side by side.
+//! - Each point is solved, replayed and marked done in its own folder before its unit goes on
+//!   (`point.rs`), so a sweep stopped by Ctrl-C (or SIGTERM, as Slurm sends) resumes where it
+//!   stopped when run again with the same arguments.
+//! - `--shard I/N` runs one slice of the combinations (whole chains when warm) and `loam sweep
+//!   merge` joins the slices into the `sweep.csv` and `replays.csv` an unsharded run writes
+//!   (`shard.rs`).
 //!
-//! Each plan is solved, replayed and marked done in its own folder before the next starts, so
-//! that a sweep stopped by Ctrl-C (or SIGTERM, as Slurm sends) resumes where it stopped when
-//! run again with the same arguments (`point.rs`); `--shard I/N` runs one slice of the
-//! combinations and `loam sweep merge` joins the slices (`shard.rs`).
-//!
-//! A planar robot's problem is swept by `planar.rs`: each point planned and replayed on its
-//! own terrain, cold, in processes of their own, into one `sweep.csv`.
+//! A file in the hopper planner's schema (`phases:`, `task.apex_height`) is refused: the hopper
+//! is swept as a robot file (problems/hopper_jump.yaml).
 
-mod planar;
 mod point;
+mod points;
 mod replays;
+mod row;
 mod shard;
+mod solve;
 mod table;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Context;
-use indicatif::ProgressBar;
-use loam::output::{self, Provenance};
-use loam::planner::{self, warm_start};
-use loam::problem::{self, Problem};
-use loam::sim::replay::terrain_label;
-use loam::solver::SolveSettings;
-use loam::sweep::chain::{settings, usable_start};
-use loam::sweep::{combinations, other_terrain, parse_axis, point_dir, Axis};
+use loam::sweep::{combinations, parse_axis, Axis};
 
+use self::points::Point;
 use self::shard::{Manifest, Shard};
-use self::table::Row;
 use super::interrupt::{self, Interrupted};
-use super::{progress, simulate, BadInput};
+use super::{progress, BadInput};
 
 #[derive(clap::Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct Args {
     #[command(subcommand)]
     command: Option<SweepCommand>,
-    /// The problem file (YAML).
+    /// The problem file (YAML): a robot's problem (`robot:`, `schedule:`).
     #[arg(required = true)]
     pub file: Option<PathBuf>,
-    /// A field and its values: `task.apex_height=0.03:0.10:0.01` (start:stop:step, stop
-    /// included; a stop below the start counts down: 0.10:0.03:0.01) or
-    /// `terrain.model=rigid,added_mass` (a list). Repeatable: every combination is solved;
-    /// the first --vary changes fastest.
+    /// A field and its values: `task.apex_rise=0.03:0.10:0.01` (start:stop:step, stop
+    /// included; a stop below the start counts down: 0.10:0.03:0.01), `task.distance=0.1,0.2`
+    /// (a list) or a YAML list whose items may be whole sections: `terrain=[{model: rigid},
+    /// {model: added_mass, medium: poppy_seeds, foot_radius: 0.038}]`. Repeatable: every
+    /// combination is solved; the first --vary changes fastest.
     #[arg(long = "vary", value_name = "PATH=RANGE", required = true)]
     pub vary: Vec<String>,
-    /// The hopper's problems: start each solve from its neighbour's plan (as `loam solve
-    /// --warm-start` does, across terrains too: `--vary terrain.model=rigid,added_mass`):
-    /// along the first --vary, in order, in this process; each value of the other --vary
-    /// starts a new chain, solved cold first. A chain follows its first plan's local optimum:
-    /// sweep heights from the top down (task.apex_height=0.10:0.03:0.01), where the measured
-    /// plans are the cold ones' or better (README, "Warm starts").
+    /// Start each point from its neighbour's plan along the first --vary, in its order, as
+    /// `loam solve --warm-start` does (across grounds too: put `--vary terrain=[...]` first):
+    /// each value of the other --vary starts a new chain, solved cold first; a point whose
+    /// neighbour did not converge is solved cold. Chains run side by side (--jobs). A chain
+    /// follows its first plan's local optimum: sweep heights from the top down
+    /// (task.apex_rise=0.10:0.03:0.01; README, "Warm starts").
     #[arg(long)]
     pub warm_start: bool,
-    /// Fixed overrides applied to every point: --set phases.0.nodes=41 (repeatable).
+    /// Fixed overrides applied to every point: --set schedule.0.nodes=41 (repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub overrides: Vec<String>,
     /// Output folder (default: runs/<problem name>-sweep). Run again with the same
@@ -70,7 +69,8 @@ pub struct Args {
     /// solves the rest.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Parallel solves for a cold sweep (default: the available cores).
+    /// Points (or, with --warm-start, chains) solved side by side (default: the available
+    /// cores).
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Print nothing but errors.
@@ -86,25 +86,10 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum SweepCommand {
-    /// Join the shards of a sweep (run with --shard I/N) into sweep.csv and draw its figures.
+    /// Join the shards of a sweep (run with --shard I/N) into sweep.csv (and, for a sweep
+    /// over grounds, replays.csv) and draw its figures; exit 1 when a plan did not converge,
+    /// as the unsharded sweep.
     Merge(shard::MergeArgs),
-}
-
-/// One plan of the sweep, loaded and validated.
-struct Point {
-    /// 0-based index of the combination in the whole sweep.
-    index: usize,
-    problem: Problem,
-    overrides: Vec<String>,
-    dir: PathBuf,
-    /// (path, value) of every --vary at this point, in --vary order.
-    varied: Vec<(String, String)>,
-    /// `apex_height=0.05 drag_scaling=10`, for progress.
-    label: String,
-    /// Names the plan and its start (see `point.rs`).
-    identity: String,
-    /// A warm sweep's point solved from the point at this position of the list.
-    after: Option<usize>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
@@ -122,60 +107,39 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .collect::<Result<_, _>>()?;
     if args.warm_start && !args.quiet && rises(&axes[0]) {
         eprintln!(
-            "note: this warm chain climbs in apex height; a chain follows its first plan's local \
-             optimum, and on rigid ground one from 30 mm up ended up to 65 % above the cold \
-             plans where one from the top down reached them or better (README, \"Warm starts\"): \
-             write the range from the top, e.g. task.apex_height=0.10:0.03:0.01"
+            "note: this warm chain climbs in apex rise; a chain follows its first plan's local \
+             optimum, and the hopper's on rigid ground from 30 mm up ended up to 62 % above the \
+             cold plans where one from the top down reached them or better (README, \"Warm \
+             starts\"): write the range from the top, e.g. task.apex_rise=0.10:0.03:0.01"
         );
     }
-    let text = std::fs::read_to_string(&file).unwrap_or_default();
-    if problem::is_planar(&text, &args.overrides) {
-        let base = super::ProblemArgs {
-            file: file.clone(),
-            overrides: args.overrides.clone(),
-        }
-        .load_any()?;
-        let name = match &base {
-            problem::AnyProblem::Planar(p) => p.name().to_string(),
-            problem::AnyProblem::Hopper(p) => p.name().to_string(),
-        };
-        let out = args
-            .out
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("runs").join(format!("{name}-sweep")));
-        interrupt::install();
-        return planar::run(&args, &file, &axes, &out);
-    }
-    // The hopper's sweep names its folders and sweep.csv's fields by the values as given.
-    let section = |v: &String| v.contains(',') || v.starts_with(['{', '[']);
-    if let Some(axis) = axes.iter().find(|a| a.values.iter().any(section)) {
-        return Err(BadInput(format!(
-            "--vary {}: the hopper's sweep varies single values (a range or a list of them), \
-             not whole sections; a planar robot's problem (the hopper as `problems/hopper_jump.yaml`) \
-             takes a YAML list of sections",
-            axis.path
-        ))
-        .into());
-    }
-    let base = super::ProblemArgs {
-        file: file.clone(),
-        overrides: args.overrides.clone(),
-    }
-    .load()?;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("runs").join(format!("{}-sweep", base.name())));
 
     // Every point is loaded and validated (those of the other shards too) before anything is
     // solved or written.
     let combos = combinations(&axes);
+    let mut names = std::collections::HashSet::new();
+    if let Some(combo) = combos
+        .iter()
+        .find(|c| !names.insert(loam::sweep::point_name(c)))
+    {
+        return Err(BadInput(format!(
+            "--vary: two points would share the folder {} (values that differ only in \
+             punctuation)",
+            loam::sweep::point_name(combo)
+        ))
+        .into());
+    }
     let mut problems = Vec::new();
     for combo in &combos {
         let mut overrides = args.overrides.clone();
         overrides.extend(combo.iter().map(|(p, v)| format!("{p}={v}")));
-        problems.push((problem::load(&file, &overrides)?, overrides));
+        problems.push((points::load(&file, &overrides)?, overrides));
     }
+    let base = points::load(&file, &args.overrides)?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("runs").join(format!("{}-sweep", base.name())));
     // A warm sweep's chain: the values of the first --vary at one value of the others.
     let chain = if args.warm_start {
         axes[0].values.len()
@@ -186,13 +150,15 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         Some(shard) => shard.select(combos.len(), chain),
         None => (0..combos.len()).collect(),
     };
-    let points = points_of(&selected, chain, &combos, problems, &out)?;
+    let points = points::points_of(&selected, chain, &combos, &problems, &out)?;
 
     interrupt::install();
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     // A table of the whole sweep no longer describes the folder once any part of it is redone.
-    remove_file(&out.join("sweep.csv"))?;
-    let header = table::header(&axes);
+    for table in ["sweep.csv", "replays.csv"] {
+        remove_file(&out.join(table))?;
+    }
+    let header = row::header(&axes);
     if let Some(shard) = args.shard {
         remove_file(&shard.csv_path(&out))?;
         let manifest = Manifest {
@@ -224,16 +190,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let started = Instant::now();
     let bar = progress::bar(points.len() as u64, args.quiet, "plans");
     bar.set_position(resumed as u64);
-    let solved = if args.warm_start {
-        solve_warm(&points, &mut done, &out, &bar)
-    } else {
-        let jobs = args.jobs.unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        });
-        solve_cold(&file, &points, &mut done, jobs.max(1), &out, &bar)
-    };
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let solved = solve::solve_all(&file, &points, &mut done, jobs, &bar);
     bar.finish_and_clear();
     if solved.is_err() || interrupt::requested() {
         for p in &points {
@@ -257,31 +218,33 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .zip(done)
         .map(|(p, lines)| (p.index, lines.expect("every plan is done")))
         .collect();
-    let written = match args.shard {
+    let lines: Vec<&String> = finished.iter().flat_map(|(_, lines)| lines).collect();
+    let all_converged = lines.iter().all(|l| row::converged(l, axes.len()));
+    let (written, replays) = match args.shard {
         Some(shard) => {
             let path = shard.csv_path(&out);
-            output::write_atomic(&path, shard::shard_csv(&header, &finished).as_bytes())?;
-            path
+            loam::output::write_atomic(&path, shard::shard_csv(&header, &finished).as_bytes())?;
+            (path, None)
         }
         None => {
-            let mut csv = header.clone() + "\n";
-            for line in finished.iter().flat_map(|(_, lines)| lines) {
-                csv.push_str(line);
-                csv.push('\n');
-            }
-            let path = out.join("sweep.csv");
-            output::write_atomic(&path, csv.as_bytes())?;
-            path
+            let path = row::write_table(&out, &header, lines.iter().copied())?;
+            // A sweep over grounds replays every plan on each of them (`replays.rs`).
+            let replays = match replays::terrain_axis(&axes) {
+                Some(axis) => replays::write(&points, &axes, axis, &out, jobs)?,
+                None => None,
+            };
+            (path, replays)
         }
     };
 
     if !args.quiet {
-        let rows: Vec<Row> = finished
-            .iter()
-            .flat_map(|(_, lines)| lines)
-            .filter_map(|line| Row::parse(line, &axes))
-            .collect();
-        table::print(&rows);
+        println!("{header}");
+        for line in &lines {
+            println!("{line}");
+        }
+        if let Some((_, rows)) = &replays {
+            table::print(rows);
+        }
         let shard = args.shard.map_or(String::new(), |s| {
             format!(
                 " (shard {}/{} of {} in all)",
@@ -295,17 +258,23 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             n => format!("; {n} done by an earlier run, kept"),
         };
         println!(
-            "{} plans{shard}: {} solved in {:.2} s ({}){kept}, replayed on two terrains each; wrote {}",
+            "{} plans{shard}: {} solved in {:.2} s ({}){kept}; wrote {}",
             points.len(),
             points.len() - resumed,
             solve_seconds,
             if args.warm_start {
-                "warm-started in order"
+                "warm-started along the first --vary, chains in parallel"
             } else {
                 "cold, in parallel"
             },
             written.display()
         );
+        if let Some((path, _)) = &replays {
+            println!(
+                "wrote {} (every plan replayed on every ground of the sweep)",
+                path.display()
+            );
+        }
         if args.shard.is_some() {
             println!(
                 "when every shard is done: loam sweep merge {}",
@@ -313,51 +282,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             );
         }
     }
-    Ok(0)
+    Ok(if all_converged { 0 } else { 1 })
 }
 
-/// Whether `axis` is the apex height, rising from its first value to its last.
+/// Whether `axis` is an apex rise, rising from its first value to its last.
 fn rises(axis: &Axis) -> bool {
     let first = axis.values.first().and_then(|v| v.parse::<f64>().ok());
     let last = axis.values.last().and_then(|v| v.parse::<f64>().ok());
-    axis.path == "task.apex_height" && matches!((first, last), (Some(a), Some(b)) if b > a)
-}
-
-/// The points of the `selected` combinations (0-based, in order), `problems` being every
-/// combination's problem and overrides; a warm sweep's chains are `chain` combinations long.
-fn points_of(
-    selected: &[usize],
-    chain: usize,
-    combos: &[Vec<(String, String)>],
-    mut problems: Vec<(Problem, Vec<String>)>,
-    out: &Path,
-) -> anyhow::Result<Vec<Point>> {
-    let mut points = Vec::new();
-    for (position, &k) in selected.iter().enumerate() {
-        let (problem, overrides) = std::mem::take(&mut problems[k]);
-        let varied = combos[k].clone();
-        let (name, label) = point_dir(&problem, &varied);
-        let dir = out.join(name);
-        // Within a chain, from the previous point (a shard holds whole chains, in order).
-        let after = (k % chain != 0).then(|| position - 1);
-        let start = match after {
-            None => "cold".to_string(),
-            Some(previous) => format!("warm from combination {}", selected[previous] + 1),
-        };
-        let identity =
-            point::fingerprint(&format!("{}\n{start}", serde_json::to_string(&problem)?));
-        points.push(Point {
-            index: k,
-            problem,
-            overrides,
-            dir,
-            varied,
-            label,
-            identity,
-            after,
-        });
-    }
-    Ok(points)
+    axis.path == "task.apex_rise" && matches!((first, last), (Some(a), Some(b)) if b > a)
 }
 
 fn remove_file(path: &Path) -> anyhow::Result<()> {
@@ -369,230 +301,11 @@ fn remove_file(path: &Path) -> anyhow::Result<()> {
     }
 }
 
-/// Solves the points not yet `done`, each in its own `loam solve` process, `jobs` at a time,
-/// replays each and marks it done. Returns early, leaving the rest undone, on Ctrl-C.
-fn solve_cold(
-    file: &Path,
-    points: &[Point],
-    done: &mut [Option<Vec<String>>],
-    jobs: usize,
-    out: &Path,
-    bar: &ProgressBar,
-) -> anyhow::Result<()> {
-    let exe = std::env::current_exe().context("locating the loam binary")?;
-    let pending: Vec<usize> = (0..points.len()).filter(|&i| done[i].is_none()).collect();
-    let next = AtomicUsize::new(0);
-    let failure = Mutex::new(None);
-    let finished = Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.min(pending.len()) {
-            scope.spawn(|| loop {
-                if interrupt::requested() || failure.lock().unwrap().is_some() {
-                    break;
-                }
-                let Some(&i) = pending.get(next.fetch_add(1, Ordering::SeqCst)) else {
-                    break;
-                };
-                bar.set_message(points[i].label.clone());
-                match solve_cold_point(&exe, file, &points[i], out) {
-                    Ok(Some(lines)) => {
-                        finished.lock().unwrap().push((i, lines));
-                        bar.inc(1);
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        failure.lock().unwrap().get_or_insert(e);
-                    }
-                }
-            });
-        }
-    });
-    for (i, lines) in finished.into_inner().unwrap() {
-        done[i] = Some(lines);
-    }
-    match failure.into_inner().unwrap() {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
-}
-
-/// `loam solve FILE --out DIR -q --set O...`: one sweep point's solve, to be run by `exe`.
-fn solve_command(exe: &Path, file: &Path, dir: &Path, overrides: &[String]) -> Command {
-    let mut command = Command::new(exe);
-    command
-        .arg("solve")
-        .arg(file)
-        .arg("--out")
-        .arg(dir)
-        .arg("-q");
-    for o in overrides {
-        command.arg("--set").arg(o);
-    }
-    command
-}
-
-/// One plan of a cold sweep: `loam solve` in a process of its own, then the replays and the
-/// marker. None when Ctrl-C stopped it (its folder then lacks the marker and is redone).
-fn solve_cold_point(
-    exe: &Path,
-    file: &Path,
-    point: &Point,
-    out: &Path,
-) -> anyhow::Result<Option<Vec<String>>> {
-    use std::os::unix::process::CommandExt;
-    point::begin(&point.dir)?;
-    let mut command = solve_command(exe, file, &point.dir, &point.overrides);
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        // A process group of its own: Ctrl-C on the terminal reaches this process alone,
-        // which stops each solve itself and cleans up after it.
-        .process_group(0);
-    let mut child = command
-        .spawn()
-        .with_context(|| format!("running {}", exe.display()))?;
-    let mut stderr = child.stderr.take().expect("stderr is piped");
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
-        text
-    });
-    let status = loop {
-        if let Some(status) = child.try_wait().context("waiting for loam solve")? {
-            break Some(status);
-        }
-        if interrupt::requested() {
-            interrupt::forward(&child);
-            child.wait().context("waiting for loam solve")?;
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let stderr = reader.join().unwrap_or_default();
-    let status = match status {
-        Some(status) if !(interrupt::requested() && status.code().is_none()) => status,
-        // Stopped by us, or by the signal that stopped us (Slurm signals every process).
-        _ => {
-            point::remove_temporaries(&point.dir);
-            return Ok(None);
-        }
-    };
-    match status.code() {
-        // 0: converged, 1: not converged (a status, recorded in the run).
-        Some(0 | 1) => {}
-        Some(2) => {
-            return Err(BadInput(format!(
-                "solving {}: {}",
-                point.dir.display(),
-                stderr.trim()
-            ))
-            .into())
-        }
-        _ => anyhow::bail!(
-            "solving {}: loam solve ended with {status}: {}",
-            point.dir.display(),
-            stderr.trim()
-        ),
-    }
-    Ok(Some(replay_and_finish(point, out)?))
-}
-
-/// Replays a solved plan on both terrains and marks it done; its lines of `sweep.csv`.
-fn replay_and_finish(point: &Point, out: &Path) -> anyhow::Result<Vec<String>> {
-    let lines: Vec<String> = replay_point(point, out)?
-        .iter()
-        .map(Row::csv_line)
-        .collect();
-    point::finish(&point.dir, &point.identity, point.index + 1, &lines)?;
-    Ok(lines)
-}
-
-/// Solves the points not yet `done` in order, each from its neighbour's plan as `loam solve
-/// --warm-start` reads it from the neighbour's folder (so that a resumed sweep starts its next
-/// plan exactly as an uninterrupted one would), across terrains too.
-fn solve_warm(
-    points: &[Point],
-    done: &mut [Option<Vec<String>>],
-    out: &Path,
-    bar: &ProgressBar,
-) -> anyhow::Result<()> {
-    let mut kept = planner::Transcriptions::default();
-    for (i, point) in points.iter().enumerate() {
-        if done[i].is_some() {
-            continue;
-        }
-        let start = match point.after {
-            Some(j) => usable_start(super::warm_start::read(&points[j].dir)?, &point.problem)?,
-            None => None,
-        };
-        point::begin(&point.dir)?;
-        bar.set_message(point.label.clone());
-        let mut on_iteration = progress::ipopt(bar, &point.label);
-        // IPOPT's log, as `loam solve` writes it: a temporary moved in with the plan (the warm
-        // start and its cold retry, if any, in turn).
-        let log = point
-            .dir
-            .join(format!(".ipopt.log.tmp{}", std::process::id()));
-        std::fs::remove_file(&log).ok();
-        let logged = SolveSettings {
-            log_file: Some(log.clone()),
-            ..settings(&point.problem)
-        };
-        let solved = warm_start::plan_from_with(
-            &point.problem,
-            &logged,
-            start.as_ref().map(|s| &s.0),
-            Some(&mut on_iteration),
-            &mut kept,
-        );
-        let (plan, warm) = match solved {
-            Ok(solved) if !interrupt::requested() => solved,
-            other => {
-                std::fs::remove_file(&log).ok();
-                other?;
-                return Ok(());
-            }
-        };
-        let source = start.map(|(_, source)| source);
-        let provenance =
-            Provenance::new(super::warm_start::provenance(&point.problem, source, warm));
-        output::write_run_with(&point.dir, &point.problem, &plan, provenance, Some(&log))?;
-        done[i] = Some(replay_and_finish(point, out)?);
-        bar.inc(1);
-    }
-    Ok(())
-}
-
-/// Replays the plan in `point.dir` on its own terrain and on the other.
-fn replay_point(point: &Point, out: &Path) -> anyhow::Result<Vec<Row>> {
-    let plan = simulate::read_plan(&point.dir)?;
-    let objective = std::fs::read_to_string(point.dir.join("solution.json"))
-        .ok()
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-        .and_then(|json| json.get("objective").and_then(serde_json::Value::as_f64))
-        .unwrap_or(f64::NAN);
-    let mut rows = Vec::new();
-    for terrain in [point.problem.terrain.clone(), other_terrain(&point.problem)] {
-        let settings = loam::sim::reduced::Settings::default();
-        // A plan that did not converge may not replay at all; its row records no apex.
-        let achieved = loam::api::replay_and_write(&plan, &terrain, settings)
-            .ok()
-            .and_then(|s| s.apex_rise_m);
-        rows.push(Row {
-            plan_terrain: terrain_label(&point.problem.terrain),
-            target: point.problem.task.apex_height,
-            status: plan.status.clone(),
-            converged: plan.converged,
-            planned: plan.apex_rise,
-            solve_s: plan.solve_seconds,
-            iterations: plan.iterations,
-            objective,
-            varied: point.varied.clone(),
-            replay_terrain: terrain_label(&terrain),
-            achieved,
-            run_dir: loam::sweep::table::run_dir(&point.dir, out),
-        });
-    }
-    Ok(rows)
+/// The points of every combination of `axes` under `out`, for the merge (no problem loaded).
+fn every_point(axes: &[Axis], out: &Path) -> Vec<Point> {
+    combinations(axes)
+        .into_iter()
+        .enumerate()
+        .map(|(k, varied)| Point::at(k, varied, out))
+        .collect()
 }

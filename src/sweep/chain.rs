@@ -1,6 +1,9 @@
-//! A sweep's warm-started chain, solved in one process: each plan from its neighbour's when
-//! the neighbour's is a usable start (`planner::warm_start`), every height of one problem
-//! sharing one transcription (`planner::Transcriptions`).
+//! The hopper planner's warm-started chain, solved in one process: each plan from its
+//! neighbour's when the neighbour's is a usable start (`planner::warm_start`), every height of
+//! one problem sharing one transcription (`planner::Transcriptions`).
+//!
+//! `loam bench sweep` times it; `loam sweep` no longer does (its warm chains run `loam solve
+//! --warm-start` on robot files, `cli/sweep/solve.rs`). It goes with the hopper planner.
 
 use crate::planner::warm_start::{self, PlanStart};
 use crate::planner::{self, Plan, PlanError};

@@ -1,24 +1,21 @@
-//! Sweeps: one problem solved over a grid of values of its fields (`loam sweep FILE --vary
-//! PATH=RANGE`), every plan replayed on its own terrain and on the other, one row per plan and
-//! replay in `sweep.csv`.
+//! Sweeps: one robot file's problem solved over a grid of values of its fields (`loam sweep
+//! FILE --vary PATH=RANGE`), every plan replayed on its own ground (and, for a sweep over
+//! grounds, on each other ground of the sweep), one row per plan in `sweep.csv`.
 //!
 //! The library holds the sweep's logic; `loam sweep` (`cli/sweep.rs`) runs it: solving points
-//! in processes of their own or in order in one, resuming, progress, the console table.
+//! in processes of their own, warm chains, resuming, progress, the console table.
 //! - the grid ([`Axis`], [`parse_axis`], [`combinations`]: the first axis changes fastest) and
-//!   where each point's plan lives ([`point_dir`]);
-//! - the warm-started chain (`chain`, with the `planner` feature): the values of the first
-//!   axis solved in order, each from its neighbour's plan when that plan is a usable start;
-//! - which terrain each plan is also replayed on ([`other_terrain`]);
-//! - the rows of `sweep.csv`, one column per varied field ([`table`]);
-//! - slicing a sweep into shards that never split a warm chain ([`shard`]).
+//!   where each point's plan lives ([`point_name`]);
+//! - the rows of `replays.csv`, every plan on every ground, one column per varied field
+//!   ([`table`]);
+//! - slicing a sweep into shards that never split a warm chain ([`shard`]);
+//! - `chain` (with the `planner` feature): the hopper planner's warm chain in one process,
+//!   which `loam bench sweep` still times; `loam sweep` no longer uses it.
 
 #[cfg(feature = "planner")]
 pub mod chain;
 pub mod shard;
 pub mod table;
-
-use crate::problem::{self, Problem, TerrainModel};
-use crate::sim::replay::terrain_label;
 
 /// A `--vary` that cannot be read: the spec and what is wrong with it.
 #[derive(Debug, thiserror::Error)]
@@ -152,29 +149,33 @@ pub fn combinations(axes: &[Axis]) -> Vec<Vec<(String, String)>> {
     combos
 }
 
-/// The folder of a point's plan, under the sweep's: its terrain and each varied field's last
-/// path segment with its value (`poppy_seeds-apex_height=0.05`); and the short label of the
-/// point (`apex_height=0.05`), for progress.
-pub fn point_dir(problem: &Problem, varied: &[(String, String)]) -> (String, String) {
-    let short: Vec<String> = varied
+/// The folder of a point's plan, under the sweep's: each varied field's last path segment with
+/// its value, a section's value by its words (`apex_rise=0.05-terrain=model_rigid`).
+pub fn point_name(varied: &[(String, String)]) -> String {
+    let parts: Vec<String> = varied
         .iter()
-        .map(|(p, v)| format!("{}={v}", p.rsplit('.').next().unwrap_or(p)))
+        .map(|(p, v)| {
+            let words: Vec<&str> = v
+                .split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '-'))
+                .filter(|w| !w.is_empty())
+                .collect();
+            format!("{}={}", last_segment(p), words.join("_"))
+        })
         .collect();
-    (
-        format!("{}-{}", terrain_label(&problem.terrain), short.join("-")),
-        short.join(" "),
-    )
+    parts.join("-")
 }
 
-/// The other terrain of the paper's comparison: rigid for a granular plan, the file's medium
-/// for a rigid plan.
-pub fn other_terrain(problem: &Problem) -> problem::Terrain {
-    let mut other = problem.terrain.clone();
-    other.model = match problem.terrain.model {
-        TerrainModel::Rigid => TerrainModel::AddedMass,
-        TerrainModel::AddedMass => TerrainModel::Rigid,
-    };
-    other
+/// A point's short label for progress: `apex_rise=0.05 terrain={model: rigid}`.
+pub fn point_label(varied: &[(String, String)]) -> String {
+    let parts: Vec<String> = varied
+        .iter()
+        .map(|(p, v)| format!("{}={v}", last_segment(p)))
+        .collect();
+    parts.join(" ")
+}
+
+fn last_segment(path: &str) -> &str {
+    path.rsplit('.').next().unwrap_or(path)
 }
 
 #[cfg(test)]
@@ -225,6 +226,26 @@ mod tests {
         ] {
             assert!(parse_axis(spec).is_err(), "{spec}");
         }
+    }
+
+    #[test]
+    fn a_points_folder_names_its_values_and_a_sections_words() {
+        let varied = [
+            ("task.apex_rise".to_string(), "0.03".to_string()),
+            (
+                "terrain".to_string(),
+                "{model: added_mass, medium: poppy_seeds, foot_radius: 0.038}".to_string(),
+            ),
+        ];
+        assert_eq!(
+            point_name(&varied),
+            "apex_rise=0.03-terrain=model_added_mass_medium_poppy_seeds_foot_radius_0.038"
+        );
+        assert_eq!(
+            point_label(&varied[..1]),
+            "apex_rise=0.03",
+            "the last path segment"
+        );
     }
 
     #[test]
