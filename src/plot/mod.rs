@@ -6,7 +6,7 @@
 //! | the folder holds | figure |
 //! |---|---|
 //! | `solution.json` + `trajectory.csv` (a `loam solve` run), an optional `replay.csv` | `planar_run`: base and joint coordinates, inputs with their limits, contact normal forces against time, phases shaded, the replay dashed; `filmstrip`: stick figures along the plan at equal scale; with `animate`, `animation.gif`: the moving stick figure; per `replay-on-<ground>.csv`, `planar_run-on-<ground>` with that replay |
-//! | `sweep.csv` (a `loam sweep`) | `sweep_apex` (commanded against achieved apex per group, the paper's Fig. 5) and `sweep_commands` (z_d(t) of every plan, per planning terrain, the paper's Fig. 6) |
+//! | `sweep.csv` (a `loam sweep`) | `sweep_planar` (planned and replayed figures against the first varied field), `sweep_apex` (from `replays.csv`, a sweep over grounds: commanded against achieved apex per group, the paper's Fig. 5) and `sweep_commands` (every plan's actuator command against time, one panel per ground, the paper's Fig. 6); a hopper-planner `sweep.csv` of an older loam: `sweep_apex` |
 //!
 //! Before drawing, the files are checked to belong together (`output::identity`): the plan's
 //! `solution.json` and `trajectory.csv`, each replay against its JSON record and the plan, a
@@ -14,8 +14,8 @@
 //! A figure whose data is absent (a committed sweep keeps `sweep.csv` but not its plans) is
 //! skipped, and [`PlotReport::skipped`] says why; the file already there is left as it was.
 //!
-//! Reading (`table`, `data`, `planar::read`), drawing (`planar`, `sweep`, `planar_sweep`) and
-//! the shared look (`style`) live apart. Nothing here prints.
+//! Reading (`table`, `data`, `planar::read`), drawing (`planar`, `planar_sweep`, `sweep`,
+//! `sweep_commands`) and the shared look (`style`) live apart. Nothing here prints.
 
 mod animation;
 pub mod calibration;
@@ -26,6 +26,7 @@ mod planar_sweep;
 mod robot;
 mod style;
 mod sweep;
+mod sweep_commands;
 pub mod table;
 pub mod validation;
 pub mod wrench;
@@ -261,7 +262,7 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
             &out.join("sweep_planar"),
             settings.formats,
         )?);
-        // A sweep over grounds: every plan on every ground, the hopper's apex figure.
+        // A sweep over grounds: every plan on every ground, the paper's Fig. 5.
         let replays = dir.join("replays.csv");
         if replays.is_file() {
             match planar_sweep::replay_grounds_drawn(&replays)? {
@@ -272,15 +273,13 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
                 Err(why) => report.skipped.push(("sweep_apex".into(), why)),
             }
         }
-    } else if contents.sweep {
-        let sweep = data::Sweep::load(dir)?;
-        save_apex(&sweep, &out, settings, &mut report)?;
-        let plans = sweep_plans(dir, &sweep);
+        // The planned commands of every point, the paper's Fig. 6.
+        let plans = sweep_plans(dir)?;
         if plans.present.is_empty() {
             report.skipped.push((
                 "sweep_commands".into(),
                 format!(
-                    "none of the {} plan folders that sweep.csv names (column run_dir) is here with its trajectory.csv",
+                    "none of the {} plan folders that sweep.csv names (column run) is here with its trajectory.csv",
                     plans.named
                 ),
             ));
@@ -288,13 +287,29 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
             for run in &plans.present {
                 identity::verify_plan(run)?;
             }
-            let commands = sweep::CommandFigure::load(dir, &sweep)?;
+            let commands = sweep_commands::CommandFigure::load(dir)?;
             report.files.extend(style::save(
                 &commands,
                 &out.join("sweep_commands"),
                 settings.formats,
             )?);
         }
+    } else if contents.sweep {
+        // The hopper planner's sweep.csv of an older loam: its apex figure, from its own
+        // columns (those of replays.csv); its command figure needs a planar sweep's plans.
+        let sweep = data::Sweep::load(dir)?;
+        save_apex(&sweep, &out, settings, &mut report)?;
+        let plans: std::collections::BTreeSet<&PathBuf> =
+            sweep.rows.iter().map(|r| &r.run_dir).collect();
+        report.skipped.push((
+            "sweep_commands".into(),
+            format!(
+                "sweep.csv is an older loam's sweep by the hopper planner ({} plans in column \
+                 run_dir); the command figure draws a robot file's sweep from each plan's \
+                 trajectory.csv: sweep it again (loam sweep problems/hopper_granular.yaml ...)",
+                plans.len()
+            ),
+        ));
     }
     if contents.run && dir.join("validation/validation.json").is_file() {
         // `loam validate`'s figure, redrawn from its table beside it (or under --out).
@@ -362,17 +377,20 @@ fn save_apex(
     Ok(())
 }
 
-fn sweep_plans(dir: &Path, sweep: &data::Sweep) -> SweepPlans {
-    let mut named: Vec<&PathBuf> = sweep.rows.iter().map(|r| &r.run_dir).collect();
+/// The plan folders a planar sweep's `sweep.csv` names (column `run`), and those of them
+/// that are here with their plan.
+fn sweep_plans(dir: &Path) -> Result<SweepPlans, PlotError> {
+    let table = table::Table::read(&dir.join("sweep.csv"))?;
+    let mut named: Vec<&str> = table.text("run")?;
     named.sort();
     named.dedup();
     let present = named
         .iter()
         .map(|run| dir.join(run))
-        .filter(|run| run.join("trajectory.csv").is_file())
+        .filter(|run| run.join("trajectory.csv").is_file() && run.join("solution.json").is_file())
         .collect();
-    SweepPlans {
+    Ok(SweepPlans {
         named: named.len(),
         present,
-    }
+    })
 }

@@ -26,7 +26,7 @@ pub fn is_planar_sweep(dir: &Path) -> bool {
 }
 
 /// The x axis's label: the varied field's path with its unit where the name tells it.
-fn x_label(field: &str) -> String {
+pub(super) fn x_label(field: &str) -> String {
     let last = field.rsplit('.').next().unwrap_or(field);
     let unit = if ["distance", "apex_rise", "foot_radius", "gravity"].contains(&last)
         || last.ends_with("_length")

@@ -83,16 +83,6 @@ pub enum Stroke {
     Dashed(u32, u32),
 }
 
-/// Cycles through distinguishable dash patterns.
-pub fn dash(i: usize) -> Stroke {
-    [
-        Stroke::Dashed(10, 5),
-        Stroke::Dashed(3, 4),
-        Stroke::Dashed(16, 4),
-        Stroke::Dashed(6, 8),
-    ][i % 4]
-}
-
 /// A marker at data points.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Marker {

@@ -1,18 +1,15 @@
-//! Sweeps: one problem solved over a grid of values of its fields (`loam sweep FILE --vary
-//! PATH=RANGE`), every plan replayed on its own terrain and on the other, one row per plan and
-//! replay in `sweep.csv`.
+//! Sweeps: one robot file's problem solved over a grid of values of its fields (`loam sweep
+//! FILE --vary PATH=RANGE`), every plan replayed on its own ground (and, for a sweep over
+//! grounds, on each other ground of the sweep), one row per plan in `sweep.csv`.
 //!
 //! The library holds the sweep's logic; `loam sweep` (`cli/sweep.rs`) runs it: solving points
-//! in processes of their own or in order in one, resuming, progress, the console table.
+//! in processes of their own, warm chains, resuming, progress, the console table.
 //! - the grid ([`Axis`], [`parse_axis`], [`combinations`]: the first axis changes fastest) and
-//!   where each point's plan lives ([`point_dir`]);
-//! - the warm-started chain (`chain`, with the `planner` feature): the values of the first
-//!   axis solved in order, each from its neighbour's plan when that plan is a usable start;
-//! - which terrain each plan is also replayed on ([`other_terrain`]);
-//! - the rows of `sweep.csv`, one column per varied field ([`table`]);
+//!   where each point's plan lives ([`point_name`]);
+//! - the rows of `replays.csv`, every plan on every ground, one column per varied field
+//!   ([`table`]);
 //! - slicing a sweep into shards that never split a warm chain ([`shard`]).
 
-#[cfg(feature = "planner")]
 pub mod shard;
 pub mod table;
 
@@ -148,6 +145,35 @@ pub fn combinations(axes: &[Axis]) -> Vec<Vec<(String, String)>> {
     combos
 }
 
+/// The folder of a point's plan, under the sweep's: each varied field's last path segment with
+/// its value, a section's value by its words (`apex_rise=0.05-terrain=model_rigid`).
+pub fn point_name(varied: &[(String, String)]) -> String {
+    let parts: Vec<String> = varied
+        .iter()
+        .map(|(p, v)| {
+            let words: Vec<&str> = v
+                .split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '-'))
+                .filter(|w| !w.is_empty())
+                .collect();
+            format!("{}={}", last_segment(p), words.join("_"))
+        })
+        .collect();
+    parts.join("-")
+}
+
+/// A point's short label for progress: `apex_rise=0.05 terrain={model: rigid}`.
+pub fn point_label(varied: &[(String, String)]) -> String {
+    let parts: Vec<String> = varied
+        .iter()
+        .map(|(p, v)| format!("{}={v}", last_segment(p)))
+        .collect();
+    parts.join(" ")
+}
+
+fn last_segment(path: &str) -> &str {
+    path.rsplit('.').next().unwrap_or(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,6 +222,26 @@ mod tests {
         ] {
             assert!(parse_axis(spec).is_err(), "{spec}");
         }
+    }
+
+    #[test]
+    fn a_points_folder_names_its_values_and_a_sections_words() {
+        let varied = [
+            ("task.apex_rise".to_string(), "0.03".to_string()),
+            (
+                "terrain".to_string(),
+                "{model: added_mass, medium: poppy_seeds, foot_radius: 0.038}".to_string(),
+            ),
+        ];
+        assert_eq!(
+            point_name(&varied),
+            "apex_rise=0.03-terrain=model_added_mass_medium_poppy_seeds_foot_radius_0.038"
+        );
+        assert_eq!(
+            point_label(&varied[..1]),
+            "apex_rise=0.03",
+            "the last path segment"
+        );
     }
 
     #[test]

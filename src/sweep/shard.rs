@@ -7,12 +7,13 @@
 //!   unsharded sweep.
 //!
 //! Each shard writes `shard-I-of-N.json` (which sweep) and `shard-I-of-N.csv` (its rows of
-//! `sweep.csv` after a `combination` column); `loam sweep merge` joins them.
+//! `sweep.csv` after a `combination` column); `loam sweep merge` joins them (and, for a sweep
+//! over grounds, replays every plan on every ground into `replays.csv`).
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use super::Axis;
+use super::{parse_axis, Axis, VaryError};
 
 /// `--shard I/N`, 1 ≤ I ≤ N.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,11 +71,28 @@ impl Shard {
     }
 }
 
-/// The `vary` entries of a manifest: every value, whatever the range was written as.
+/// The `vary` entries of a manifest: every value, whatever the range was written as:
+/// `PATH=v1,v2,…`, or, where a value holds a comma or is a section (`{model: rigid}`), the
+/// YAML list `PATH=[v1, v2]` that `--vary` reads. [`axes_of`] reads them back.
 pub fn vary_specs(axes: &[Axis]) -> Vec<String> {
     axes.iter()
-        .map(|a| format!("{}={}", a.path, a.values.join(",")))
+        .map(|a| {
+            let yaml = a
+                .values
+                .iter()
+                .any(|v| v.contains(',') || v.starts_with(['{', '[']));
+            if yaml {
+                format!("{}=[{}]", a.path, a.values.join(", "))
+            } else {
+                format!("{}={}", a.path, a.values.join(","))
+            }
+        })
         .collect()
+}
+
+/// The axes a manifest's `vary` names, with their values as the sweep spelled them.
+pub fn axes_of(specs: &[String]) -> Result<Vec<Axis>, VaryError> {
+    specs.iter().map(|spec| parse_axis(spec)).collect()
 }
 
 /// The shard's CSV: the `combination` column (1-based), then its rows of `sweep.csv`.
@@ -122,5 +140,23 @@ mod tests {
         for text in ["0/3", "4/3", "x", "1/0", "1/", "/3", "-1/3", "1.5/3"] {
             assert!(text.parse::<Shard>().is_err(), "{text}");
         }
+    }
+
+    #[test]
+    fn a_manifests_axes_read_back_as_the_sweep_spelled_them() {
+        let axes = vec![
+            parse_axis("task.apex_rise=0.10:0.03:0.01").unwrap(),
+            parse_axis(
+                "terrain=[{model: added_mass, medium: poppy_seeds, foot_radius: 0.038}, {model: rigid}]",
+            )
+            .unwrap(),
+            parse_axis("terrain.friction=0.5,1").unwrap(),
+        ];
+        let specs = vary_specs(&axes);
+        assert_eq!(
+            specs[0],
+            "task.apex_rise=0.10,0.09,0.08,0.07,0.06,0.05,0.04,0.03"
+        );
+        assert_eq!(axes_of(&specs).unwrap(), axes);
     }
 }

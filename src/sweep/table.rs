@@ -1,9 +1,10 @@
-//! The rows of `sweep.csv`: written from a plan's replays, read back (from a finished plan's
-//! marker or a shard's CSV).
+//! The rows of `replays.csv`, a sweep over grounds with every plan replayed on every ground of
+//! the sweep (`cli/sweep/replays.rs`), in the columns the apex figure (the paper's Fig. 5)
+//! reads; older loams wrote the hopper planner's `sweep.csv` in them too.
 
 use super::Axis;
 
-/// One row of sweep.csv: a plan replayed on one terrain.
+/// One row of replays.csv: a plan replayed on one ground.
 pub struct Row {
     pub plan_terrain: String,
     pub target: f64,
@@ -12,7 +13,7 @@ pub struct Row {
     pub planned: f64,
     pub solve_s: f64,
     pub iterations: u64,
-    /// ½∫u² dt of the plan, from its solution.json (NaN if absent).
+    /// The plan's objective, from its solution.json (NaN if absent).
     pub objective: f64,
     /// (path, value) of every --vary.
     pub varied: Vec<(String, String)>,
@@ -21,16 +22,16 @@ pub struct Row {
     pub run_dir: String,
 }
 
-/// The fixed columns of `sweep.csv`, in their stable order; one column per --vary follows,
+/// The fixed columns of `replays.csv`, in their stable order; one column per --vary follows,
 /// named by its path (README documents each with its unit).
 const FIXED_COLUMNS: &str = "plan_terrain,apex_target_m,status,converged,planned_apex_m,solve_s,iterations,replay_terrain,achieved_apex_m,error_m,run_dir,objective";
 
-/// A plan's folder as `sweep.csv`'s `run_dir` names it: relative to the sweep's folder `out`.
+/// A plan's folder as `replays.csv`'s `run_dir` names it: relative to the sweep's folder `out`.
 pub fn run_dir(dir: &std::path::Path, out: &std::path::Path) -> String {
     dir.strip_prefix(out).unwrap_or(dir).display().to_string()
 }
 
-/// The header line of `sweep.csv` (no newline).
+/// The header line of `replays.csv` (no newline).
 pub fn header(axes: &[Axis]) -> String {
     let mut s = String::from(FIXED_COLUMNS);
     for axis in axes {
@@ -41,7 +42,7 @@ pub fn header(axes: &[Axis]) -> String {
 }
 
 impl Row {
-    /// The row as a line of `sweep.csv` (no newline).
+    /// The row as a line of `replays.csv` (no newline).
     pub fn csv_line(&self) -> String {
         let (achieved, error) = match self.achieved {
             Some(a) => (format!("{a:.6e}"), format!("{:.6e}", a - self.target)),

@@ -521,7 +521,8 @@ fn the_hopper_as_a_robot_file_jumps_on_the_grains() {
         0,
         &[],
     );
-    let committed = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/hopper_granular");
+    let committed =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/hopper_granular");
     for file in ["solution.json", "trajectory.csv"] {
         std::fs::copy(committed.join(file), dir.join("run").join(file)).unwrap();
     }

@@ -6,7 +6,7 @@ mod common;
 
 mod accuracy;
 mod analytic_optima;
-// mod bench_peer; (being ported to the robot-file hopper)
+mod bench_peer;
 mod cli;
 mod contact_models;
 mod dem_bulk;
@@ -48,7 +48,7 @@ mod transcription_error;
 mod two_stage;
 mod urdf;
 mod validate;
-// mod warm_start; (being ported to the one sweep path)
+mod warm_start;
 mod workflow_guards;
 mod wrench_extrapolation;
 mod wrench_hop;

@@ -262,15 +262,6 @@ fn a_planar_sweep_plans_and_replays_every_point() {
         args.extend_from_slice(extra);
         loam(manifest(), &args)
     };
-    let refused = sweep(&["--warm-start"]);
-    assert_eq!(refused.status, Some(2), "{}", refused.stderr);
-    assert!(
-        refused.stderr.contains("--warm-start"),
-        "{}",
-        refused.stderr
-    );
-    assert!(!out.exists(), "nothing is written");
-
     let run = sweep(&[]);
     assert_eq!(run.status, Some(0), "{}", run.stderr);
     let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();

@@ -289,44 +289,99 @@ fn a_run_with_replays_gives_the_run_figure() {
     check_figure(&out.join("run"), (1200, 1000), 10_000, &["no replay"]);
 }
 
-/// A sweep of two heights per terrain (real plans), with apexes chosen so that each group's
-/// mean absolute error is known.
+/// A CSV whose fields may be quoted (a sweep's varied section, `"{model: rigid}"`), as
+/// (header, rows of fields).
+fn read_quoted(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines().map(loam::plot::table::fields_of);
+    let header = lines.next().expect("a header");
+    (header, lines.collect())
+}
+
+/// A planar sweep of two heights on both grounds (real plans of problems/hopper_granular.yaml on
+/// coarse meshes), its `replays.csv` rewritten with apexes chosen so that each group's mean
+/// absolute error is known; its `sweep.csv` naming one more plan whose folder is not there.
 #[test]
 fn a_sweep_gives_the_apex_and_command_figures_with_each_groups_error() {
     let dir = TempDir::new("sweep");
-    let sweep = dir.path();
-    let heights = [0.04, 0.07];
-    // (plan terrain, replay terrain) -> achieved = commanded + offset [m]
+    let sweep = dir.path().join("sw");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/hopper_granular.yaml");
+    let output = loam(&[
+        "sweep",
+        file.to_str().expect("UTF-8 path"),
+        "--set",
+        "schedule.0.nodes=15",
+        "--set",
+        "schedule.1.nodes=15",
+        "--vary",
+        "task.apex_rise=0.04,0.07",
+        "--vary",
+        "terrain=[{model: added_mass, medium: poppy_seeds, foot_radius: 0.038}, {model: rigid}]",
+        "--out",
+        sweep.to_str().expect("UTF-8 path"),
+        "-q",
+    ]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    // (plan ground, replay ground) -> achieved = commanded + offset [m], per height; the
+    // granular plans' replays on rigid ground left out.
     let offsets = [
         ("rigid", "rigid", [0.002, -0.004]),
         ("rigid", "poppy_seeds", [-0.012, -0.030]),
         ("poppy_seeds", "poppy_seeds", [0.001, 0.003]),
     ];
-    let mut csv = String::from(
-        "plan_terrain,apex_target_m,status,converged,planned_apex_m,solve_s,iterations,\
-         replay_terrain,achieved_apex_m,error_m,run_dir\n",
-    );
-    for (plan, problem) in [
-        ("rigid", "hopper_rigid.yaml"),
-        ("poppy_seeds", "hopper_granular.yaml"),
-    ] {
-        for (k, h) in heights.iter().enumerate() {
-            let run_dir = format!("{plan}/apex_{:.0}mm", h * 1e3);
-            solve(problem, *h, &sweep.join(&run_dir));
-            for (p, replay, offset) in offsets.iter().filter(|o| o.0 == plan) {
-                let achieved = h + offset[k];
-                csv += &format!(
-                    "{p},{h},Solve_Succeeded,true,{h},0.3,100,{replay},{achieved},{},{run_dir}\n",
-                    achieved - h
-                );
-            }
-        }
+    let (header, rows) = read_quoted(&sweep.join("replays.csv"));
+    let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+    let line = |fields: &[String]| -> String {
+        let quoted: Vec<String> = fields.iter().map(|f| loam::output::csv_field(f)).collect();
+        quoted.join(",") + "\n"
+    };
+    let mut csv = header.join(",") + "\n";
+    for row in &rows {
+        let (plan, replay) = (&row[col("plan_terrain")], &row[col("replay_terrain")]);
+        let Some((_, _, offset)) = offsets.iter().find(|o| o.0 == plan && o.1 == replay) else {
+            continue;
+        };
+        let target: f64 = row[col("apex_target_m")].parse().unwrap();
+        let offset = offset[if target < 0.05 { 0 } else { 1 }];
+        let mut row = row.clone();
+        row[col("achieved_apex_m")] = format!("{}", target + offset);
+        row[col("error_m")] = format!("{offset}");
+        csv += &line(&row);
     }
     // A plan that did not converge, replayed with no apex: counted, not drawn.
-    csv += "poppy_seeds,0.1,Infeasible_Problem_Detected,false,0.08,0.5,300,poppy_seeds,,,poppy_seeds/apex_100mm\n";
-    std::fs::write(sweep.join("sweep.csv"), csv).expect("write sweep.csv");
+    let mut failed = rows
+        .iter()
+        .find(|r| r[col("plan_terrain")] == "poppy_seeds")
+        .expect("a granular plan")
+        .clone();
+    for (column, value) in [
+        ("apex_target_m", "0.1"),
+        ("status", "Infeasible_Problem_Detected"),
+        ("converged", "false"),
+        ("replay_terrain", "poppy_seeds"),
+        ("achieved_apex_m", "nan"),
+        ("error_m", "nan"),
+    ] {
+        failed[col(column)] = value.into();
+    }
+    csv += &line(&failed);
+    std::fs::write(sweep.join("replays.csv"), csv).expect("write replays.csv");
+    // sweep.csv names a fifth plan, whose folder is not here.
+    let table = std::fs::read_to_string(sweep.join("sweep.csv")).unwrap();
+    let last = table.lines().last().unwrap().to_string();
+    let missing = last.replacen("0.07,", "0.1,", 1).replace(
+        "apex_rise=0.07-terrain=model_rigid",
+        "apex_rise=0.1-terrain=model_rigid",
+    );
+    std::fs::write(sweep.join("sweep.csv"), format!("{table}{missing}\n")).unwrap();
 
-    let report = plot_dir(sweep, &PlotSettings::default()).expect("plot the sweep");
+    let report = plot_dir(&sweep, &PlotSettings::default()).expect("plot the sweep");
     let labels: Vec<&str> = report
         .sweep_groups
         .iter()
@@ -363,20 +418,52 @@ fn a_sweep_gives_the_apex_and_command_figures_with_each_groups_error() {
         ],
     );
     assert!(!apex.contains("granular plan on rigid ground"));
-    check_figure(
+    let commands = check_figure(
         &plots.join("sweep_commands"),
         (1200, 600),
         4000,
         &[
             "planned for rigid ground",
-            "planned for poppy seeds",
+            "planned for poppy_seeds (added mass)",
             "time t [s]",
-            "[mm]",
-            "40 mm",
-            "70 mm",
+            "commanded stroke z_d [mm]",
+            "task.apex_rise [m]",
             "1 plan(s) without trajectory.csv",
         ],
     );
+    // The legend names each height (the SVG writes a text's words on a line of their own).
+    for height in ["0.04", "0.07"] {
+        assert!(commands.lines().any(|l| l.trim() == height), "{height}");
+    }
+    // One line per plan: its command at every node of its trajectory.csv, one colour per
+    // height on both grounds (the legend's samples are wider, the grid black).
+    let mut lines: Vec<(String, usize)> = Vec::new();
+    for polyline in commands.split("<polyline").skip(1) {
+        let attribute = |name: &str| {
+            let start = polyline.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+            let end = start + polyline[start..].find('"').unwrap();
+            polyline[start..end].to_string()
+        };
+        if attribute("stroke-width") == "2" {
+            let points = attribute("points").split_whitespace().count();
+            lines.push((attribute("stroke"), points));
+        }
+    }
+    let mut drawn: Vec<usize> = lines.iter().map(|l| l.1).collect();
+    drawn.sort();
+    let mut nodes: Vec<usize> = std::fs::read_dir(&sweep)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("trajectory.csv"))
+        .filter(|t| t.is_file())
+        .map(|t| read_csv(&t).1.len())
+        .collect();
+    nodes.sort();
+    assert_eq!(nodes.len(), 4);
+    assert_eq!(drawn, nodes, "one line per plan, every node");
+    let mut colours: Vec<&String> = lines.iter().map(|l| &l.0).collect();
+    colours.sort();
+    colours.dedup();
+    assert_eq!(colours.len(), 2, "{lines:?}");
 }
 
 #[test]

@@ -4,7 +4,8 @@
 //! `bash results/regenerate.sh --cheap` writes the results again.
 //!
 //! Checked:
-//! - `results/jump-sweep/sweep.csv`: the 16-plan sweep solved and replayed again, every row;
+//! - `results/jump-sweep/replays.csv`: the 16-plan sweep solved and replayed again, every plan
+//!   on both grounds, every row;
 //! - every committed run folder (`results/*/solution.json`) whose committed solve took at most
 //!   `MAX_SOLVE_S`: its own command again (`provenance.command_line`, `--out` a temporary
 //!   folder), then `loam simulate` for each committed reduced-order replay
@@ -30,7 +31,7 @@
 //!   leaves room for another machine's rounding (not measured: no second kind of machine was
 //!   at hand) and fails a new optimum, and another path to an old one through its durations
 //!   and replays (and its iteration count).
-//! - `sweep.csv` prints 7 significant digits: one unit of the last printed digit is added,
+//! - `replays.csv` prints 7 significant digits: one unit of the last printed digit is added,
 //!   since a value that moved by rounding can print one unit apart.
 //! - Wall times (`solve_s`, `timing_s`, `median_step_us`) are not compared.
 
@@ -47,20 +48,10 @@ const ABS: f64 = 1e-9;
 /// check must stay well under 2 minutes on 2 cores.
 const MAX_SOLVE_S: f64 = 10.0;
 
-/// The jump sweep's arguments, as `results/regenerate.sh` gives them. The committed rows
-/// must be exactly the rows this makes (same plans, same order): a changed sweep in
-/// `regenerate.sh` fails here until this line follows it.
+/// The jump sweep's arguments, as `results/regenerate.sh` gives them: the hopper as a robot
+/// file on both grounds. The committed rows must be exactly the rows this makes (same plans,
+/// same order): a changed sweep in `regenerate.sh` fails here until this line follows it.
 const SWEEP_ARGS: &[&str] = &[
-    "sweep",
-    "problems/hopper_granular.yaml",
-    "--vary",
-    "task.apex_height=0.03:0.10:0.01",
-    "--vary",
-    "terrain.model=added_mass,rigid",
-];
-
-/// The planar jump sweep's arguments, as `results/regenerate.sh` gives them.
-const PLANAR_SWEEP_ARGS: &[&str] = &[
     "sweep",
     "problems/hopper_granular.yaml",
     "--vary",
@@ -434,7 +425,7 @@ fn mdp_scenarios_match_a_fresh_run() {
     drifts.assert_none("results/mdp/");
 }
 
-/// One unit of the last printed digit of a number as `sweep.csv` prints it (`2.987038e-2`,
+/// One unit of the last printed digit of a number as `replays.csv` prints it (`2.987038e-2`,
 /// `0.030000`): a value that moved by rounding alone can print one unit apart.
 fn printed_unit(text: &str) -> f64 {
     let (mantissa, exponent) = match text.split_once(['e', 'E']) {
@@ -445,17 +436,11 @@ fn printed_unit(text: &str) -> f64 {
     10f64.powi(exponent - decimals)
 }
 
+/// `results/jump-sweep/replays.csv`: every plan of the sweep on both grounds, in the columns
+/// of the apex figure (the paper's Fig. 5).
 #[test]
 fn jump_sweep_matches_a_fresh_sweep() {
-    sweep_matches_a_fresh_sweep("jump-sweep", "sweep.csv", SWEEP_ARGS);
-}
-
-/// The same sweep through the robot file and the planar pipeline (`results/regenerate.sh`'s
-/// part `jump-sweep-planar`): its `replays.csv`, every plan on both grounds, in the hopper
-/// sweep's columns.
-#[test]
-fn planar_jump_sweep_matches_a_fresh_sweep() {
-    sweep_matches_a_fresh_sweep("jump-sweep-planar", "replays.csv", PLANAR_SWEEP_ARGS);
+    sweep_matches_a_fresh_sweep("jump-sweep", "replays.csv", SWEEP_ARGS);
 }
 
 /// `results/FOLDER/FILE` against `loam ARGS --out TEMP` 's FILE, row by row.

@@ -628,7 +628,7 @@ fn a_sweep_without_its_plan_folders_keeps_its_command_figure() {
     let output = run_ok(&dir, &["plot", "jump-sweep"]);
     assert!(
         output.stdout.contains("skipped sweep_commands")
-            && output.stdout.contains("run_dir")
+            && output.stdout.contains("column run")
             && output.stdout.contains("trajectory.csv"),
         "{}",
         output.dump()

@@ -1,50 +1,68 @@
 //! Sweeps across machines and across interruptions: `loam sweep --shard I/N` and
-//! `loam sweep merge` give the table of an unsharded run; a sweep stopped by SIGINT leaves
+//! `loam sweep merge` give the tables of an unsharded run; a sweep stopped by SIGINT leaves
 //! no temporary files and, run again, finishes into the table of an uninterrupted run.
 //!
-//! Every sweep is a few heights of problems/hopper_rigid.yaml (well under a second a plan).
-//! Tables are compared with their `solve_s` column (wall time) left out.
+//! Every sweep is a few heights of the hopper's jump as a robot file (problems/hopper_granular.yaml)
+//! on coarse meshes (15 + 15 nodes: a second or less a plan on 2 cores). `sweep.csv` holds no
+//! wall time and is compared whole; `replays.csv` without its `solve_s` column.
 
 use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::run::{interrupt_when, loam, Output};
+use common::run::{interrupt_when, loam, read_json, shipped, Output};
 use common::temp_dir::TempDir;
 
-fn rigid() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("problems/hopper_rigid.yaml")
-        .display()
-        .to_string()
-}
+/// The meshes of every sweep here.
+const COARSE: [&str; 4] = [
+    "--set",
+    "schedule.0.nodes=15",
+    "--set",
+    "schedule.1.nodes=15",
+];
 
-/// `loam sweep hopper_rigid.yaml ARGS --out OUT`.
-fn sweep(dir: &Path, out: &str, args: &[&str]) -> Output {
-    let file = rigid();
-    let mut all = vec!["sweep", file.as_str()];
+/// Both grounds of the paper's sweep, as `--vary` takes them.
+const GROUNDS: &str =
+    "terrain=[{model: added_mass, medium: poppy_seeds, foot_radius: 0.038}, {model: rigid}]";
+
+/// `loam sweep hopper_granular.yaml --set (coarse) ARGS --out OUT` in `dir`, and its arguments.
+fn sweep_args<'a>(file: &'a str, out: &'a str, args: &[&'a str]) -> Vec<&'a str> {
+    let mut all = vec!["sweep", file];
+    all.extend_from_slice(&COARSE);
     all.extend_from_slice(args);
     all.extend_from_slice(&["--out", out]);
-    loam(dir, &all)
+    all
 }
 
-/// `sweep.csv` without its `solve_s` column (the wall time of each solve).
-fn table(path: &Path) -> Vec<String> {
+fn sweep(dir: &Path, out: &str, args: &[&str]) -> Output {
+    let file = shipped("hopper_granular.yaml");
+    loam(dir, &sweep_args(&file, out, args))
+}
+
+/// A table's lines, without the column `drop` if it has one (a wall time).
+fn table_without(path: &Path, drop: &str) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut lines = text.lines();
     let header = lines.next().expect("a header");
-    let time = header
-        .split(',')
-        .position(|c| c == "solve_s")
-        .expect("a solve_s column");
+    let time = loam::plot::table::fields_of(header)
+        .iter()
+        .position(|c| c == drop);
     std::iter::once(header)
         .chain(lines)
-        .map(|line| {
-            let mut fields: Vec<&str> = line.split(',').collect();
-            fields.remove(time);
-            fields.join(",")
+        .map(|line| match time {
+            Some(time) => {
+                let mut fields = loam::plot::table::fields_of(line);
+                fields.remove(time);
+                fields.join("|")
+            }
+            None => line.to_string(),
         })
         .collect()
+}
+
+/// `sweep.csv`, whole.
+fn table(path: &Path) -> Vec<String> {
+    table_without(path, "")
 }
 
 /// Files under `dir` (recursively) whose name marks a write in progress.
@@ -72,78 +90,101 @@ fn run_shards(dir: &Path, out: &str, args: &[&str], count: usize) -> Output {
         all.extend_from_slice(&["--shard", &shard, "-q"]);
         let run = sweep(dir, out, &all);
         assert_eq!(run.code(), 0, "shard {shard}: {}", run.dump());
+        assert!(
+            !dir.join(out).join("sweep.csv").exists()
+                && !dir.join(out).join("replays.csv").exists(),
+            "shard {shard} wrote a table of the whole sweep"
+        );
     }
     loam(dir, &["sweep", "merge", out])
 }
 
 #[test]
-fn a_cold_sweep_in_three_shards_merges_into_the_unsharded_table_and_figures() {
+fn a_cold_sweep_in_three_shards_merges_into_the_unsharded_tables_and_figures() {
     let dir = TempDir::new("shards-cold");
-    let heights = ["--vary", "task.apex_height=0.04:0.08:0.01"];
-    let whole = sweep(dir.path(), "whole", &[&heights[..], &["-q"]].concat());
+    let args = ["--vary", "task.apex_rise=0.08:0.04:0.02", "--vary", GROUNDS];
+    let whole = sweep(dir.path(), "whole", &[&args[..], &["-q"]].concat());
     assert_eq!(whole.code(), 0, "{}", whole.dump());
 
-    let merged = run_shards(dir.path(), "sharded", &heights, 3);
+    let merged = run_shards(dir.path(), "sharded", &args, 3);
     assert_eq!(merged.code(), 0, "{}", merged.dump());
     let sharded = dir.path().join("sharded");
-    // Every shard wrote files of its own; none wrote the sweep's table.
+    // Every shard wrote files of its own.
     for index in 1..=3 {
         for ext in ["json", "csv"] {
             assert!(sharded.join(format!("shard-{index}-of-3.{ext}")).is_file());
         }
     }
     let expected = table(&dir.path().join("whole/sweep.csv"));
-    assert_eq!(expected.len(), 1 + 2 * 5, "{expected:#?}");
+    assert_eq!(expected.len(), 1 + 3 * 2, "{expected:#?}");
     assert_eq!(table(&sharded.join("sweep.csv")), expected);
-    for figure in ["sweep_apex.png", "sweep_commands.png"] {
+    // Every plan on both grounds, as the unsharded sweep replays them.
+    let replays = table_without(&dir.path().join("whole/replays.csv"), "solve_s");
+    assert_eq!(replays.len(), 1 + 6 * 2, "{replays:#?}");
+    assert_eq!(
+        table_without(&sharded.join("replays.csv"), "solve_s"),
+        replays
+    );
+    for figure in ["sweep_planar.png", "sweep_apex.png", "sweep_commands.png"] {
         assert!(sharded.join("plots").join(figure).is_file(), "{figure}");
     }
     assert!(
-        merged.stdout.contains("merged 3 shards (5 plans)"),
+        merged.stdout.contains("merged 3 shards (6 plans)"),
         "{}",
         merged.dump()
     );
 }
 
 #[test]
-fn a_warm_sweep_in_three_shards_merges_into_the_unsharded_table() {
-    // Three chains (one per motor force) of two heights: each shard solves one chain, its
-    // first plan cold and the second from it, as the unsharded sweep does.
+fn a_warm_sweep_in_two_shards_merges_into_the_unsharded_table() {
+    // Two chains (one per ground) of two heights: each shard solves one chain, its first plan
+    // cold and the second from it, as the unsharded sweep does.
     let dir = TempDir::new("shards-warm");
     let args = [
         "--vary",
-        "task.apex_height=0.05,0.06",
+        "task.apex_rise=0.06,0.05",
         "--vary",
-        "task.max_motor_force=44,46,48",
+        GROUNDS,
         "--warm-start",
     ];
     let whole = sweep(dir.path(), "whole", &[&args[..], &["-q"]].concat());
     assert_eq!(whole.code(), 0, "{}", whole.dump());
-    let merged = run_shards(dir.path(), "sharded", &args, 3);
+    let merged = run_shards(dir.path(), "sharded", &args, 2);
     assert_eq!(merged.code(), 0, "{}", merged.dump());
     let expected = table(&dir.path().join("whole/sweep.csv"));
-    assert_eq!(expected.len(), 1 + 2 * 6);
+    assert_eq!(expected.len(), 1 + 4);
     // Same objectives, iterations and convergence, bit for bit: the chains are the same.
     assert_eq!(table(&dir.path().join("sharded/sweep.csv")), expected);
-    // The second plan of each chain was warm-started: fewer iterations than its cold first.
-    let iterations = |row: &str| row.split(',').nth(5).unwrap().parse::<u32>().unwrap();
-    for chain in expected[1..].chunks(4) {
-        assert!(iterations(&chain[2]) < iterations(&chain[0]), "{chain:#?}");
-    }
-    // Every plan has IPOPT's log, the warm-started ones too, and no temporary is left.
     for sweep_dir in ["whole", "sharded"] {
-        for entry in std::fs::read_dir(dir.path().join(sweep_dir)).unwrap() {
+        let folder = dir.path().join(sweep_dir);
+        for ground in [
+            "model_added_mass_medium_poppy_seeds_foot_radius_0.038",
+            "model_rigid",
+        ] {
+            // The chain's second plan started from its first.
+            let first = format!("apex_rise=0.06-terrain={ground}");
+            let second = format!("apex_rise=0.05-terrain={ground}");
+            let cold = read_json(&folder.join(&first).join("solution.json"));
+            let warm = read_json(&folder.join(&second).join("solution.json"));
+            assert_eq!(
+                cold["provenance"]["warm_start"],
+                serde_json::json!({"kind": "rest"})
+            );
+            assert_eq!(
+                warm["provenance"]["warm_start"]["plan_id"], cold["plan_id"],
+                "{sweep_dir}/{second}"
+            );
+        }
+        // Every plan has IPOPT's log, and no temporary is left.
+        for entry in std::fs::read_dir(&folder).unwrap() {
             let point = entry.unwrap().path();
             if !point.join("solution.json").is_file() {
                 continue;
             }
             let log = std::fs::read_to_string(point.join("ipopt.log")).unwrap_or_default();
             assert!(log.contains("EXIT:"), "{}: no ipopt.log", point.display());
-            for file in std::fs::read_dir(&point).unwrap() {
-                let name = file.unwrap().file_name().to_string_lossy().into_owned();
-                assert!(!name.contains(".tmp"), "{}: {name} left", point.display());
-            }
         }
+        assert_eq!(temporary_files(&folder), Vec::<PathBuf>::new());
     }
 }
 
@@ -166,23 +207,31 @@ fn merge_refuses_a_missing_an_unfinished_and_a_foreign_shard() {
         let run = sweep(
             dir.path(),
             out,
-            &["--vary", heights, "--shard", shard, "-q"],
+            &[
+                "--set",
+                "terrain={model: rigid}",
+                "--vary",
+                heights,
+                "--shard",
+                shard,
+                "-q",
+            ],
         );
         assert_eq!(run.code(), 0, "{}", run.dump());
     };
     let sw = dir.path().join("sw");
-    let ours = "task.apex_height=0.04,0.05";
+    let ours = "task.apex_rise=0.04,0.05";
     shard("sw", ours, "1/2");
     merge_refuses(dir.path(), "shard 2/2 is missing (no shard-2-of-2.json)");
 
     // Another sweep's shard 2 (other heights), started (its manifest is there).
-    shard("other", "task.apex_height=0.05,0.06", "2/2");
+    shard("other", "task.apex_rise=0.05,0.06", "2/2");
     let foreign = dir.path().join("other/shard-2-of-2.json");
     std::fs::copy(foreign, sw.join("shard-2-of-2.json")).unwrap();
     merge_refuses(
         dir.path(),
         "shard-2-of-2.json is from another sweep than shard-1-of-2.json: \
-         --vary task.apex_height=0.05,0.06 against task.apex_height=0.04,0.05",
+         --vary task.apex_rise=0.05,0.06 against task.apex_rise=0.04,0.05",
     );
 
     // Our own shard 2, started but not finished (no CSV).
@@ -195,9 +244,19 @@ fn merge_refuses_a_missing_an_unfinished_and_a_foreign_shard() {
     std::fs::copy(sw.join("shard-1-of-2.json"), sw.join("shard-1-of-3.json")).unwrap();
     merge_refuses(dir.path(), "different splits");
     std::fs::remove_file(sw.join("shard-1-of-3.json")).unwrap();
+
+    // A plan folder that is not there (shards on separate file systems).
+    let plan = sw.join("apex_rise=0.05");
+    std::fs::rename(&plan, dir.path().join("elsewhere")).unwrap();
+    merge_refuses(dir.path(), "the plan folders apex_rise=0.05 are not there");
+    std::fs::rename(dir.path().join("elsewhere"), &plan).unwrap();
+
     let merged = loam(dir.path(), &["sweep", "merge", "sw", "-q"]);
     assert_eq!(merged.code(), 0, "{}", merged.dump());
-    assert_eq!(table(&sw.join("sweep.csv")).len(), 1 + 2 * 2);
+    assert_eq!(table(&sw.join("sweep.csv")).len(), 1 + 2);
+    // No ground varied: no replays.csv, and the sweep's own figures.
+    assert!(!sw.join("replays.csv").exists());
+    assert!(sw.join("plots/sweep_commands.png").is_file());
 }
 
 #[test]
@@ -207,7 +266,7 @@ fn a_malformed_shard_is_refused_before_any_work() {
         let run = sweep(
             dir.path(),
             "sw",
-            &["--vary", "task.apex_height=0.04,0.05", "--shard", shard],
+            &["--vary", "task.apex_rise=0.04,0.05", "--shard", shard],
         );
         assert_eq!(run.code(), 2, "{shard}: {}", run.dump());
         assert!(
@@ -223,11 +282,8 @@ fn a_malformed_shard_is_refused_before_any_work() {
 /// folder; returns what it printed. Panics if the sweep finished first.
 fn interrupt_sweep(dir: &Path, out: &str, args: &[&str], ready: impl Fn(&Path) -> bool) -> Output {
     let folder = dir.join(out);
-    let file = rigid();
-    let mut all = vec!["sweep", file.as_str()];
-    all.extend_from_slice(args);
-    all.extend_from_slice(&["--out", out]);
-    interrupt_when(dir, &all, || ready(&folder))
+    let file = shipped("hopper_granular.yaml");
+    interrupt_when(dir, &sweep_args(&file, out, args), || ready(&folder))
 }
 
 /// The plan folders of a sweep that a run marked done.
@@ -306,7 +362,7 @@ fn interrupt_and_resume(label: &str, args: &[&str], ready: impl Fn(&Path) -> boo
     .unwrap();
     let again = sweep(dir.path(), "sw", args);
     assert_eq!(again.code(), 0, "{}", again.dump());
-    let total = table(&folder.join("sweep.csv")).len() / 2;
+    let total = table(&folder.join("sweep.csv")).len() - 1;
     assert!(
         again
             .stdout
@@ -328,7 +384,14 @@ fn interrupt_and_resume(label: &str, args: &[&str], ready: impl Fn(&Path) -> boo
 fn an_interrupted_cold_sweep_leaves_no_temporary_files_and_resumes_to_the_same_table() {
     // One solve at a time; interrupted while a `loam solve` writes its IPOPT log
     // (`.ipopt.log.tmp<pid>`) after at least one plan is done.
-    let args = ["--vary", "task.apex_height=0.03:0.10:0.01", "--jobs", "1"];
+    let args = [
+        "--set",
+        "terrain={model: rigid}",
+        "--vary",
+        "task.apex_rise=0.03:0.10:0.01",
+        "--jobs",
+        "1",
+    ];
     interrupt_and_resume("interrupt-cold", &args, |folder| {
         !done_plans(folder).is_empty()
             && temporary_files(folder)
@@ -339,10 +402,9 @@ fn an_interrupted_cold_sweep_leaves_no_temporary_files_and_resumes_to_the_same_t
 
 #[test]
 fn an_interrupted_warm_sweep_resumes_its_chain_to_the_same_table() {
-    // Interrupted inside IPOPT (its intermediate callback stops it); the resumed chain starts
-    // its next plan from the last one kept, as the uninterrupted run does, so even the
-    // iteration counts agree.
-    let args = ["--vary", "task.apex_height=0.03:0.10:0.005", "--warm-start"];
+    // The resumed chain starts its next plan from the last one kept, as the uninterrupted run
+    // does, so even the iteration counts agree.
+    let args = ["--vary", "task.apex_rise=0.08:0.03:0.01", "--warm-start"];
     interrupt_and_resume("interrupt-warm", &args, |folder| {
         !done_plans(folder).is_empty()
     });

@@ -1,8 +1,9 @@
-//! A planar sweep that varies the ground replays every plan on the ground of every value of
-//! that axis too (the paper's Fig. 5: each jump planned on one ground, replayed on its own and
-//! on the other): `OUT/replays.csv`, one row per plan and ground, written as the hopper's
-//! `sweep.csv` is (`loam::sweep::table`), so that `loam plot OUT` draws the same
-//! achieved-against-commanded figure from either.
+//! A sweep that varies the ground replays every plan on the ground of every value of that axis
+//! too (the paper's Fig. 5: each jump planned on one ground, replayed on its own and on the
+//! other): `OUT/replays.csv`, one row per plan and ground (`loam::sweep::table`), from which
+//! `loam plot OUT` draws the achieved-against-commanded figure. An unsharded sweep writes it
+//! when its plans are done, `loam sweep merge` when it joins the shards: it needs every
+//! ground's point.
 //!
 //! The axis is the one whose path is `terrain` or lies under it (`terrain.friction`); the
 //! other grounds of a point are those of the points that differ from it in that axis alone,
@@ -11,7 +12,7 @@
 //! folder). The replays run in this process, `jobs` at a time (no CasADi: threads are safe).
 //!
 //! Choices: written for a task with an apex rise only (`task.apex_rise`: the figure's axes);
-//! a ground is labelled as the hopper's sweep labels it, `rigid` or its medium's name on the
+//! a ground is labelled `rigid` or its medium's name on the
 //! bed (`poppy_seeds`), `spring` for the spring ground; two grounds of one model (a sweep
 //! over `terrain.friction`) share a label, so their rows are told apart only by order (the
 //! axis's) and `loam plot` does not draw them. A plan that did not converge, or a replay
@@ -28,7 +29,7 @@ use serde_json::Value;
 
 use loam::sweep::table::Row;
 
-use super::planar::Point;
+use super::points::Point;
 use super::Axis;
 
 /// The sweep's axis that varies the ground, if any.
@@ -55,14 +56,15 @@ fn read_json(path: &Path) -> Option<Value> {
 }
 
 /// Replays every point's plan on the grounds of its axis-neighbours and writes
-/// `out/replays.csv`; `None` (nothing written) when the task has no apex rise.
+/// `out/replays.csv`: its path and rows; `None` (nothing written) when the task has no apex
+/// rise.
 pub(super) fn write(
     points: &[Point],
     axes: &[Axis],
     axis: usize,
     out: &Path,
     jobs: usize,
-) -> anyhow::Result<Option<PathBuf>> {
+) -> anyhow::Result<Option<(PathBuf, Vec<Row>)>> {
     let solutions: Vec<Value> = points
         .iter()
         .map(|p| {
@@ -114,6 +116,7 @@ pub(super) fn write(
     rows.sort_by_key(|&(i, j, _)| (i, j));
 
     let mut lines = vec![loam::sweep::table::header(axes)];
+    let mut table = Vec::new();
     for (plan, ground, achieved) in rows {
         let (point, solution) = (&points[plan], &solutions[plan]);
         let replay_terrain = ground_label(&solutions[ground]["problem"]["terrain"]);
@@ -134,10 +137,11 @@ pub(super) fn write(
             run_dir: loam::sweep::table::run_dir(&point.dir, out),
         };
         lines.push(row.csv_line());
+        table.push(row);
     }
     let path = out.join("replays.csv");
     loam::output::write_atomic(&path, (lines.join("\n") + "\n").as_bytes())?;
-    Ok(Some(path))
+    Ok(Some((path, table)))
 }
 
 /// The apex rise `plan`'s replay reached on `ground`'s terrain: its own replay (made by the

@@ -1,20 +1,20 @@
 //! `--shard I/N`: one deterministic slice of a sweep's combinations, and `loam sweep merge`,
-//! which joins the slices into the `sweep.csv` an unsharded run writes.
+//! which joins the slices into the `sweep.csv` (and `replays.csv`) an unsharded run writes.
 //!
 //! A sweep is a list of units, dealt round robin: shard I takes units I, I + N, I + 2N, …
 //! - a cold sweep's unit is one combination, so easy and hard plans spread evenly;
 //! - a warm-started sweep's unit is a chain: the values of the first --vary (the fastest) at
 //!   one value of the others, solved in order, the first cold and each other from its
 //!   neighbour, exactly as in an unsharded warm sweep. Shards never split a chain, so the
-//!   merged rows are those of the unsharded sweep (a warm start that jumps to another chain
-//!   can land in another local optimum: measured on hopper_rigid, 80 mm solved cold costs
-//!   1.13e-2, warm from 70 mm 1.76e-2). A one-axis warm sweep is one chain: one shard solves
-//!   it and the others have nothing to do.
+//!   merged rows are those of the unsharded sweep (a warm start from another point can land
+//!   in another local optimum). A one-axis warm sweep is one chain: one shard solves it and
+//!   the others have nothing to do.
 //!
 //! Each shard writes `shard-I-of-N.json` (which sweep, written first) and, when all its plans
 //! are done, `shard-I-of-N.csv` (its rows of `sweep.csv` after a `combination` column), besides
 //! the plans' own folders: shards on machines sharing a file system never write the same
-//! file.
+//! file. The merge writes `sweep.csv`, then, for a sweep over grounds, replays every plan on
+//! every ground into `replays.csv` (it needs every shard's plans), then draws the figures.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,8 +23,7 @@ use std::str::FromStr;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use super::table::{self, Row};
-use super::{point, Axis};
+use super::{every_point, point, replays, row, table};
 use crate::cli::BadInput;
 pub use loam::sweep::shard::{shard_csv, vary_specs, Shard};
 
@@ -111,18 +110,19 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<u8> {
     let found = find(dir)?;
     let (count, reference) = check(dir, &found)?;
     let lines = rows_in_order(dir, &found, &reference)?;
-    let axes = axes_of(&reference);
-    let parsed: Vec<Row> = lines
+    let axes = loam::sweep::shard::axes_of(&reference.vary).map_err(|e| {
+        BadInput(format!(
+            "{}: the shards' --vary cannot be read: {e}",
+            dir.display()
+        ))
+    })?;
+    let absent: std::collections::BTreeSet<String> = lines
         .iter()
-        .filter_map(|line| Row::parse(line, &axes))
-        .collect();
-    let absent: std::collections::BTreeSet<&str> = parsed
-        .iter()
-        .map(|r| r.run_dir.as_str())
+        .filter_map(|line| row::run_of(line, axes.len()))
         .filter(|run| !dir.join(run).join(point::MARKER).is_file())
         .collect();
     if !absent.is_empty() {
-        let absent: Vec<&str> = absent.into_iter().collect();
+        let absent: Vec<String> = absent.into_iter().collect();
         return Err(BadInput(format!(
             "{}: the plan folders {} are not there; the figures need them (copy them in when the shards ran on separate file systems)",
             dir.display(),
@@ -130,27 +130,41 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<u8> {
         ))
         .into());
     }
-    let sweep_csv = dir.join("sweep.csv");
-    let mut text = reference.header.clone() + "\n";
-    for line in &lines {
-        text.push_str(line);
-        text.push('\n');
-    }
-    loam::output::write_atomic(&sweep_csv, text.as_bytes())?;
+    let sweep_csv = row::write_table(dir, &reference.header, lines.iter())?;
+    let replays = match replays::terrain_axis(&axes) {
+        Some(axis) => {
+            let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+            replays::write(&every_point(&axes, dir), &axes, axis, dir, jobs)?
+        }
+        None => None,
+    };
     let report = loam::plot::plot_dir(dir, &loam::plot::PlotSettings::default())
         .with_context(|| format!("drawing the figures of {}", dir.display()))?;
     if !args.quiet {
-        table::print(&parsed);
+        println!("{}", reference.header);
+        for line in &lines {
+            println!("{line}");
+        }
+        if let Some((_, rows)) = &replays {
+            table::print(rows);
+        }
         println!(
             "merged {count} shards ({} plans) into {}",
             reference.combinations,
             sweep_csv.display()
         );
+        if let Some((path, _)) = &replays {
+            println!("wrote {}", path.display());
+        }
         for file in &report.files {
             println!("{}", file.display());
         }
+        for (figure, why) in &report.skipped {
+            println!("skipped {figure}: {why}");
+        }
     }
-    Ok(0)
+    let all_converged = lines.iter().all(|l| row::converged(l, axes.len()));
+    Ok(if all_converged { 0 } else { 1 })
 }
 
 /// The shards' files in `dir`, by (N, I).
@@ -335,21 +349,6 @@ fn parse_name(path: &Path) -> Option<(Shard, &str)> {
     let (i, n) = stem.strip_prefix("shard-")?.split_once("-of-")?;
     let shard = Shard::from_str(&format!("{i}/{n}")).ok()?;
     (shard.stem() == stem).then_some((shard, ext))
-}
-
-/// The axes a manifest names (for reading its rows back).
-fn axes_of(manifest: &Manifest) -> Vec<Axis> {
-    manifest
-        .vary
-        .iter()
-        .map(|spec| {
-            let (path, values) = spec.split_once('=').unwrap_or((spec, ""));
-            Axis {
-                path: path.to_string(),
-                values: values.split(',').map(str::to_string).collect(),
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]

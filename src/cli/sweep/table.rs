@@ -1,8 +1,9 @@
-//! The console table of a sweep (the rows are `loam::sweep::table`'s).
+//! The console table of a sweep over grounds: `replays.csv`'s rows (`loam::sweep::table`).
 
-pub use loam::sweep::table::{header, Row};
+use loam::sweep::table::Row;
 
-/// The console table of a sweep, and the mean apex error per (plan, replay) group.
+/// The console table of every plan on every ground, and the mean apex error per (plan,
+/// replay) group.
 pub fn print(rows: &[Row]) {
     // One column per varied field (its last path segment), as wide as its values.
     let varied: Vec<(String, usize)> = rows
