@@ -27,7 +27,7 @@ fn solve_in(
     let dir = TempDir::new("linear-solver");
     let out = dir.path().join("run");
     let choice = format!("solver.linear_solver={linear_solver}");
-    let mut args = vec![
+    let args = vec![
         "solve",
         file.to_str().unwrap(),
         "--out",
