@@ -91,13 +91,17 @@ fn an_unknown_contact_in_the_schedule_is_refused_with_its_line() {
 }
 
 #[test]
-fn the_hoppers_guesses_are_refused_for_a_planar_robot() {
+fn the_former_hopper_planners_guesses_are_unknown_values() {
     for guess in ["ballistic", "best"] {
         refused(
             &format!(
                 "robot:\n  model: monopod\nschedule:\n  - {{contacts: [foot]}}\n  - {{contacts: []}}\ninitial_guess: {guess}\n"
             ),
-            &["initial_guess", "the hopper's guesses", "`rest`, `footholds` or `zero`"],
+            &[
+                "initial_guess",
+                &format!("unknown value `{guess}`"),
+                "zero, auto, rest, footholds",
+            ],
         );
     }
 }
