@@ -59,6 +59,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         for file in &report.files {
             println!("{}", file.display());
         }
+        for replay in &report.replays {
+            println!("drawn over the plan: {}", replay.display());
+        }
         for (figure, why) in &report.skipped {
             println!("skipped {figure}: {why}");
         }

@@ -108,6 +108,24 @@ impl Table {
             .collect()
     }
 
+    /// A column of finite numbers that never decreases (a time), naming the first line that
+    /// goes back.
+    pub fn nondecreasing(&self, column: &str) -> Result<Vec<f64>, PlotError> {
+        let values = self.numbers(column)?;
+        if let Some(i) = (1..values.len()).find(|&i| values[i] < values[i - 1]) {
+            return Err(PlotError::Csv {
+                path: self.path.clone(),
+                line: self.records[i].0,
+                message: format!(
+                    "column {column}: {} after {} (it must not decrease)",
+                    values[i],
+                    values[i - 1]
+                ),
+            });
+        }
+        Ok(values)
+    }
+
     /// A column of numbers that may be left empty (or `nan`) where there is no value.
     pub fn optional_numbers(&self, column: &str) -> Result<Vec<Option<f64>>, PlotError> {
         let j = self.index(column)?;

@@ -24,90 +24,43 @@ fn loam(args: &[&str]) -> std::process::Output {
         .expect("run loam")
 }
 
-/// Solves a shipped problem with the apex height `apex` into `out`; panics unless loam wrote
-/// its result files (a plan that does not converge still writes them, with exit 1).
-fn solve(problem: &str, apex: f64, out: &Path) {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("problems")
-        .join(problem);
-    let output = loam(&[
-        "solve",
-        file.to_str().expect("UTF-8 path"),
-        "--set",
-        &format!("task.apex_height={apex}"),
-        "--out",
-        out.to_str().expect("UTF-8 path"),
-        "-q",
-    ]);
-    assert!(
-        out.join("trajectory.csv").is_file() && out.join("solution.json").is_file(),
-        "loam solve wrote no result in {}: {}",
-        out.display(),
-        String::from_utf8_lossy(&output.stderr)
-    );
+/// A copy of the committed planar run (the monopod's hop: `solution.json`, `trajectory.csv`)
+/// in `dir/run`.
+fn fixture_run(dir: &Path) -> std::path::PathBuf {
+    let run = dir.join("run");
+    std::fs::create_dir_all(&run).expect("mkdir");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/planar_run");
+    for name in ["solution.json", "trajectory.csv"] {
+        std::fs::copy(source.join(name), run.join(name)).expect("copy fixture");
+    }
+    run
 }
 
-const REPLAY_COLUMNS: [&str; 12] = [
-    "z_m",
-    "v_m",
-    "z_r",
-    "v_r",
-    "z_f",
-    "v_f",
-    "e",
-    "z_d",
-    "u",
-    "F_m",
-    "F_s",
-    "F_terrain",
-];
-
-/// Writes a replay in the simulator's format: the plan sampled every 0.5 ms (linear between
-/// nodes), heights scaled by `scale` about their start and time stretched by `stretch`, so
-/// that it is visibly a different motion of the same shape; with its JSON record of the plan.
-fn synthetic_replay(run: &Path, name: &str, scale: f64, stretch: f64) {
+/// Writes a replay in the simulator's format (t, mode, then the plan's coordinates, inputs
+/// and contact forces) from the plan's rows with every value scaled by `scale`, so that it is
+/// visibly a different motion of the same shape; with its JSON record of the plan.
+fn synthetic_replay(run: &Path, name: &str, scale: f64) {
     let (header, rows) = read_csv(&run.join("trajectory.csv"));
-    let col = |name: &str| header.iter().position(|h| h == name).expect("column");
-    let num = |r: &Vec<String>, c: usize| r[c].parse::<f64>().expect("number");
-    let t: Vec<f64> = rows.iter().map(|r| num(r, col("t"))).collect();
-    let stance_end = rows
-        .iter()
-        .filter(|r| r[col("phase")] == "stance")
-        .map(|r| num(r, col("t")))
-        .fold(0.0, f64::max);
-    let mut out = String::from("t,domain,");
-    out += &REPLAY_COLUMNS.join(",");
+    let keep: Vec<usize> = (1..header.len())
+        .filter(|&j| !matches!(header[j].as_str(), "phase" | "node"))
+        .filter(|&j| !header[j].starts_with("dd_") && !header[j].starts_with("impulse_"))
+        .collect();
+    let mut out = String::from("t,mode");
+    for &j in &keep {
+        out += &format!(",{}", header[j]);
+    }
     out.push('\n');
-    let end = t[t.len() - 1] * stretch;
-    let steps = (end / 5e-4).floor() as usize;
-    for step in 0..=steps {
-        let time = step as f64 * 5e-4;
-        let plan_time = time / stretch;
-        let i = t.partition_point(|&x| x < plan_time).clamp(1, t.len() - 1);
-        let a = if t[i] > t[i - 1] {
-            ((plan_time - t[i - 1]) / (t[i] - t[i - 1])).clamp(0.0, 1.0)
-        } else {
-            1.0
-        };
-        let domain = if plan_time <= stance_end {
-            "stance"
-        } else {
-            "flight"
-        };
-        out += &format!("{time:.6},{domain}");
-        for name in REPLAY_COLUMNS {
-            let c = col(name);
-            let mut v = (1.0 - a) * num(&rows[i - 1], c) + a * num(&rows[i], c);
-            if name.starts_with("z_") && name != "z_d" {
-                let start = num(&rows[0], c);
-                v = start + scale * (v - start);
-            }
-            out += &format!(",{v:.9e}");
+    for row in &rows {
+        let value = |j: usize| row[j].parse::<f64>().expect("number");
+        let mode = if value(1) == 1.0 { "flight" } else { "stance" };
+        out += &format!("{},{mode}", value(0));
+        for &j in &keep {
+            out += &format!(",{:.9e}", value(j) * scale);
         }
         out.push('\n');
     }
-    std::fs::write(run.join(name), out).expect("write replay");
     let csv = run.join(name);
+    std::fs::write(&csv, out).expect("write replay");
     write_record(&csv.with_extension("json"), &csv, Some(run));
 }
 
@@ -238,37 +191,33 @@ fn check_figure(stem: &Path, min: (u32, u32), coloured: usize, texts: &[&str]) -
 #[test]
 fn a_run_with_replays_gives_the_run_figure() {
     let dir = TempDir::new("run");
-    let run = dir.path().join("run");
-    solve("hopper_granular.yaml", 0.06, &run);
-    synthetic_replay(&run, "replay.csv", 1.01, 1.0);
-    synthetic_replay(&run, "replay-on-rigid.csv", 1.25, 0.93);
+    let run = fixture_run(dir.path());
+    synthetic_replay(&run, "replay.csv", 1.01);
+    synthetic_replay(&run, "replay-on-rigid.csv", 0.9);
 
     let report = plot_dir(&run, &PlotSettings::default()).expect("plot the run");
     let plots = run.join("plots");
+    for stem in ["planar_run", "filmstrip", "planar_run-on-rigid"] {
+        for ext in ["png", "svg"] {
+            let file = plots.join(format!("{stem}.{ext}"));
+            assert!(report.files.contains(&file), "{:?}", report.files);
+        }
+    }
     assert_eq!(
-        report.files,
-        vec![plots.join("run.png"), plots.join("run.svg")]
+        report.replays.first(),
+        Some(&run.join("replay.csv")),
+        "own ground first"
     );
-    assert_eq!(
-        report.replays,
-        vec![run.join("replay.csv"), run.join("replay-on-rigid.csv")],
-        "own-terrain replay first"
-    );
+    assert!(report.replays.contains(&run.join("replay-on-rigid.csv")));
     check_figure(
-        &plots.join("run"),
-        (1200, 1000),
-        20_000,
+        &plots.join("planar_run"),
+        (1000, 800),
+        10_000,
         &[
             "time t [s]",
-            "height [mm]",
-            "force [N]",
-            "[m/s]",
-            "stance (plan",
-            "flight (plan",
-            "apex target",
-            "replay on rigid",
-            "replay on poppy_seeds (its own terrain), takeoff ",
             "plan (collocation nodes)",
+            "replay.csv (simulated)",
+            "limits",
         ],
     );
 
@@ -286,7 +235,12 @@ fn a_run_with_replays_gives_the_run_figure() {
     };
     let report = plot_dir(&run, &settings).expect("plot the plan alone");
     assert!(report.replays.is_empty());
-    check_figure(&out.join("run"), (1200, 1000), 10_000, &["no replay"]);
+    check_figure(
+        &out.join("planar_run"),
+        (1000, 800),
+        5_000,
+        &["no replay.csv in this folder"],
+    );
 }
 
 /// A CSV whose fields may be quoted (a sweep's varied section, `"{model: rigid}"`), as
@@ -466,47 +420,6 @@ fn a_sweep_gives_the_apex_and_command_figures_with_each_groups_error() {
     assert_eq!(colours.len(), 2, "{lines:?}");
 }
 
-#[test]
-fn a_dem_replay_gives_the_bed_force_figure() {
-    let dir = TempDir::new("dem");
-    // A foot pressed 20 mm into the bed and pulled out over 0.1 s, then flying; the bed's force
-    // follows the model's with a 10% ripple.
-    let mut csv = String::from("t,z_m,v_m,z_r,v_r,z_f,v_f,z_d,F_m,F_s,F_bed,F_added_mass\n");
-    for i in 0..=2000 {
-        let t = i as f64 * 1e-4;
-        let phase = std::f64::consts::PI * t / 0.1;
-        let (z_f, model) = if t < 0.1 {
-            (-0.02 * phase.sin(), 30.0 * phase.sin())
-        } else {
-            (0.3 * (t - 0.1) - 4.9 * (t - 0.1).powi(2), 0.0)
-        };
-        let bed = model * (1.0 + 0.1 * (40.0 * t).sin());
-        csv += &format!(
-            "{t},{},0,{},0,{z_f},0,0,0,0,{bed},{model}\n",
-            z_f + 0.08,
-            z_f + 0.05
-        );
-    }
-    let bodies = dir.path().join("dem_bodies.csv");
-    std::fs::write(&bodies, csv).expect("write");
-    // No plan above this folder: dem.json ties the CSV to itself only.
-    write_record(&dir.path().join("dem.json"), &bodies, None);
-    let report = plot_dir(dir.path(), &PlotSettings::default()).expect("plot DEM");
-    assert_eq!(report.files.len(), 2);
-    check_figure(
-        &dir.path().join("plots/dem"),
-        (1200, 800),
-        4000,
-        &[
-            "foot depth",
-            "[mm]",
-            "force on the foot, up [N]",
-            "F_bed (DEM)",
-            "F_added_mass (model)",
-        ],
-    );
-}
-
 // ---------------------------------------------------------------------------
 // Bad folders and bad files
 // ---------------------------------------------------------------------------
@@ -540,15 +453,17 @@ fn a_folder_without_loam_files_is_not_a_loam_result() {
     );
 }
 
-/// A run folder whose files are good but for what each case changes: the two files belong
-/// together (solution.json records their plan_id), so the reading itself is what fails.
-fn run_with(dir: &Path, trajectory: &str) {
+/// The committed planar run in `dir` with `edit` applied to its trajectory's lines (header
+/// first): solution.json records the edited file's plan_id, so the two files belong together
+/// and the reading itself is what fails.
+fn run_with(dir: &Path, edit: impl Fn(&mut Vec<String>)) {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/planar_run");
+    let text = std::fs::read_to_string(source.join("trajectory.csv")).expect("fixture");
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    edit(&mut lines);
+    let trajectory = lines.join("\n") + "\n";
     let mut solution: serde_json::Value = serde_json::from_str(
-        r#"{"problem": {"name": "t", "task": {"apex_height": 0.05},
-            "terrain": {"model": "rigid"}},
-            "converged": true, "apex_rise_m": 0.05,
-            "phases": [{"domain": "stance", "nodes": 2, "duration_s": 0.1},
-                       {"domain": "flight", "nodes": 2, "duration_s": 0.1}]}"#,
+        &std::fs::read_to_string(source.join("solution.json")).expect("fixture"),
     )
     .expect("JSON");
     solution["plan_id"] =
@@ -557,22 +472,21 @@ fn run_with(dir: &Path, trajectory: &str) {
     std::fs::write(dir.join("trajectory.csv"), trajectory).expect("write");
 }
 
-const HEADER: &str = "t,phase,node,z_m,v_m,z_r,v_r,z_f,v_f,e,z_d,u,F_m,F_s,F_terrain\n";
-const ROW: &str = ",0,0.02,0,0.05,0,0,0,0.06,0,0,10,11,11\n";
+/// Line `line`'s (1-based, header is 1) fields, edited by `f`.
+fn edit_fields(lines: &mut [String], line: usize, f: impl Fn(&mut Vec<String>)) {
+    let mut fields: Vec<String> = lines[line - 1].split(',').map(str::to_string).collect();
+    f(&mut fields);
+    lines[line - 1] = fields.join(",");
+}
 
 #[test]
 fn a_malformed_csv_names_the_file_line_and_column() {
     let dir = TempDir::new("malformed");
-    let good = |t: &str, phase: &str| format!("{t},{phase}{ROW}");
 
-    // A value that is not a number, on line 4 (header is line 1).
-    let text = format!(
-        "{HEADER}{}{}{}",
-        good("0", "stance"),
-        good("0.1", "stance"),
-        good("0.2", "flight").replace("0.05", "0.o5")
-    );
-    run_with(dir.path(), &text);
+    // A value that is not a number, on line 4 (header is line 1), column z.
+    run_with(dir.path(), |lines| {
+        edit_fields(lines, 4, |f| f[4] = "0.o5".into())
+    });
     let error = plot_dir(dir.path(), &PlotSettings::default()).expect_err("bad number");
     match &error {
         PlotError::Csv {
@@ -583,7 +497,7 @@ fn a_malformed_csv_names_the_file_line_and_column() {
             assert_eq!(path, &dir.path().join("trajectory.csv"));
             assert_eq!(*line, 4);
             assert!(
-                message.contains("z_r") && message.contains("0.o5"),
+                message.contains("column z:") && message.contains("0.o5"),
                 "{message}"
             );
         }
@@ -593,40 +507,44 @@ fn a_malformed_csv_names_the_file_line_and_column() {
     assert!(shown.contains("trajectory.csv:4:"), "{shown}");
 
     // A record with a field too few, on line 3.
-    let text = format!(
-        "{HEADER}{}{}",
-        good("0", "stance"),
-        good("0.1", "stance").replacen(",0", "", 1)
-    );
-    run_with(dir.path(), &text);
+    run_with(dir.path(), |lines| {
+        edit_fields(lines, 3, |f| {
+            f.pop();
+        })
+    });
     let error = plot_dir(dir.path(), &PlotSettings::default()).expect_err("short row");
     assert!(
-        matches!(&error, PlotError::Csv { line: 3, message, .. } if message.contains("14 fields") && message.contains("15")),
+        matches!(&error, PlotError::Csv { line: 3, message, .. } if message.contains("25 fields") && message.contains("26")),
         "{error}"
     );
 
     // A column missing.
-    let text = format!(
-        "{}{}",
-        HEADER.replace(",F_s", ""),
-        good("0", "stance").replacen(",11", "", 1)
-    );
-    run_with(dir.path(), &text);
-    let error = plot_dir(dir.path(), &PlotSettings::default()).expect_err("no F_s");
+    run_with(dir.path(), |lines| {
+        let j = lines[0]
+            .split(',')
+            .position(|c| c == "foot_fz")
+            .expect("foot_fz");
+        for line in 1..=lines.len() {
+            edit_fields(lines, line, |f| {
+                f.remove(j);
+            });
+        }
+    });
+    let error = plot_dir(dir.path(), &PlotSettings::default()).expect_err("no foot_fz");
     assert!(
-        matches!(&error, PlotError::MissingColumn { column, .. } if column == "F_s"),
+        matches!(&error, PlotError::MissingColumn { column, .. } if column == "foot_fz"),
         "{error}"
     );
 
     // Time running backwards, on line 3.
-    let text = format!(
-        "{HEADER}{}{}",
-        good("0.1", "stance"),
-        good("0.05", "flight")
-    );
-    run_with(dir.path(), &text);
+    run_with(dir.path(), |lines| {
+        edit_fields(lines, 3, |f| f[0] = "-0.01".into())
+    });
     let error = plot_dir(dir.path(), &PlotSettings::default()).expect_err("backwards");
-    assert!(matches!(&error, PlotError::Csv { line: 3, .. }), "{error}");
+    assert!(
+        matches!(&error, PlotError::Csv { line: 3, message, .. } if message.contains("must not decrease")),
+        "{error}"
+    );
 
     // A sweep with an unknown terrain, on line 2.
     let sweep = TempDir::new("bad-sweep");
@@ -656,8 +574,7 @@ fn the_command_line_plots_or_refuses_with_exit_code_2() {
         "{stderr}"
     );
 
-    let text = format!("{HEADER}0,stance{ROW}0.1,stance{ROW}0.2,flight{ROW}");
-    run_with(dir.path(), &text);
+    run_with(dir.path(), |_| {});
     let output = loam(&["plot", dir.path().to_str().expect("UTF-8"), "--png-only"]);
     assert_eq!(
         output.status.code(),
@@ -665,6 +582,6 @@ fn the_command_line_plots_or_refuses_with_exit_code_2() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(dir.path().join("plots/run.png").is_file());
-    assert!(!dir.path().join("plots/run.svg").exists());
+    assert!(dir.path().join("plots/planar_run.png").is_file());
+    assert!(!dir.path().join("plots/planar_run.svg").exists());
 }

@@ -577,15 +577,17 @@ fn a_dem_replay_belongs_to_its_plan() {
     assert_eq!(
         record["csv_sha256"],
         loam::output::identity::content_hash(
-            &std::fs::read(run.join("dem-cpu/dem_bodies.csv")).unwrap()
+            &std::fs::read(run.join("dem-cpu/dem_replay.csv")).unwrap()
         )
         .as_str()
     );
-    run_ok(&dir, &["plot", "run/dem-cpu", "--png-only", "-q"]);
-    // `plot RUN` draws the run's DEM replays too, each into its own plots/.
-    std::fs::remove_file(run.join("dem-cpu/plots/dem.png")).unwrap();
-    run_ok(&dir, &["plot", "run", "--png-only", "-q"]);
-    assert!(run.join("dem-cpu/plots/dem.png").is_file());
+    // `plot RUN` draws the DEM replay over the plan.
+    let plotted = run_ok(&dir, &["plot", "run", "--png-only"]);
+    assert!(
+        plotted.stdout.contains("dem-cpu/dem_replay.csv"),
+        "{}",
+        plotted.dump()
+    );
 
     let resolve = solve_output(&dir, "hopper_granular.yaml", "run", 0.05, true);
     assert_eq!(resolve.code(), 0, "{}", resolve.dump());
@@ -597,9 +599,9 @@ fn a_dem_replay_belongs_to_its_plan() {
     copy_files(
         &archived,
         &run.join("dem-cpu"),
-        &["dem.json", "dem_bodies.csv"],
+        &["dem.json", "dem_replay.csv"],
     );
-    let output = loam(dir.path(), &["plot", "run/dem-cpu"]);
+    let output = loam(dir.path(), &["plot", "run"]);
     assert_refused(
         &output,
         &["run/dem-cpu", "dem", &old, &plan_id(&run), "another plan"],
@@ -610,15 +612,15 @@ fn a_dem_replay_belongs_to_its_plan() {
 // A committed sweep
 // ---------------------------------------------------------------------------
 
-/// results/jump-sweep as committed (sweep.csv and its figures, no plan folders): `loam plot`
-/// redraws the apex figure from sweep.csv, says why it skips the command figure, and leaves
+/// results/jump-sweep's tables and figures without its plan folders: `loam plot` redraws the
+/// apex figure from sweep.csv and replays.csv, says why it skips the command figure, and leaves
 /// that figure as it was.
 #[test]
 fn a_sweep_without_its_plan_folders_keeps_its_command_figure() {
     let dir = TempDir::new("committed-sweep");
     let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/jump-sweep");
     let sweep = dir.path().join("jump-sweep");
-    copy_files(&committed, &sweep, &["sweep.csv"]);
+    copy_files(&committed, &sweep, &["sweep.csv", "replays.csv"]);
     copy_files(
         &committed.join("plots"),
         &sweep.join("plots"),

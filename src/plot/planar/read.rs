@@ -128,7 +128,7 @@ impl Series {
             Vec::new()
         };
         Ok(Series {
-            t: table.numbers("t")?,
+            t: table.nondecreasing("t")?,
             q,
             u,
             fz,
