@@ -111,7 +111,7 @@ fn plan_source(plan_id: String, dir: &Path) -> WarmStart {
 fn solve_planar(
     problem: &PlanarProblem,
     settings: &SolveSettings,
-    start: Option<(crate::transcription::Trajectory, WarmStart)>,
+    start: Option<(crate::transcription::Trajectory, WarmStart, bool)>,
     refine: Option<Refine>,
     mut on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
 ) -> Result<Solved, ApiError> {
@@ -134,7 +134,15 @@ fn solve_planar(
         .as_mut()
         .map(|f| &mut **f as &mut dyn FnMut(&IterationInfo) -> bool);
     let from = start.as_ref().map(|s| &s.0);
-    let mut plan = planar::plan_from(problem, settings, from, first)?;
+    let mut plan = planar::plan_from_start(
+        problem,
+        settings,
+        start.as_ref().map(|s| planar::Start {
+            trajectory: &s.0,
+            same_ground: s.2,
+        }),
+        first,
+    )?;
     // A warm start that does not converge is solved again from the guess, as the hopper's.
     let warm = from.is_some() && plan.report.converged;
     if from.is_some() && !warm {
@@ -144,7 +152,7 @@ fn solve_planar(
         plan = planar::plan(problem, settings, again)?;
     }
     let source = match start {
-        Some((_, source)) if warm => source,
+        Some((_, source, _)) if warm => source,
         _ => WarmStart::from(problem.initial_guess),
     };
     // The solved problem records the refinement that ran (`--refine` overrides `mesh:`).
@@ -188,27 +196,31 @@ fn read_start(
     columns: &[String],
     n_x: usize,
     phases: usize,
-) -> Result<(crate::transcription::Trajectory, WarmStart), ApiError> {
+) -> Result<(crate::transcription::Trajectory, WarmStart, serde_json::Value), ApiError> {
     let bad = |e: String| ApiError::BadInput(format!("--warm-start {}: {e}", dir.display()));
     let files = crate::output::run::read_plan_files(dir).map_err(|e| bad(e.to_string()))?;
     let csv = String::from_utf8_lossy(&files.trajectory);
     let from = crate::planner::planar::refine::read_trajectory(&csv, columns, n_x, phases)
         .map_err(|e| bad(format!("{}: {e}", files.trajectory_path.display())))?;
-    Ok((from, plan_source(files.plan_id, dir)))
+    Ok((from, plan_source(files.plan_id, dir), files.json))
 }
 
 pub fn planar_start(
     dir: &Path,
     problem: &PlanarProblem,
-) -> Result<(crate::transcription::Trajectory, WarmStart), ApiError> {
+) -> Result<(crate::transcription::Trajectory, WarmStart, bool), ApiError> {
     use crate::planner::planar::{refine, PlanarPlanner};
     let planner = PlanarPlanner::new(problem);
     let mut columns = planner.state_names();
     columns.extend(planner.control_names());
-    let (from, source) = read_start(dir, &columns, planner.layout.n_x(), problem.schedule.len())?;
+    let (from, source, json) =
+        read_start(dir, &columns, planner.layout.n_x(), problem.schedule.len())?;
     let nodes: Vec<usize> = problem.schedule.iter().map(|p| p.nodes).collect();
     let hermite = planner.scheme == crate::transcription::Scheme::HermiteSimpson;
-    Ok((refine::resample(&from, &nodes, hermite), source))
+    // The same ground: the start's recorded terrain is this problem's.
+    let same_ground = serde_json::to_value(&problem.terrain)
+        .is_ok_and(|terrain| json["problem"]["terrain"] == terrain);
+    Ok((refine::resample(&from, &nodes, hermite), source, same_ground))
 }
 
 /// How far a planar plan's replay on its own contact model departs from it: the largest of
@@ -299,12 +311,12 @@ pub fn wrench_start(
     let phases = hop.phases.len();
     let (mut from, source, other_ground) =
         match read_start(dir, &hop_run::trajectory_columns(hop), l.n_x(), phases) {
-            Ok((from, source)) => (from, source, false),
+            Ok((from, source, _)) => (from, source, false),
             Err(own) => {
                 let mut columns = hop.robot.state_names();
                 columns.extend(crate::planner::planar::law_control_names(&hop.robot));
                 match read_start(dir, &columns, l.n_x(), phases) {
-                    Ok((from, source)) => (from, source, true),
+                    Ok((from, source, _)) => (from, source, true),
                     Err(_) => return Err(own),
                 }
             }

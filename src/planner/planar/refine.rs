@@ -160,15 +160,18 @@ pub fn read_trajectory(
         .chain(columns.iter().map(String::as_str))
         .collect();
     if header != expected {
+        let first = (0..header.len().max(expected.len()))
+            .find(|&j| header.get(j) != expected.get(j))
+            .unwrap_or(0);
+        let name = |c: Option<&&str>| c.map_or("nothing".to_string(), |c| format!("`{c}`"));
         return Err(format!(
-            "its columns are not this problem's robot's ({} columns against {}; first              difference: {:?})",
+            "its columns are not this problem's robot's: it has {} columns, the robot's plan {}; \
+             column {} is {} where this robot's is {} (a plan of another robot or schedule)",
             header.len(),
             expected.len(),
-            header
-                .iter()
-                .zip(&expected)
-                .find(|(a, b)| a != b)
-                .map(|(a, _)| *a)
+            first + 1,
+            name(header.get(first)),
+            name(expected.get(first)),
         ));
     }
     let mut out: Vec<(Vec<f64>, PhaseTrajectory)> = Vec::new();
