@@ -92,10 +92,10 @@ fn refine_refuses_what_it_cannot_refine() {
     let cases = [
         ("problems/hopper_granular.yaml", "0", "x", "--refine 0"),
         (
-            "problems/hopper_granular.yaml",
+            "problems/monopod_sand_hop.yaml",
             "0.01",
             "y",
-            "hopper_granular.yaml",
+            "not refined yet",
         ),
     ];
     for (problem, tol, out_dir, says) in cases {
