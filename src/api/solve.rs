@@ -196,7 +196,14 @@ fn read_start(
     columns: &[String],
     n_x: usize,
     phases: usize,
-) -> Result<(crate::transcription::Trajectory, WarmStart, serde_json::Value), ApiError> {
+) -> Result<
+    (
+        crate::transcription::Trajectory,
+        WarmStart,
+        serde_json::Value,
+    ),
+    ApiError,
+> {
     let bad = |e: String| ApiError::BadInput(format!("--warm-start {}: {e}", dir.display()));
     let files = crate::output::run::read_plan_files(dir).map_err(|e| bad(e.to_string()))?;
     let csv = String::from_utf8_lossy(&files.trajectory);
@@ -220,7 +227,11 @@ pub fn planar_start(
     // The same ground: the start's recorded terrain is this problem's.
     let same_ground = serde_json::to_value(&problem.terrain)
         .is_ok_and(|terrain| json["problem"]["terrain"] == terrain);
-    Ok((refine::resample(&from, &nodes, hermite), source, same_ground))
+    Ok((
+        refine::resample(&from, &nodes, hermite),
+        source,
+        same_ground,
+    ))
 }
 
 /// How far a planar plan's replay on its own contact model departs from it: the largest of

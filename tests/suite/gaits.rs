@@ -295,10 +295,15 @@ fn the_footholds_guess_reaches_the_strides_optimum() {
             "check",
             "problems/hopper_granular.yaml",
             "--set",
-            "initial_guess=footholds",
+            "initial_guess=ballistic",
         ],
     );
-    assert_exit(&refused, 2, &["initial_guess", "footholds", "planar robot"]);
+    // The former hopper planner's guess is not one of the one planner's.
+    assert_exit(
+        &refused,
+        2,
+        &["initial_guess", "ballistic", "zero", "rest", "footholds"],
+    );
 }
 
 /// `task.swing_height` on rigid ground (the law's planner; the sand's is in `wrench_hop`):

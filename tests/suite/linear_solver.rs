@@ -94,13 +94,22 @@ fn loams_linear_solver_reaches_mumpss_optima() {
 }
 
 /// The plans themselves agree, not only the objectives: the granular jump's trajectory
-/// columns within 1e-5 (relative to each column's range) at every node.
+/// columns within 1e-5 (relative to each column's range) at every node, but for the forces
+/// the hopper's rail leaves free.
 #[test]
 fn the_granular_plan_is_the_same_with_either_linear_solver() {
     let mut tables = Vec::new();
+    let mut header: Vec<String> = Vec::new();
     for linear_solver in ["mumps", "loam"] {
         let (_dir, out, _) = solve_in(problem_dir("hopper_granular.yaml"), linear_solver);
         let text = std::fs::read_to_string(out.join("trajectory.csv")).unwrap();
+        header = text
+            .lines()
+            .next()
+            .unwrap()
+            .split(',')
+            .map(String::from)
+            .collect();
         let rows: Vec<Vec<f64>> = text
             .lines()
             .filter(|l| !l.starts_with('#'))
@@ -114,6 +123,13 @@ fn the_granular_plan_is_the_same_with_either_linear_solver() {
     assert!(a.len() > 10, "a trajectory of {} rows", a.len());
     let columns = a[0].len();
     for c in 0..columns {
+        // The rail (`locked: [x, pitch]`) takes the foot's horizontal force and moment: no row
+        // and no cost holds them, so any value is optimal and each solver keeps its own.
+        if ["foot_fx", "foot_tau", "impulse_foot_fx", "impulse_foot_tau"]
+            .contains(&header[c].as_str())
+        {
+            continue;
+        }
         let (lo, hi) = a
             .iter()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {

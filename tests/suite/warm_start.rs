@@ -130,7 +130,12 @@ fn a_start_that_is_not_a_loam_run_or_does_not_fit_is_refused_writing_nothing() {
     // Another robot: the message names the columns the plan lacks.
     let monopod = solve(d, "monopod_hop.yaml", "monopod", &[]);
     assert_eq!(monopod["converged"], true);
-    refused(d, "monopod", &[], &["--warm-start", "monopod", "trajectory.csv"]);
+    refused(
+        d,
+        "monopod",
+        &[],
+        &["--warm-start", "monopod", "trajectory.csv"],
+    );
 }
 
 /// The hopper's jump as a robot file on coarse meshes (`nodes` + `nodes`), as the sweeps here
