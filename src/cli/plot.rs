@@ -6,7 +6,8 @@ use super::BadInput;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A result folder: a `loam solve` run (with any replays), a sweep, or a DEM replay.
+    /// A result folder: a `loam solve` run (with its replays, DEM replays included), a sweep,
+    /// an MDP run or a material calibration.
     run_dir: PathBuf,
     /// Where to write the figures (default: RUN_DIR/plots).
     #[arg(long)]
