@@ -83,10 +83,16 @@ impl Problem {
         self.overrides.clone()
     }
 
-    /// The problem as resolved (every default and preset filled in), as `solution.json`'s
-    /// `problem` holds it; a dict that `load_problem` reads back as the same problem.
+    /// The problem as resolved (every default and preset filled in, a robot file's whole
+    /// description under `robot.description`), as `solution.json`'s `problem` holds it but
+    /// without the robot file's name, which is relative to the problem file's folder: a
+    /// self-contained dict that `load_problem` reads back as the same problem from anywhere.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let text = serde_json::to_string(&self.problem).expect("a problem serializes");
+        let mut problem = self.problem.clone();
+        if let loam::problem::planar::RobotConfig::File(robot) = &mut problem.robot {
+            robot.file = None;
+        }
+        let text = serde_json::to_string(&problem).expect("a problem serializes");
         from_json(py, &text)
     }
 
