@@ -131,37 +131,10 @@ impl Schema for PlanarProblem {
                 );
             }
         }
-        let friction = match &self.terrain {
-            PlanarTerrainConfig::Rigid(ground) => Some(ground.friction),
-            PlanarTerrainConfig::AddedMass(ground) => Some(ground.friction),
-            PlanarTerrainConfig::Spring(ground) => Some(ground.friction),
-            PlanarTerrainConfig::WrenchSpace(_) => None,
-        };
-        if let Some(friction) = friction {
-            if !(friction.is_finite() && (0.0..=10.0).contains(&friction)) {
-                fail!(
-                    "terrain.friction".into(),
-                    format!("must be in [0, 10], got {friction}"),
-                );
-            }
-        }
+        // The ground's own fields (its registration in `PlanarTerrainConfig`).
+        bad.extend(self.terrain.field_violations());
         match &self.terrain {
-            PlanarTerrainConfig::Rigid(_) => {}
-            PlanarTerrainConfig::Spring(ground) => {
-                for (field, message) in ground.violations() {
-                    fail!(format!("terrain.{field}"), message);
-                }
-            }
-            PlanarTerrainConfig::AddedMass(ground) => {
-                if !(ground.foot_radius.is_finite() && ground.foot_radius > 0.0) {
-                    fail!(
-                        "terrain.foot_radius".into(),
-                        format!("must be a finite number > 0 m, got {}", ground.foot_radius),
-                    );
-                }
-                bad.extend(crate::problem::validate::medium_violations(
-                    &ground.medium_parameters(),
-                ));
+            PlanarTerrainConfig::AddedMass(_) => {
                 // Feet only leave the bed: landing in it (the crater, the impact of a foot
                 // that arrives moving) is not in the model, as for the hopper.
                 for p in 1..self.schedule.len() {
@@ -183,6 +156,7 @@ impl Schema for PlanarProblem {
                     fail!(field, message);
                 }
             }
+            _ => {}
         }
         if let RobotConfig::File(f) = &self.robot {
             if f.description.name.trim().is_empty() {

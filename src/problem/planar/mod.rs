@@ -214,6 +214,57 @@ impl PlanarTerrainConfig {
         }
     }
 
+    /// The values of the ground's own fields that no model accepts, each with its field
+    /// (`terrain.…`) and why: friction in [0, 10] where the model has one, and what the
+    /// model's own checks refuse.
+    pub fn field_violations(&self) -> Vec<Violation> {
+        let mut bad = Vec::new();
+        let friction = match self {
+            PlanarTerrainConfig::Rigid(ground) => Some(ground.friction),
+            PlanarTerrainConfig::AddedMass(ground) => Some(ground.friction),
+            PlanarTerrainConfig::Spring(ground) => Some(ground.friction),
+            PlanarTerrainConfig::WrenchSpace(_) => None,
+        };
+        if let Some(friction) = friction {
+            if !(friction.is_finite() && (0.0..=10.0).contains(&friction)) {
+                bad.push(Violation {
+                    field: "terrain.friction".into(),
+                    message: format!("must be in [0, 10], got {friction}"),
+                });
+            }
+        }
+        match self {
+            PlanarTerrainConfig::Spring(ground) => {
+                bad.extend(
+                    ground
+                        .violations()
+                        .into_iter()
+                        .map(|(field, message)| Violation {
+                            field: format!("terrain.{field}"),
+                            message,
+                        }),
+                );
+            }
+            PlanarTerrainConfig::AddedMass(ground) => {
+                if !(ground.foot_radius.is_finite() && ground.foot_radius > 0.0) {
+                    bad.push(Violation {
+                        field: "terrain.foot_radius".into(),
+                        message: format!(
+                            "must be a finite number > 0 m, got {}",
+                            ground.foot_radius
+                        ),
+                    });
+                }
+                bad.extend(crate::problem::validate::medium_violations(
+                    &ground.medium_parameters(),
+                ));
+            }
+            // A wrench space's fields are checked with its data (`wrench_space_violations`).
+            PlanarTerrainConfig::Rigid(_) | PlanarTerrainConfig::WrenchSpace(_) => {}
+        }
+        bad
+    }
+
     /// The contact model under every foot: the registry of contact models for the planar
     /// planner and replay. None for a wrench space (planned by `planner::planar::wrench_space`).
     pub fn contact_model<S: Scalar + 'static>(&self) -> Option<Box<dyn ContactModel<S>>> {

@@ -165,9 +165,8 @@ impl WrenchSpacePlanner {
         let robot = problem.robot.build(problem.gravity);
         let grain_inertia = match &problem.terrain {
             PlanarTerrainConfig::WrenchSpace(ground) => ground.grain_inertia,
-            PlanarTerrainConfig::Rigid(_)
-            | PlanarTerrainConfig::AddedMass(_)
-            | PlanarTerrainConfig::Spring(_) => 2.0,
+            // Not a wrench space: the default of its field.
+            _ => 2.0,
         };
         let index = |name: &String| robot.coordinate(name).expect("validated coordinate name");
         let set = |map: &std::collections::BTreeMap<String, f64>| {
