@@ -71,12 +71,7 @@ impl PlanarSweepFigure {
     pub fn load(dir: &Path) -> Result<PlanarSweepFigure, PlotError> {
         let path = dir.join("sweep.csv");
         let table = Table::read(&path)?;
-        let varied: Vec<String> = table
-            .columns()
-            .iter()
-            .take_while(|c| *c != "run")
-            .cloned()
-            .collect();
+        let varied = table.varied();
         let Some(x_name) = varied.first().cloned() else {
             return Err(PlotError::Invalid {
                 path,

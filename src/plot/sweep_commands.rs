@@ -137,12 +137,7 @@ impl CommandFigure {
     pub fn load(dir: &Path) -> Result<CommandFigure, PlotError> {
         let path = dir.join("sweep.csv");
         let table = Table::read(&path)?;
-        let varied: Vec<String> = table
-            .columns()
-            .iter()
-            .take_while(|c| *c != "run")
-            .cloned()
-            .collect();
+        let varied = table.varied();
         let runs = table.text("run")?;
         let converged = table.text("converged")?;
         let values: Vec<Vec<&str>> = varied

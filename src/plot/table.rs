@@ -70,6 +70,15 @@ impl Table {
         &self.header
     }
 
+    /// A sweep table's varied fields: its columns before `run`.
+    pub fn varied(&self) -> Vec<String> {
+        self.header
+            .iter()
+            .take_while(|c| *c != "run")
+            .cloned()
+            .collect()
+    }
+
     pub fn len(&self) -> usize {
         self.records.len()
     }

@@ -521,25 +521,7 @@ pub fn plan_from_start(
     // starts. Measured on the monopod's gait from 0.6 m/s to 0.5-0.7 m/s: a one-stage solve
     // from the neighbour took 128-279 iterations, against 22-31 from the guess.
     if let (Some(s), Strategy::TwoStage) = (start, problem.strategy) {
-        if s.same_ground {
-            return plan_refined(problem, settings, s.trajectory, on_iteration);
-        }
-        let started = Instant::now();
-        let planner = Rc::new(PlanarPlanner::new(problem));
-        let mut nlp = planner.nlp()?;
-        let x0 = nlp.pack(s.trajectory);
-        let rule = planner.stage_one(&nlp);
-        let setup_seconds = started.elapsed().as_secs_f64();
-        let (report, stages) =
-            super::solve_two_stage(&mut nlp, &x0, &rule, settings, on_iteration)?;
-        return Ok(PlanarPlan::of(
-            planner,
-            &nlp,
-            setup_seconds,
-            report,
-            stages,
-            Vec::new(),
-        ));
+        return two_stage_from(problem, settings, s.trajectory, s.same_ground, on_iteration);
     }
     let start = start.map(|s| s.trajectory);
     let started = Instant::now();
@@ -609,28 +591,46 @@ pub fn plan_refined(
     start: &Trajectory,
     on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
 ) -> Result<PlanarPlan, PlanError> {
+    two_stage_from(problem, settings, start, true, on_iteration)
+}
+
+/// The two-stage solve of `problem` from `start`: its first stage holds the start's durations
+/// (`hold_its_durations`, [`plan_refined`]) or what the problem's own stage one holds (a start
+/// on another ground, [`plan_from_start`]).
+fn two_stage_from(
+    problem: &PlanarProblem,
+    settings: &SolveSettings,
+    start: &Trajectory,
+    hold_its_durations: bool,
+    on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
+) -> Result<PlanarPlan, PlanError> {
     let started = Instant::now();
     let planner = Rc::new(PlanarPlanner::new(problem));
     let mut nlp = planner.nlp()?;
-    // The start's durations, scaled to this task's stride time where a speed sets one (a
-    // neighbour's plan at another speed; a coarser round of the same task already meets it).
-    let durations =
-        planner.fit_stride_time(start.phases.iter().map(|p| Some(p.duration)).collect());
-    let mut start = start.clone();
-    for (phase, d) in start.phases.iter_mut().zip(&durations) {
-        phase.duration = d.expect("every duration held");
-    }
-    let x0 = nlp.pack(&start);
-    let rule = super::StageOneRule {
-        held: start
-            .phases
-            .iter()
-            .enumerate()
-            .map(|(p, phase)| (nlp.duration_index(p), phase.duration))
-            .collect(),
-        iterations: planner.stage_one_iterations(),
-        fallback: true,
-        if_infeasible: None,
+    let (x0, rule) = if hold_its_durations {
+        // The start's durations, scaled to this task's stride time where a speed sets one (a
+        // neighbour's plan at another speed; a coarser round of the same task already meets
+        // it).
+        let durations =
+            planner.fit_stride_time(start.phases.iter().map(|p| Some(p.duration)).collect());
+        let mut start = start.clone();
+        for (phase, d) in start.phases.iter_mut().zip(&durations) {
+            phase.duration = d.expect("every duration held");
+        }
+        let rule = super::StageOneRule {
+            held: start
+                .phases
+                .iter()
+                .enumerate()
+                .map(|(p, phase)| (nlp.duration_index(p), phase.duration))
+                .collect(),
+            iterations: planner.stage_one_iterations(),
+            fallback: true,
+            if_infeasible: None,
+        };
+        (nlp.pack(&start), rule)
+    } else {
+        (nlp.pack(start), planner.stage_one(&nlp))
     };
     let setup_seconds = started.elapsed().as_secs_f64();
     let (report, stages) = super::solve_two_stage(&mut nlp, &x0, &rule, settings, on_iteration)?;
