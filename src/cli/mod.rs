@@ -18,7 +18,6 @@ mod solve;
 #[cfg(feature = "planner")]
 mod sweep;
 mod validate;
-#[cfg(feature = "planner")]
 mod wrench_space;
 
 use clap::{Parser, Subcommand};
@@ -76,7 +75,8 @@ enum Command {
     Check(check::Args),
     /// Benchmarks: solves (default), warm against cold sweeps (`sweep`), the DEM step (`dem`).
     Bench(bench::Args),
-    /// Draw the figures of a result folder (a run and its replays, a sweep, a DEM replay).
+    /// Draw the figures of a result folder (a run with its replays, DEM ones included; a
+    /// sweep; an MDP run; a material calibration).
     Plot(plot::Args),
     /// Discrete-element beds: prepare one, drive a body through one.
     #[command(subcommand)]
