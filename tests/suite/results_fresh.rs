@@ -396,6 +396,41 @@ fn run_folders_match_a_fresh_solve_and_replay() {
     drifts.assert_none("results/*/ run folders");
 }
 
+/// The check can fail: a copy of `results/hopper_granular` whose objective was edited by hand
+/// (one part in a thousand) is one drift, naming the file, the field and both values; the
+/// unedited copy is none.
+#[test]
+fn a_committed_value_edited_by_hand_is_a_drift() {
+    let temp = TempDir::new("results-edited");
+    let copy = temp.path().join("hopper_granular");
+    std::fs::create_dir(&copy).expect("mkdir");
+    for entry in std::fs::read_dir(results().join("hopper_granular")).expect("results/") {
+        let path = entry.expect("entry").path();
+        if path.is_file() {
+            std::fs::copy(&path, copy.join(path.file_name().unwrap())).expect("copy");
+        }
+    }
+    let mut unedited = Drifts::default();
+    check_run_folder(&copy, &mut unedited);
+    assert!(unedited.0.is_empty(), "{:?}", unedited.0);
+
+    let file = copy.join("solution.json");
+    let mut solution = common::run::read_json(&file);
+    let objective = solution["objective"].as_f64().expect("an objective");
+    solution["objective"] = (objective * 1.001).into();
+    std::fs::write(&file, serde_json::to_string_pretty(&solution).unwrap()).expect("write");
+    let mut edited = Drifts::default();
+    check_run_folder(&copy, &mut edited);
+    assert_eq!(edited.0.len(), 1, "{:?}", edited.0);
+    let line = &edited.0[0];
+    assert!(
+        line.contains("solution.json: objective: committed ")
+            && line.contains(&format!("{}", objective * 1.001))
+            && line.contains("relative difference 1.0e-3"),
+        "{line}"
+    );
+}
+
 #[test]
 fn mdp_scenarios_match_a_fresh_run() {
     let mut drifts = Drifts::default();
