@@ -228,11 +228,13 @@ impl CommandFigure {
                 }
             }
         }
-        // Two grounds of one model (a sweep over `terrain.friction`): the axis's value too.
+        // Two grounds of one model (a sweep over `terrain.friction`): the axis's field and
+        // value too.
         let captions: Vec<String> = panels.iter().map(|(_, p)| p.caption.clone()).collect();
+        let field = ground.map_or("", |g| varied[g].as_str());
         for (value, panel) in &mut panels {
             if captions.iter().filter(|c| **c == panel.caption).count() > 1 {
-                panel.caption = format!("{}: {value}", panel.caption);
+                panel.caption = format!("{}: {field} = {value}", panel.caption);
             }
         }
         let (_, _, y_label) = command.unwrap_or_default();
