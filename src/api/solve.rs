@@ -137,10 +137,7 @@ fn solve_planar(
     let mut plan = planar::plan_from_start(
         problem,
         settings,
-        start.as_ref().map(|s| planar::Start {
-            trajectory: &s.0,
-            same_ground: s.2,
-        }),
+        start.as_ref().map(|s| (&s.0, s.2)),
         first,
     )?;
     // A warm start that does not converge is solved again from the guess, as the hopper's.
@@ -224,13 +221,16 @@ pub fn planar_start(
         read_start(dir, &columns, planner.layout.n_x(), problem.schedule.len())?;
     let nodes: Vec<usize> = problem.schedule.iter().map(|p| p.nodes).collect();
     let hermite = planner.scheme == crate::transcription::Scheme::HermiteSimpson;
-    // The same ground: the start's recorded terrain is this problem's.
-    let same_ground = serde_json::to_value(&problem.terrain)
-        .is_ok_and(|terrain| json["problem"]["terrain"] == terrain);
+    // This same problem on another mesh: the start's recorded task and ground are this one's.
+    let same = |field: &str, value: Result<serde_json::Value, serde_json::Error>| {
+        value.is_ok_and(|v| json["problem"][field] == v)
+    };
+    let same_problem = same("task", serde_json::to_value(&problem.task))
+        && same("terrain", serde_json::to_value(&problem.terrain));
     Ok((
         refine::resample(&from, &nodes, hermite),
         source,
-        same_ground,
+        same_problem,
     ))
 }
 

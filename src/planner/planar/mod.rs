@@ -471,59 +471,51 @@ pub fn plan(
     plan_from(problem, settings, None, on_iteration)
 }
 
-/// Transcribe and solve from `start` (a trajectory on this problem's mesh, a plan on the
-/// same ground), or from the problem's initial guess.
+/// Transcribe and solve from `start` (another plan resampled onto this problem's mesh), or
+/// from the problem's initial guess.
+///
+/// A two-stage problem started from another plan runs its own first stage (`stage_one`, or
+/// the contact model's rule) from that plan's point, then releases it: a warm start changes
+/// where IPOPT starts, not what the first stage holds. Measured on the hopper's sweeps from
+/// 100 mm down, each height from its neighbour (31 + 31 nodes, not refined): on rigid ground
+/// the chain reaches the cold optima at every height in 168 iterations against the cold
+/// solves' 252, where holding the neighbour's durations left the optimum at 30-60 mm (up to
+/// 9 % above it: a 60 mm apex wants a shorter flight than the 70 mm plan's) and holding its
+/// stances alone did so on poppy seeds (60 mm: 0.0543 against 0.0481 at 15 + 15 nodes); on
+/// poppy seeds the chain ends at the cold optima or below but at 70 mm (+0.09 %). From
+/// another ground it is the same: the hopper's 60 mm jump on poppy seeds started from its
+/// rigid plan (stance at the 0.2 s bound) ends at the cold optimum, 0.047632 in 77
+/// iterations, where holding the rigid plan's durations ended at 0.05245. The monopod's gait
+/// from 0.6 m/s to 0.5-0.7 m/s reaches the cold optima in 28-96 iterations (cold 22-31; a
+/// one-stage solve from the neighbour took 128-279).
 pub fn plan_from(
     problem: &PlanarProblem,
     settings: &SolveSettings,
     start: Option<&Trajectory>,
     on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
 ) -> Result<PlanarPlan, PlanError> {
-    plan_from_start(
-        problem,
-        settings,
-        start.map(|trajectory| Start {
-            trajectory,
-            same_ground: true,
-        }),
-        on_iteration,
-    )
+    plan_from_start(problem, settings, start.map(|s| (s, false)), on_iteration)
 }
 
-/// Another plan a solve starts from, resampled onto this problem's mesh.
-#[derive(Clone, Copy, Debug)]
-pub struct Start<'a> {
-    pub trajectory: &'a Trajectory,
-    /// Whether it was planned on this problem's contact model (a neighbour at another task or
-    /// a coarser mesh) or on another ground.
-    pub same_ground: bool,
-}
-
-/// Transcribe and solve from `start`, or from the problem's initial guess.
-///
-/// A two-stage problem started from a plan on the same ground holds that plan's durations
-/// first ([`plan_refined`]); from a plan on another ground it holds what its own stage one
-/// holds (the contact model's rule or `stage_one`), from the other plan's point. The other
-/// ground's durations are not this ground's: the hopper's 60 mm jump on poppy seeds started
-/// from its rigid-ground plan (stance at its 0.2 s bound) ended at 0.05245 with them held,
-/// and at the cold solve's better optimum, 0.047632 in 77 iterations, with its own rule.
+/// [`plan_from`], where the start may be this same problem (task and ground) solved on
+/// another mesh (`true` beside it): then its durations fit, and a two-stage problem holds
+/// them first, as a refinement round does. Measured on the hopper's 60 mm jump on poppy seeds
+/// up a chain of meshes (31 → 61 → 121 → 241 nodes, each from the one before): 53, 51 and 51
+/// iterations holding them, 51, 86 and 110 with the problem's own first stage (cold: 80, 100,
+/// 110), all to the same optima.
 pub fn plan_from_start(
     problem: &PlanarProblem,
     settings: &SolveSettings,
-    start: Option<Start>,
+    start: Option<(&Trajectory, bool)>,
     on_iteration: Option<&mut dyn FnMut(&IterationInfo) -> bool>,
 ) -> Result<PlanarPlan, PlanError> {
     if matches!(problem.terrain, PlanarTerrainConfig::WrenchSpace(_)) {
         return Err(PlanError::WrenchSpace);
     }
-    // Another plan as the start of a two-stage problem: its durations held first (scaled to
-    // this task's stride time, where a speed sets one), then released, as a refinement round
-    // starts. Measured on the monopod's gait from 0.6 m/s to 0.5-0.7 m/s: a one-stage solve
-    // from the neighbour took 128-279 iterations, against 22-31 from the guess.
-    if let (Some(s), Strategy::TwoStage) = (start, problem.strategy) {
-        return two_stage_from(problem, settings, s.trajectory, s.same_ground, on_iteration);
+    if let (Some((start, same_problem)), Strategy::TwoStage) = (start, problem.strategy) {
+        return two_stage_from(problem, settings, start, same_problem, on_iteration);
     }
-    let start = start.map(|s| s.trajectory);
+    let start = start.map(|(s, _)| s);
     let started = Instant::now();
     let planner = Rc::new(PlanarPlanner::new(problem));
     let mut nlp = planner.nlp()?;
@@ -594,9 +586,9 @@ pub fn plan_refined(
     two_stage_from(problem, settings, start, true, on_iteration)
 }
 
-/// The two-stage solve of `problem` from `start`: its first stage holds the start's durations
-/// (`hold_its_durations`, [`plan_refined`]) or what the problem's own stage one holds (a start
-/// on another ground, [`plan_from_start`]).
+/// The two-stage solve of `problem` from `start`, its first stage holding the start's
+/// durations (`hold_its_durations`: a refinement round, the same task on a finer mesh) or what
+/// the problem's own first stage holds (a warm start, [`plan_from`]).
 fn two_stage_from(
     problem: &PlanarProblem,
     settings: &SolveSettings,
