@@ -239,12 +239,7 @@ pub fn plot_dir(dir: &Path, settings: &PlotSettings) -> Result<PlotReport, PlotE
             report.replays = vec![dir.join("replay.csv")];
         }
         if run.dem.is_some() {
-            // The one `planar::read` draws: the CPU backend's, else the GPU's.
-            let dem = ["dem-cpu", "dem-cuda"]
-                .map(|backend| dir.join(backend).join("dem_replay.csv"))
-                .into_iter()
-                .find(|csv| csv.is_file());
-            report.replays.extend(dem);
+            report.replays.extend(planar::dem_replay_csv(dir));
         }
         // The plan replayed on other contact models (`simulate --terrain`): one figure each.
         for path in &contents.replays {
@@ -357,12 +352,9 @@ fn verify(dir: &Path, contents: &Contents) -> Result<(), PlotError> {
         for csv in &contents.replays {
             identity::verify_derived(&csv.with_extension("json"), Some(csv), Some(plan))?;
         }
-        // A DEM replay drawn over the plan must be of this plan (its `dem.json`).
-        for backend in ["dem-cpu", "dem-cuda"] {
-            let csv = dir.join(backend).join("dem_replay.csv");
-            if csv.is_file() {
-                identity::verify_derived(&csv.with_file_name("dem.json"), Some(&csv), Some(plan))?;
-            }
+        // The DEM replay drawn over the plan must be of this plan (its `dem.json`).
+        if let Some(csv) = planar::dem_replay_csv(dir) {
+            identity::verify_derived(&csv.with_file_name("dem.json"), Some(&csv), Some(plan))?;
         }
     }
     Ok(())

@@ -4,6 +4,7 @@
 //! and touches no edge; bad folders and bad files give errors that name the file and line.
 
 use crate::common;
+use common::csv::read_quoted;
 
 use common::csv::read_csv;
 use common::run::write_record;
@@ -241,15 +242,6 @@ fn a_run_with_replays_gives_the_run_figure() {
         5_000,
         &["no replay.csv in this folder"],
     );
-}
-
-/// A CSV whose fields may be quoted (a sweep's varied section, `"{model: rigid}"`), as
-/// (header, rows of fields).
-fn read_quoted(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut lines = text.lines().map(loam::plot::table::fields_of);
-    let header = lines.next().expect("a header");
-    (header, lines.collect())
 }
 
 /// A planar sweep of two heights on both grounds (real plans of problems/hopper_granular.yaml on

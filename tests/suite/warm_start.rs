@@ -9,6 +9,7 @@
 //! worse one than the cold solve, and that a plan started from itself stays where it is.
 
 use crate::common;
+use common::csv::read_quoted;
 
 use std::path::Path;
 
@@ -172,15 +173,6 @@ fn planar_sweep(dir: &Path, out: &str, nodes: usize, args: &[&str]) -> Vec<(Stri
             (r[column("run")].clone(), objective)
         })
         .collect()
-}
-
-/// A CSV whose fields may be quoted (a sweep's varied section, `"{model: rigid}"`), as
-/// (header, rows of fields).
-fn read_quoted(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut lines = text.lines().map(loam::plot::table::fields_of);
-    let header = lines.next().expect("a header");
-    (header, lines.collect())
 }
 
 #[test]

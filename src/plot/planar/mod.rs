@@ -21,6 +21,7 @@ mod stick;
 
 pub(super) use filmstrip::ground_chart;
 pub use filmstrip::Filmstrip;
+pub(in crate::plot) use read::dem_replay_csv;
 pub use run_figure::RunFigure;
 pub(super) use stick::{stick_figure, touching, Pose};
 

@@ -34,30 +34,36 @@ fn read_json_part<T: serde::de::DeserializeOwned>(
     Ok((json, part))
 }
 
-/// The DEM replay in `dir` (`dem-cpu/dem_replay.csv`, else `dem-cuda/...`) from t = 0 on
-/// (its settling before the plan's clock is left out), with its legend entry.
+/// The DEM replay a run folder's figure draws: `dem-cpu/dem_replay.csv`, else
+/// `dem-cuda/dem_replay.csv`, where one is there.
+pub(in crate::plot) fn dem_replay_csv(dir: &Path) -> Option<std::path::PathBuf> {
+    ["dem-cpu", "dem-cuda"]
+        .map(|backend| dir.join(backend).join("dem_replay.csv"))
+        .into_iter()
+        .find(|csv| csv.is_file())
+}
+
+/// The DEM replay in `dir` ([`dem_replay_csv`]) from t = 0 on (its settling before the plan's
+/// clock is left out), with its legend entry.
 fn dem_replay(dir: &Path, robot: &PlanarRobot) -> Result<Option<(Series, String)>, PlotError> {
-    for backend in ["dem-cpu", "dem-cuda"] {
-        let path = dir.join(backend).join("dem_replay.csv");
-        if path.is_file() {
-            let mut series = Series::read(&path, robot, false)?;
-            let first = series.t.partition_point(|&t| t < 0.0);
-            series.t.drain(..first);
-            for column in series
-                .q
-                .iter_mut()
-                .chain(&mut series.u)
-                .chain(&mut series.fz)
-            {
-                if let Some(values) = column {
-                    values.drain(..first);
-                }
-            }
-            let label = format!("{backend}/dem_replay.csv (on simulated grains)");
-            return Ok(Some((series, label)));
+    let Some(path) = dem_replay_csv(dir) else {
+        return Ok(None);
+    };
+    let mut series = Series::read(&path, robot, false)?;
+    let first = series.t.partition_point(|&t| t < 0.0);
+    series.t.drain(..first);
+    for column in series
+        .q
+        .iter_mut()
+        .chain(&mut series.u)
+        .chain(&mut series.fz)
+    {
+        if let Some(values) = column {
+            values.drain(..first);
         }
     }
-    Ok(None)
+    let shown = path.strip_prefix(dir).unwrap_or(&path).display();
+    Ok(Some((series, format!("{shown} (on simulated grains)"))))
 }
 
 impl Series {
