@@ -209,7 +209,9 @@ impl SavedPlanarPlan {
     /// How each of the robot's contacts meets DEM grains: the foot the plan's ground model
     /// puts under every contact where it has one (the added-mass model's disc of
     /// `foot_radius`; a wrench space's measured foot, when its data file is where the run
-    /// recorded it), else a box on the contact's sole (`sim::dem::planar::GrainFoot`).
+    /// recorded it), else the contact's own disc where the robot gives it a `radius` (a plan
+    /// made on rigid ground meets the grains with the robot's real foot), else a box on the
+    /// contact's sole (`sim::dem::planar::GrainFoot`).
     pub fn grain_feet(&self) -> Vec<crate::sim::dem::planar::GrainFoot> {
         use crate::sim::dem::planar::GrainFoot;
         // The data's foot, when the file is still where the run recorded it, unchanged.
@@ -231,10 +233,23 @@ impl SavedPlanarPlan {
             PlanarTerrainConfig::WrenchSpace(_) => measured().unwrap_or(GrainFoot::Box),
             // 5 mm thick, the hopper's foot disc (`DISC_FOOT_THICKNESS`).
             PlanarTerrainConfig::AddedMass(ground) => GrainFoot::Disc {
-                radius: ground.foot_radius,
+                radius: ground.radius(),
                 thickness: crate::sim::dem::planar::DISC_FOOT_THICKNESS,
             },
-            _ => GrainFoot::Box,
+            _ => {
+                return self
+                    .robot
+                    .contacts
+                    .iter()
+                    .map(|c| match c.radius {
+                        Some(radius) => GrainFoot::Disc {
+                            radius,
+                            thickness: crate::sim::dem::planar::DISC_FOOT_THICKNESS,
+                        },
+                        None => GrainFoot::Box,
+                    })
+                    .collect()
+            }
         };
         vec![foot; self.robot.contacts.len()]
     }
@@ -254,14 +269,19 @@ impl SavedPlanarPlan {
 }
 
 /// A planar plan's ground from a terrain spec: `rigid` or a medium preset with the plan's
-/// friction, or a planar problem file's `terrain`, with the replay's stem and, for a wrench
-/// space, the file its data are named relative to (its `data_sha256` filled in, so that the
-/// stem's hash and the replay's summary cover the data).
+/// friction, or a planar problem file's `terrain` (as that file states it), with the replay's
+/// stem and, for a wrench space, the file its data are named relative to (its `data_sha256`
+/// filled in, so that the stem's hash and the replay's summary cover the data).
+///
+/// A medium preset presses the robot's own foot into the bed: its feet's `radius` where the
+/// robot file gives one, else the plan's own bed's `foot_radius`, else the default disc (the
+/// same rule as a problem file's `terrain.foot_radius`).
 fn planar_terrain(
     spec: &str,
-    own: &PlanarTerrainConfig,
+    plan: &PlanarProblem,
 ) -> Result<(PlanarTerrainConfig, String, Option<PathBuf>), ApiError> {
     use crate::problem::planar::{AddedMassGroundConfig, RigidGroundConfig};
+    let own = &plan.terrain;
     let friction = own
         .contact_model::<f64>()
         .map_or(RigidGroundConfig::default().friction, |m| {
@@ -273,9 +293,21 @@ fn planar_terrain(
             return Ok((terrain, "replay-on-rigid".into(), None));
         }
         TerrainSpec::Medium(medium) => {
+            let own_bed = match own {
+                PlanarTerrainConfig::AddedMass(bed) => bed.foot_radius,
+                _ => None,
+            };
+            let foot_radius = plan
+                .robot
+                .footprint_radius(plan.gravity)
+                .ok()
+                .flatten()
+                .or(own_bed)
+                .unwrap_or(crate::problem::planar::DEFAULT_FOOT_RADIUS);
             let terrain = PlanarTerrainConfig::AddedMass(AddedMassGroundConfig {
                 friction,
                 medium,
+                foot_radius: Some(foot_radius),
                 ..Default::default()
             });
             return Ok((terrain, format!("replay-on-{spec}"), None));
@@ -342,7 +374,7 @@ fn simulate_planar(run_dir: &Path, options: &SimulateOptions) -> Result<Simulate
         stem = "replay-servos".to_string();
     }
     if let Some(spec) = &options.terrain {
-        let (ground, named, file) = planar_terrain(spec, &problem.terrain)?;
+        let (ground, named, file) = planar_terrain(spec, &problem)?;
         if ground != problem.terrain || file.is_some() {
             problem.terrain = ground;
             stem = named;

@@ -250,8 +250,13 @@ fn print_solved(solved: &Solved, out: &Path, written: &PlanWritten) {
                 None => {
                     let e = plan.planner.interval_errors(&plan.trajectory);
                     lines.push(format!(
-                        "mesh error     {:.2e} at most ({} in phase {}, interval {}; relative, MODEL.md 5.3)",
-                        e.max, e.worst_state, e.worst_phase, e.worst_interval
+                        "mesh error     {:.2e} at most ({} in phase {}, interval {}), {:.2e} summed over its {} intervals (relative, MODEL.md 5.3)",
+                        e.max,
+                        e.worst_state,
+                        e.worst_phase,
+                        e.worst_interval,
+                        e.total,
+                        e.intervals.iter().map(Vec::len).sum::<usize>()
                     ));
                 }
             }

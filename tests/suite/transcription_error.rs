@@ -117,7 +117,7 @@ fn every_phase_reports_its_intervals() {
     let phases = solution["phases"].as_array().unwrap();
     let intervals = record["intervals"].as_array().unwrap();
     assert_eq!(intervals.len(), phases.len());
-    let mut max = 0.0_f64;
+    let (mut max, mut sum) = (0.0_f64, 0.0_f64);
     for (phase, errors) in phases.iter().zip(intervals) {
         let errors = errors.as_array().unwrap();
         assert_eq!(errors.len() + 1, phase["nodes"].as_u64().unwrap() as usize);
@@ -125,7 +125,14 @@ fn every_phase_reports_its_intervals() {
             let e = e.as_f64().unwrap();
             assert!(e.is_finite() && e >= 0.0);
             max = max.max(e);
+            sum += e;
         }
     }
     assert_eq!(record["max"].as_f64(), Some(max));
+    // The total is the intervals' sum (to rounding: the order of the additions).
+    let total = record["total"].as_f64().expect("transcription_error.total");
+    assert!(
+        (total - sum).abs() <= 1e-12 * sum && total >= max,
+        "total {total}, sum {sum}"
+    );
 }

@@ -175,7 +175,7 @@ pub fn input(problem: &PlanarProblem) -> Result<Value, Refusal> {
             let m = ground.medium_parameters();
             json!({
                 "model": "added_mass",
-                "foot_radius": ground.foot_radius,
+                "foot_radius": ground.radius(),
                 "recruitment_rate": m.recruitment_rate,
                 "shear_band_angle_deg": m.shear_band_angle_deg,
                 "surrounding_mass_scaling": m.surrounding_mass_scaling,

@@ -86,6 +86,7 @@ impl PlanarFootParams {
                 body: 0,
                 point: [0.0, -self.com_height],
                 half_width: 0.5 * self.width,
+                radius: None,
             }],
             springs: vec![],
             standing: vec![0.0, self.com_height, 0.0],

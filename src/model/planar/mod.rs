@@ -121,6 +121,9 @@ pub struct ContactPoint {
     /// 0 for a point foot; > 0 for a flat sole of this half width [m] that can carry a torque
     /// |τ| ≤ F_z · half_width about its centre. The sole lies along the body's x axis.
     pub half_width: f64,
+    /// A point foot's footprint on grains, a flat disc of this radius [m] (the robot file's
+    /// `radius`): the added-mass bed's default `foot_radius`, a DEM replay's foot.
+    pub radius: Option<f64>,
 }
 
 /// A passive spring and viscous damper on one joint coordinate:

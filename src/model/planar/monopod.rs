@@ -142,6 +142,7 @@ impl MonopodParams {
                 body: 2,
                 point: [0.0, 0.0],
                 half_width: 0.0,
+                radius: None,
             }],
             springs: vec![JointSpring {
                 coordinate: coordinate::LEG,

@@ -167,6 +167,7 @@ impl QuadrupedParams {
                 body: parent,
                 point: origin,
                 half_width: 0.0,
+                radius: None,
             });
             standing.extend(leg_posture);
         }

@@ -274,6 +274,7 @@ impl<'a> Tree<'a> {
                     point: contact_point(link, &pose)?,
                     shape: ContactShape::Point,
                     half_width: None,
+                    radius: None,
                 };
                 bodies[body].contacts.push(contact);
             }

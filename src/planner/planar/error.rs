@@ -37,6 +37,10 @@ pub struct MeshError {
     pub intervals: Vec<Vec<f64>>,
     /// The largest e_k, and the phase and interval (0-based) where it is.
     pub max: f64,
+    /// Σ e_k over every interval of every phase: the plan's error in total, a bound (to first
+    /// order, where the dynamics do not amplify it) on how far the local errors can add up
+    /// along the plan.
+    pub total: f64,
     pub worst_phase: usize,
     pub worst_interval: usize,
     /// The state (a `trajectory.csv` column) whose error that is.
@@ -159,16 +163,18 @@ impl PlanarPlanner {
                 }
             }
         }
-        let intervals = intervals
+        let intervals: Vec<Vec<f64>> = intervals
             .into_iter()
             .map(|errors| errors.into_iter().map(|(e, _)| e).collect())
             .collect();
+        let total = intervals.iter().flatten().sum();
         MeshError {
             method: "the planning model integrated over each interval from its first node \
                      (RK4, 16 steps), inputs and contact wrenches as planned; error relative \
                      to 1 + the state's largest magnitude",
             intervals,
             max,
+            total,
             worst_phase,
             worst_interval,
             worst_state: self.state_names()[state].clone(),

@@ -261,10 +261,14 @@ impl PlanarRun {
                 }
             }
             if per_node.len() == plan.t.len() {
+                // Its sum over the intervals where the run records it (since 2026-11-29).
+                let total = json["transcription_error"]["total"]
+                    .as_f64()
+                    .map_or(String::new(), |t| format!(" (sum {t:.1e})"));
                 extra.push((
                     "transcription error, log₁₀ [-]".to_string(),
                     vec![ExtraCurve {
-                        name: "interval error".into(),
+                        name: format!("interval error{total}"),
                         plan: per_node,
                         replay: None,
                     }],

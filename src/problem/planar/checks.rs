@@ -15,6 +15,15 @@ impl Schema for PlanarProblem {
         for (option, value) in default_solver_options() {
             self.solver.entry(option).or_insert(value);
         }
+        // One robot, one foot: the bed presses the robot's own footprint unless the file
+        // gives another (feet of different radii are refused in `validate`).
+        if let PlanarTerrainConfig::AddedMass(ground) = &mut self.terrain {
+            if ground.foot_radius.is_none() {
+                if let Ok(r) = self.robot.footprint_radius(self.gravity) {
+                    ground.foot_radius = Some(r.unwrap_or(DEFAULT_FOOT_RADIUS));
+                }
+            }
+        }
         // Every plan the replay can check is refined to the default tolerance unless the
         // file says otherwise; a wrench-space plan is the MDP simulator's own step.
         if self.mesh.is_none() && !matches!(self.terrain, PlanarTerrainConfig::WrenchSpace(_)) {
@@ -133,6 +142,25 @@ impl Schema for PlanarProblem {
         }
         // The ground's own fields (its registration in `PlanarTerrainConfig`).
         bad.extend(self.terrain.field_violations());
+        if let PlanarTerrainConfig::AddedMass(AddedMassGroundConfig {
+            foot_radius: None, ..
+        }) = &self.terrain
+        {
+            if let Err(radii) = self.robot.footprint_radius(self.gravity) {
+                fail!(
+                    "terrain.foot_radius".into(),
+                    format!(
+                        "the robot's feet have different radii ({}); the added-mass bed \
+                         takes one disc for every foot: give `foot_radius` [m]",
+                        radii
+                            .iter()
+                            .map(|(name, r)| format!("{name}: {r} m"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                );
+            }
+        }
         match &self.terrain {
             PlanarTerrainConfig::AddedMass(_) => {
                 // Feet only leave the bed: landing in it (the crater, the impact of a foot

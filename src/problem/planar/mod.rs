@@ -168,6 +168,34 @@ impl RobotConfig {
     }
 
     /// The robot's contact names, without building it (its description may be invalid).
+    /// The one footprint radius of the robot's contacts that give one (`radius` in a robot
+    /// file): `Ok(None)` where none does, `Err` with every contact's where they differ.
+    pub fn footprint_radius(&self, gravity: f64) -> Result<Option<f64>, Vec<(String, f64)>> {
+        let contacts = match self {
+            RobotConfig::File(f) => f
+                .description
+                .contacts
+                .iter()
+                .map(|c| (c.name.clone(), c.radius))
+                .collect::<Vec<_>>(),
+            preset => preset
+                .build(gravity)
+                .contacts
+                .iter()
+                .map(|c| (c.name.clone(), c.radius))
+                .collect(),
+        };
+        let given: Vec<(String, f64)> = contacts
+            .into_iter()
+            .filter_map(|(name, r)| r.map(|r| (name, r)))
+            .collect();
+        match given.first() {
+            None => Ok(None),
+            Some((_, r)) if given.iter().all(|(_, s)| s == r) => Ok(Some(*r)),
+            Some(_) => Err(given),
+        }
+    }
+
     pub fn contact_names(&self, gravity: f64) -> Vec<String> {
         match self {
             RobotConfig::File(f) => f
@@ -246,13 +274,10 @@ impl PlanarTerrainConfig {
                 );
             }
             PlanarTerrainConfig::AddedMass(ground) => {
-                if !(ground.foot_radius.is_finite() && ground.foot_radius > 0.0) {
+                if let Some(r) = ground.foot_radius.filter(|r| !(r.is_finite() && *r > 0.0)) {
                     bad.push(Violation {
                         field: "terrain.foot_radius".into(),
-                        message: format!(
-                            "must be a finite number > 0 m, got {}",
-                            ground.foot_radius
-                        ),
+                        message: format!("must be a finite number > 0 m, got {r}"),
                     });
                 }
                 bad.extend(crate::problem::validate::medium_violations(
@@ -330,6 +355,11 @@ impl Default for RigidGroundConfig {
     }
 }
 
+/// The added-mass bed's foot radius where neither the problem nor the robot gives one [m]: a
+/// 16 cm disc, since the 7.6 cm disc of the hopper's paper would sink an 11 kg monopod about
+/// 10 cm, past the cone depth, into the regime the model's fit never saw.
+pub const DEFAULT_FOOT_RADIUS: f64 = 0.08;
+
 /// The added-mass bed under a planar robot's feet. Each foot meets the grains as the
 /// hopper's foot does: a flat disc of `foot_radius` pressed down (the model is vertical);
 /// sideways the bed holds a foot in stance like rigid ground, within the friction cone.
@@ -338,8 +368,10 @@ impl Default for RigidGroundConfig {
 pub struct AddedMassGroundConfig {
     /// μ: Coulomb friction coefficient between a foot and the grains \[-\]. Default 0.8.
     pub friction: f64,
-    /// R: radius of the disc every foot presses into the bed \[m\]. Default 0.08.
-    pub foot_radius: f64,
+    /// R: radius of the disc every foot presses into the bed \[m\]. Default: the robot's
+    /// feet's `radius` (robot files: `contacts[].radius`, the hopper's 0.038), else 0.08.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub foot_radius: Option<f64>,
     /// The named medium the fields below default to. Default `poppy_seeds`.
     pub medium: MediumPreset,
     /// μ: recruitment rate \[-\].
@@ -364,9 +396,8 @@ impl Default for AddedMassGroundConfig {
     fn default() -> Self {
         AddedMassGroundConfig {
             friction: 0.8,
-            // A 16 cm disc: the 7.6 cm disc of the hopper's paper would sink a 11 kg monopod
-            // about 10 cm, past the cone depth, into the regime the model's fit never saw.
-            foot_radius: 0.08,
+            // The robot's feet's radius, filled in when the problem is read (`resolve`).
+            foot_radius: None,
             medium: MediumPreset::default(),
             recruitment_rate: None,
             shear_band_angle_deg: None,
@@ -402,9 +433,14 @@ impl AddedMassGroundConfig {
         }
     }
 
+    /// R \[m\]: `foot_radius`, else [`DEFAULT_FOOT_RADIUS`].
+    pub fn radius(&self) -> f64 {
+        self.foot_radius.unwrap_or(DEFAULT_FOOT_RADIUS)
+    }
+
     /// The bed's model under one foot.
     pub fn bed(&self) -> AddedMass {
-        AddedMass::from_medium(&self.medium_parameters(), self.foot_radius)
+        AddedMass::from_medium(&self.medium_parameters(), self.radius())
     }
 }
 

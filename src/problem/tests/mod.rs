@@ -557,4 +557,5 @@ fn a_file_in_the_former_hopper_schema_is_refused_with_how_to_write_it() {
     assert_contains(&error, &["robots/hopper.yaml"]);
 }
 
+mod footprint;
 mod overrides;

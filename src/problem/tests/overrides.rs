@@ -20,7 +20,7 @@ fn overrides_change_values() {
     let PlanarTerrainConfig::AddedMass(bed) = &problem.terrain else {
         panic!("{:?}", problem.terrain);
     };
-    assert_eq!(bed.foot_radius, 0.1);
+    assert_eq!(bed.foot_radius, Some(0.1));
     assert_eq!(problem.solver["print_level"], OptionValue::Int(0));
     assert_eq!(problem.solver["tol"], OptionValue::Num(1.0e-8));
 
@@ -524,7 +524,7 @@ fn the_two_hopper_problems_are_what_they_say() {
         bed.medium_parameters(),
         MediumPreset::PoppySeeds.parameters()
     );
-    assert_eq!(bed.foot_radius, 0.038);
+    assert_eq!(bed.foot_radius, Some(0.038));
     assert!(matches!(rigid.terrain, PlanarTerrainConfig::Rigid(_)));
     // Otherwise the same problem.
     let mut same = granular.clone();

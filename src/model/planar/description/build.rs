@@ -65,6 +65,7 @@ impl RobotDescription {
                 body: position[c.body.as_str()],
                 point: c.point,
                 half_width: c.half_width.unwrap_or(0.0),
+                radius: c.radius,
             })
             .collect();
         let mut standing = vec![0.0; names.len()];
@@ -239,6 +240,7 @@ impl RobotDescription {
                         ContactShape::Point
                     },
                     half_width: (c.half_width > 0.0).then_some(c.half_width),
+                    radius: c.radius,
                 })
                 .collect(),
             standing: robot

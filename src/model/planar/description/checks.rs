@@ -385,6 +385,15 @@ impl RobotDescription {
                 ),
                 (ContactShape::Point, None) => {}
             }
+            match (contact.shape, contact.radius) {
+                (ContactShape::Point, Some(r)) => checks.positive(at("radius"), r, " m"),
+                (ContactShape::Sole, Some(_)) => checks.fail(
+                    at("radius"),
+                    "a sole has a half width, not a radius; a disc footprint's `radius` goes \
+                     on a point contact",
+                ),
+                (_, None) => {}
+            }
         }
     }
 

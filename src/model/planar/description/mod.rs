@@ -235,6 +235,13 @@ pub struct ContactSpec {
     /// A sole's half width \[m\], > 0; only with `shape: sole`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub half_width: Option<f64>,
+    /// The foot's footprint on a granular ground: a flat disc of this radius \[m\], > 0 (the
+    /// hopper's foot: 0.038); only with `shape: point`, which the planar model still treats
+    /// as a point. Where given, the added-mass bed's `foot_radius` defaults to it and a DEM
+    /// replay presses this disc into the grains, whatever ground the plan was made on.
+    /// Default: none (the bed's own `foot_radius`; a box on the sole in the DEM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub radius: Option<f64>,
 }
 
 fn point_shape() -> ContactShape {
