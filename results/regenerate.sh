@@ -155,7 +155,7 @@ if wanted dem; then
         # the same.
         $loam simulate "results/$problem" --backend dem-cpu --bed results/dem/poppy_bed.bed -q \
             || [ $? -eq 1 ]
-        $loam plot "results/$problem/dem-cpu" -q
+        $loam plot "results/$problem" -q
     done
     # The verdict on both plans (README, "The verdict on a plan"): every simulator, the DEM
     # over realisations of the bed (6 and 3). The realisations' dem_replay.csv are not

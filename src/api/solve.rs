@@ -140,9 +140,11 @@ fn solve_planar(
         start.as_ref().map(|s| (&s.0, s.2)),
         first,
     )?;
-    // A warm start that does not converge is solved again from the guess, as the hopper's.
+    // A warm start that does not converge is solved again from the guess, as the hopper's;
+    // one the user stopped (Ctrl-C) is not: the stop is for the whole solve.
     let warm = from.is_some() && plan.report.converged;
-    if from.is_some() && !warm {
+    let stopped = plan.report.status == crate::solver::IpoptStatus::UserRequestedStop;
+    if from.is_some() && !warm && !stopped {
         let again = on_iteration
             .as_mut()
             .map(|f| &mut **f as &mut dyn FnMut(&IterationInfo) -> bool);
