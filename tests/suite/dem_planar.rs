@@ -565,4 +565,38 @@ fn the_hopper_as_a_robot_file_jumps_on_the_grains() {
     let rise = record["achieved_apex_rise_m"].as_f64().unwrap();
     assert!((0.085..0.1).contains(&rise), "apex rise {rise} m: {record}");
     assert!(!dir.join("run/dem-cpu/snapshots").exists());
+
+    // One robot, one foot: the hopper's plan made on rigid ground (`results/hopper_rigid`)
+    // meets the grains with the same 3.8 cm disc, its robot file's contact `radius`, not a
+    // box on a point foot (a short replay: the foot is what is checked).
+    std::fs::create_dir_all(dir.join("rigid")).unwrap();
+    let rigid = committed.with_file_name("hopper_rigid");
+    for file in ["solution.json", "trajectory.csv"] {
+        std::fs::copy(rigid.join(file), dir.join("rigid").join(file)).unwrap();
+    }
+    let simulate = loam(
+        &dir,
+        &[
+            "simulate",
+            "rigid",
+            "--backend",
+            "dem-cpu",
+            "--bed",
+            "bed.bed",
+            "--snapshot-every",
+            "0",
+            "--settle-time",
+            "0.01",
+            "--t-max",
+            "0.01",
+            "-q",
+        ],
+    );
+    assert!(matches!(simulate.code(), 0 | 1), "{}", simulate.dump());
+    let record = read_json(&dir.join("rigid/dem-cpu/dem.json"));
+    assert_eq!(
+        record["feet"],
+        serde_json::json!([{"shape": "disc", "radius": 0.038, "thickness": 0.005}]),
+        "{record}"
+    );
 }

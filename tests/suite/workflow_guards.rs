@@ -177,6 +177,58 @@ fn ctrl_c_stops_a_solve_leaving_no_temporary_and_no_result() {
     assert!(after == before, "a file of the earlier plan changed");
 }
 
+/// Ctrl-C during a warm-started solve stops the whole solve: the warm start is not taken for
+/// one that did not converge and solved again from the problem's guess (it was, until
+/// 2026-11-29: the signal then also stopped that second solve at its iteration 0).
+#[test]
+fn ctrl_c_stops_a_warm_start_without_solving_again() {
+    let dir = TempDir::new("sigint-warm");
+    let file = shipped("monopod_hop.yaml");
+    let start = loam(dir.path(), &["solve", &file, "--out", "start", "-q"]);
+    assert_eq!(start.status, Some(0), "{}", start.dump());
+    // On the next mesh the warm solve takes many seconds (hundreds of iterations).
+    let folder = dir.path().join("warm");
+    let began = std::time::Instant::now();
+    let running = || {
+        began.elapsed().as_secs_f64() >= 1.0
+            && std::fs::read_dir(&folder)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with(".ipopt.log.tmp")
+                })
+    };
+    let out = common::run::interrupt_when(
+        dir.path(),
+        &[
+            "solve",
+            &file,
+            "--set",
+            "schedule.0.nodes=41",
+            "--set",
+            "schedule.1.nodes=41",
+            "--set",
+            "schedule.2.nodes=21",
+            "--set",
+            "mesh.tolerance=1000",
+            "--warm-start",
+            "start",
+            "--out",
+            "warm",
+        ],
+        running,
+    );
+    assert_exit(&out, 130, &["interrupted", "nothing was written"]);
+    assert!(
+        !out.stderr.contains("solved again"),
+        "the interrupted warm start was solved again: {}",
+        out.dump()
+    );
+}
+
 // ---------------------------------------------------------------------------
 // 2. The bench's ratio
 // ---------------------------------------------------------------------------
