@@ -279,10 +279,10 @@ fn describe(robot: &PlanarRobot) -> String {
     line("contacts (in the standing posture):".into());
     for c in &robot.contacts {
         let p = robot.contact_point(q, robot.contact(&c.name).unwrap_or(0));
-        let shape = if c.half_width > 0.0 {
-            format!("sole of half width {} m", c.half_width)
-        } else {
-            "point".into()
+        let shape = match (c.half_width > 0.0, c.radius) {
+            (true, _) => format!("sole of half width {} m", c.half_width),
+            (false, Some(r)) => format!("point, its footprint a disc of radius {r} m"),
+            (false, None) => "point".into(),
         };
         line(format!(
             "  {:<16} on `{}`, {shape}, at (x, z) = ({:.4}, {:.4}) m",
