@@ -506,7 +506,7 @@ fn the_hopper_as_a_robot_file_jumps_on_the_grains() {
     use common::run::{assert_exit, loam, read_json};
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("dem_planar_hopper");
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("run")).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
     // A cylinder wide enough for the 7.6 cm disc, of coarse grains (about 700).
     std::fs::write(
         dir.join("bed.yaml"),
@@ -523,14 +523,16 @@ fn the_hopper_as_a_robot_file_jumps_on_the_grains() {
     );
     let committed =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/hopper_granular");
-    for file in ["solution.json", "trajectory.csv"] {
-        std::fs::copy(committed.join(file), dir.join("run").join(file)).unwrap();
-    }
-    let simulate = loam(
-        &dir,
-        &[
+    // `loam simulate RUN --backend dem-cpu` on the bed of a copy of a committed run, as
+    // `name`, without snapshots, with `more` arguments.
+    let replay = |run: &std::path::Path, name: &str, more: &[&str]| {
+        std::fs::create_dir_all(dir.join(name)).unwrap();
+        for file in ["solution.json", "trajectory.csv"] {
+            std::fs::copy(run.join(file), dir.join(name).join(file)).unwrap();
+        }
+        let mut args = vec![
             "simulate",
-            "run",
+            name,
             "--backend",
             "dem-cpu",
             "--bed",
@@ -538,8 +540,11 @@ fn the_hopper_as_a_robot_file_jumps_on_the_grains() {
             "--snapshot-every",
             "0",
             "-q",
-        ],
-    );
+        ];
+        args.extend_from_slice(more);
+        loam(&dir, &args)
+    };
+    let simulate = replay(&committed, "run", &[]);
     assert_exit(&simulate, 0, &[]);
     let record = read_json(&dir.join("run/dem-cpu/dem.json"));
     println!("{record}");
@@ -569,28 +574,10 @@ fn the_hopper_as_a_robot_file_jumps_on_the_grains() {
     // One robot, one foot: the hopper's plan made on rigid ground (`results/hopper_rigid`)
     // meets the grains with the same 3.8 cm disc, its robot file's contact `radius`, not a
     // box on a point foot (a short replay: the foot is what is checked).
-    std::fs::create_dir_all(dir.join("rigid")).unwrap();
-    let rigid = committed.with_file_name("hopper_rigid");
-    for file in ["solution.json", "trajectory.csv"] {
-        std::fs::copy(rigid.join(file), dir.join("rigid").join(file)).unwrap();
-    }
-    let simulate = loam(
-        &dir,
-        &[
-            "simulate",
-            "rigid",
-            "--backend",
-            "dem-cpu",
-            "--bed",
-            "bed.bed",
-            "--snapshot-every",
-            "0",
-            "--settle-time",
-            "0.01",
-            "--t-max",
-            "0.01",
-            "-q",
-        ],
+    let simulate = replay(
+        &committed.with_file_name("hopper_rigid"),
+        "rigid",
+        &["--settle-time", "0.01", "--t-max", "0.01"],
     );
     assert!(matches!(simulate.code(), 0 | 1), "{}", simulate.dump());
     let record = read_json(&dir.join("rigid/dem-cpu/dem.json"));

@@ -99,26 +99,31 @@ fn libc_sigpipe() -> i32 {
 // 1b. Ctrl-C during a solve
 // ---------------------------------------------------------------------------
 
+/// Whether IPOPT is at work on a solve into `folder` (its temporary log is there) and
+/// `after` seconds have passed since `started`.
+fn ipopt_running(folder: &Path, started: std::time::Instant, after: f64) -> bool {
+    started.elapsed().as_secs_f64() >= after
+        && std::fs::read_dir(folder)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(".ipopt.log.tmp")
+            })
+}
+
 /// Starts `loam solve problems/monopod_hop.yaml --out OUT` in `dir` (seconds of IPOPT) and
 /// sends it SIGINT once IPOPT is at work (its temporary log is in OUT) and half a second has
 /// passed; returns what it printed. Panics if the solve finished first.
 fn interrupt_solve(dir: &Path, out: &str) -> common::run::Output {
     let folder = dir.join(out);
     let started = std::time::Instant::now();
-    let ipopt_running = || {
-        started.elapsed().as_secs_f64() >= 0.5
-            && std::fs::read_dir(&folder)
-                .into_iter()
-                .flatten()
-                .flatten()
-                .any(|e| {
-                    e.file_name()
-                        .to_string_lossy()
-                        .starts_with(".ipopt.log.tmp")
-                })
-    };
     let file = shipped("monopod_hop.yaml");
-    common::run::interrupt_when(dir, &["solve", &file, "--out", out], ipopt_running)
+    common::run::interrupt_when(dir, &["solve", &file, "--out", out], || {
+        ipopt_running(&folder, started, 0.5)
+    })
 }
 
 /// Every file under `dir` with its bytes, by path relative to it.
@@ -189,18 +194,7 @@ fn ctrl_c_stops_a_warm_start_without_solving_again() {
     // On the next mesh the warm solve takes many seconds (hundreds of iterations).
     let folder = dir.path().join("warm");
     let began = std::time::Instant::now();
-    let running = || {
-        began.elapsed().as_secs_f64() >= 1.0
-            && std::fs::read_dir(&folder)
-                .into_iter()
-                .flatten()
-                .flatten()
-                .any(|e| {
-                    e.file_name()
-                        .to_string_lossy()
-                        .starts_with(".ipopt.log.tmp")
-                })
-    };
+    let running = || ipopt_running(&folder, began, 1.0);
     let out = common::run::interrupt_when(
         dir.path(),
         &[
