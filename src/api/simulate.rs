@@ -229,29 +229,21 @@ impl SavedPlanarPlan {
                 thickness: foot.thickness,
             })
         };
-        let foot = match &self.problem.terrain {
-            PlanarTerrainConfig::WrenchSpace(_) => measured().unwrap_or(GrainFoot::Box),
-            // 5 mm thick, the hopper's foot disc (`DISC_FOOT_THICKNESS`).
-            PlanarTerrainConfig::AddedMass(ground) => GrainFoot::Disc {
-                radius: ground.radius(),
-                thickness: crate::sim::dem::planar::DISC_FOOT_THICKNESS,
-            },
-            _ => {
-                return self
-                    .robot
-                    .contacts
-                    .iter()
-                    .map(|c| match c.radius {
-                        Some(radius) => GrainFoot::Disc {
-                            radius,
-                            thickness: crate::sim::dem::planar::DISC_FOOT_THICKNESS,
-                        },
-                        None => GrainFoot::Box,
-                    })
-                    .collect()
-            }
+        // 5 mm thick, the hopper's foot disc (`DISC_FOOT_THICKNESS`).
+        let disc = |radius| GrainFoot::Disc {
+            radius,
+            thickness: crate::sim::dem::planar::DISC_FOOT_THICKNESS,
         };
-        vec![foot; self.robot.contacts.len()]
+        let ground_foot = match &self.problem.terrain {
+            PlanarTerrainConfig::WrenchSpace(_) => Some(measured().unwrap_or(GrainFoot::Box)),
+            PlanarTerrainConfig::AddedMass(ground) => Some(disc(ground.radius())),
+            _ => None,
+        };
+        self.robot
+            .contacts
+            .iter()
+            .map(|c| ground_foot.unwrap_or_else(|| c.radius.map_or(GrainFoot::Box, disc)))
+            .collect()
     }
 
     /// What a DEM replay of this plan measures as its apex: for a task with `apex_rise`, the
@@ -273,9 +265,9 @@ impl SavedPlanarPlan {
 /// stem and, for a wrench space, the file its data are named relative to (its `data_sha256`
 /// filled in, so that the stem's hash and the replay's summary cover the data).
 ///
-/// A medium preset presses the robot's own foot into the bed: its feet's `radius` where the
-/// robot file gives one, else the plan's own bed's `foot_radius`, else the default disc (the
-/// same rule as a problem file's `terrain.foot_radius`).
+/// A medium preset presses the plan's foot into the bed: its own bed's `foot_radius` where it
+/// was planned on one, else the robot's feet's `radius`, else the default disc (the rule of a
+/// problem file's `terrain.foot_radius`, [`AddedMassGroundConfig::fill_foot_radius`]).
 fn planar_terrain(
     spec: &str,
     plan: &PlanarProblem,
@@ -293,23 +285,17 @@ fn planar_terrain(
             return Ok((terrain, "replay-on-rigid".into(), None));
         }
         TerrainSpec::Medium(medium) => {
-            let own_bed = match own {
-                PlanarTerrainConfig::AddedMass(bed) => bed.foot_radius,
-                _ => None,
-            };
-            let foot_radius = plan
-                .robot
-                .footprint_radius(plan.gravity)
-                .ok()
-                .flatten()
-                .or(own_bed)
-                .unwrap_or(crate::problem::planar::DEFAULT_FOOT_RADIUS);
-            let terrain = PlanarTerrainConfig::AddedMass(AddedMassGroundConfig {
+            let mut bed = AddedMassGroundConfig {
                 friction,
                 medium,
-                foot_radius: Some(foot_radius),
+                foot_radius: match own {
+                    PlanarTerrainConfig::AddedMass(bed) => bed.foot_radius,
+                    _ => None,
+                },
                 ..Default::default()
-            });
+            };
+            bed.fill_foot_radius(&plan.robot, plan.gravity);
+            let terrain = PlanarTerrainConfig::AddedMass(bed);
             return Ok((terrain, format!("replay-on-{spec}"), None));
         }
         TerrainSpec::File { path, stem } => (path, stem),

@@ -18,11 +18,7 @@ impl Schema for PlanarProblem {
         // One robot, one foot: the bed presses the robot's own footprint unless the file
         // gives another (feet of different radii are refused in `validate`).
         if let PlanarTerrainConfig::AddedMass(ground) = &mut self.terrain {
-            if ground.foot_radius.is_none() {
-                if let Ok(r) = self.robot.footprint_radius(self.gravity) {
-                    ground.foot_radius = Some(r.unwrap_or(DEFAULT_FOOT_RADIUS));
-                }
-            }
+            ground.fill_foot_radius(&self.robot, self.gravity);
         }
         // Every plan the replay can check is refined to the default tolerance unless the
         // file says otherwise; a wrench-space plan is the MDP simulator's own step.

@@ -167,25 +167,30 @@ impl RobotConfig {
         }
     }
 
-    /// The robot's contact names, without building it (its description may be invalid).
-    /// The one footprint radius of the robot's contacts that give one (`radius` in a robot
-    /// file): `Ok(None)` where none does, `Err` with every contact's where they differ.
-    pub fn footprint_radius(&self, gravity: f64) -> Result<Option<f64>, Vec<(String, f64)>> {
-        let contacts = match self {
+    /// The robot's contacts, each with its footprint's radius where it gives one, without
+    /// building a robot file's robot (its description may be invalid).
+    fn contacts(&self, gravity: f64) -> Vec<(String, Option<f64>)> {
+        match self {
             RobotConfig::File(f) => f
                 .description
                 .contacts
                 .iter()
                 .map(|c| (c.name.clone(), c.radius))
-                .collect::<Vec<_>>(),
+                .collect(),
             preset => preset
                 .build(gravity)
                 .contacts
                 .iter()
                 .map(|c| (c.name.clone(), c.radius))
                 .collect(),
-        };
-        let given: Vec<(String, f64)> = contacts
+        }
+    }
+
+    /// The one footprint radius of the robot's contacts that give one (`radius` in a robot
+    /// file): `Ok(None)` where none does, `Err` with every contact's where they differ.
+    pub fn footprint_radius(&self, gravity: f64) -> Result<Option<f64>, Vec<(String, f64)>> {
+        let given: Vec<(String, f64)> = self
+            .contacts(gravity)
             .into_iter()
             .filter_map(|(name, r)| r.map(|r| (name, r)))
             .collect();
@@ -196,21 +201,12 @@ impl RobotConfig {
         }
     }
 
+    /// The robot's contact names, without building a robot file's robot.
     pub fn contact_names(&self, gravity: f64) -> Vec<String> {
-        match self {
-            RobotConfig::File(f) => f
-                .description
-                .contacts
-                .iter()
-                .map(|c| c.name.clone())
-                .collect(),
-            preset => preset
-                .build(gravity)
-                .contacts
-                .iter()
-                .map(|c| c.name.clone())
-                .collect(),
-        }
+        self.contacts(gravity)
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect()
     }
 }
 
@@ -430,6 +426,18 @@ impl AddedMassGroundConfig {
                 .unwrap_or(preset.penetration_stiffness),
             resistive_stress: self.resistive_stress.unwrap_or(preset.resistive_stress),
             drag_scaling: self.drag_scaling.unwrap_or(preset.drag_scaling),
+        }
+    }
+
+    /// One robot, one foot: a missing `foot_radius` becomes the robot's feet's `radius`, else
+    /// [`DEFAULT_FOOT_RADIUS`]; it stays missing where the feet's radii differ (which the
+    /// problem's validation refuses). How a problem file is read (`resolve`) and how a replay
+    /// on a medium preset picks its disc.
+    pub fn fill_foot_radius(&mut self, robot: &RobotConfig, gravity: f64) {
+        if self.foot_radius.is_none() {
+            if let Ok(r) = robot.footprint_radius(gravity) {
+                self.foot_radius = Some(r.unwrap_or(DEFAULT_FOOT_RADIUS));
+            }
         }
     }
 

@@ -61,6 +61,13 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// A refusal at `line` naming `field`, whose message holds every one of `pieces`.
+fn assert_refused(error: &ProblemError, line: Option<usize>, field: &str, pieces: &[&str]) {
+    assert_eq!(error.line, line, "{error}");
+    assert_eq!(error.field.as_deref(), Some(field), "{error}");
+    assert_contains(error, pieces);
+}
+
 fn assert_contains(error: &ProblemError, pieces: &[&str]) {
     for piece in pieces {
         assert!(
@@ -225,19 +232,23 @@ fn wrong_type_names_the_field_and_the_value() {
     assert_contains(&error, &["invalid type", "3.5"]);
 
     let error = failure("schedule:\n  - contacts: [foot]\n    duration: [0.01, 0.1, 0.2]\n");
-    assert_eq!(error.line, Some(3));
-    assert_eq!(error.field.as_deref(), Some("schedule[0].duration"));
-    assert_contains(&error, &["invalid length 3"]);
+    assert_refused(
+        &error,
+        Some(3),
+        "schedule[0].duration",
+        &["invalid length 3"],
+    );
 
     let error = failure("task: {start: {set: {z: free}}}\n");
-    assert_eq!(error.line, Some(1));
-    assert_eq!(error.field.as_deref(), Some("task.start.set.z"));
-    assert_contains(&error, &["invalid type", "\"free\""]);
+    assert_refused(
+        &error,
+        Some(1),
+        "task.start.set.z",
+        &["invalid type", "\"free\""],
+    );
 
     let error = failure("task: 3\n");
-    assert_eq!(error.line, Some(1));
-    assert_eq!(error.field.as_deref(), Some("task"));
-    assert_contains(&error, &["invalid type", "`3`"]);
+    assert_refused(&error, Some(1), "task", &["invalid type", "`3`"]);
 
     let error = failure("- gravity: 3\n");
     assert_eq!(error.field, None);
@@ -408,9 +419,12 @@ fn duration_bounds_in_order() {
     );
 
     let error = failure("schedule: [{contacts: [foot], duration: [0, 0.2]}, {contacts: []}]\n");
-    assert_eq!(error.line, Some(1));
-    assert_eq!(error.field.as_deref(), Some("schedule[0].duration"));
-    assert_contains(&error, &["0 < min <= max", "got [0, 0.2]"]);
+    assert_refused(
+        &error,
+        Some(1),
+        "schedule[0].duration",
+        &["0 < min <= max", "got [0, 0.2]"],
+    );
 
     let error = failure("schedule:\n  - {contacts: [foot]}\n  - {contacts: [], nodes: 2}\n");
     assert_eq!(error.line, Some(3));
@@ -422,21 +436,30 @@ fn duration_bounds_in_order() {
 fn the_schedule_must_make_a_motion() {
     // Each phase lifts or lands a foot.
     let error = failure("schedule:\n  - {contacts: [foot]}\n  - {contacts: [foot]}\n");
-    assert_eq!(error.line, Some(3));
-    assert_eq!(error.field.as_deref(), Some("schedule[1].contacts"));
-    assert_contains(&error, &["the same feet as schedule[0]", "lift a foot"]);
+    assert_refused(
+        &error,
+        Some(3),
+        "schedule[1].contacts",
+        &["the same feet as schedule[0]", "lift a foot"],
+    );
 
     // A robot at rest starts on the ground.
     let error = failure("schedule:\n  - {contacts: []}\n  - {contacts: [foot]}\n");
-    assert_eq!(error.line, Some(2));
-    assert_eq!(error.field.as_deref(), Some("schedule[0].contacts"));
-    assert_contains(&error, &["the first phase must have a foot on the ground"]);
+    assert_refused(
+        &error,
+        Some(2),
+        "schedule[0].contacts",
+        &["the first phase must have a foot on the ground"],
+    );
 
     // An apex ends a flight.
     let error = failure("task:\n  apex_rise: 0.05\n");
-    assert_eq!(error.line, Some(2));
-    assert_eq!(error.field.as_deref(), Some("task.apex_rise"));
-    assert_contains(&error, &["the last phase must be a flight (contacts: [])"]);
+    assert_refused(
+        &error,
+        Some(2),
+        "task.apex_rise",
+        &["the last phase must be a flight (contacts: [])"],
+    );
     let error = failure("task:\n  apex_of: rod\n");
     assert_eq!(error.field.as_deref(), Some("task.apex_of"));
     assert_contains(&error, &["set task.apex_rise too"]);
